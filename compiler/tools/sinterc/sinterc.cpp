@@ -1,0 +1,186 @@
+//===- sinterc.cpp - The Sinter compiler driver ---------------------------===//
+//
+// sinterc FILE.sn [--model NAME] [--config CFG.pbtxt] [-D NAME=VALUE]...
+//         [--emit=ast|graph] [--list-params] [-o OUT]
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/InitAll.h"
+#include "compiler/tools/sinterc/ListParams.h"
+#include "frontend/MLIRDiagnostics.h"
+#include "frontend/MLIRGen.h"
+#include "frontend/Sema.h"
+#include "runtime/config/ConfigLoader.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("sinterc options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<file.sn>"),
+                                      cl::init(""), cl::cat(category));
+static cl::opt<std::string> modelName("model",
+                                      cl::desc("The model to compile, when the "
+                                               "file holds several"),
+                                      cl::value_desc("name"), cl::cat(category));
+static cl::opt<std::string> configFile("config",
+                                       cl::desc("Training config (protobuf "
+                                                "text format)"),
+                                       cl::value_desc("file.pbtxt"),
+                                       cl::cat(category));
+static cl::list<std::string>
+    defines("D", cl::Prefix,
+            cl::desc("Override a const or bind a shape symbol (B, T, ...)"),
+            cl::value_desc("NAME=VALUE"), cl::cat(category));
+
+enum class Emit { Ast, Graph };
+static cl::opt<Emit> emitStage(
+    "emit", cl::desc("Stop after this stage and print it"), cl::init(Emit::Graph),
+    cl::values(clEnumValN(Emit::Ast, "ast", "the syntax tree"),
+               clEnumValN(Emit::Graph, "graph", "the graph dialect")),
+    cl::cat(category));
+static cl::opt<bool> listParams("list-params",
+                                cl::desc("Print every param and state with its "
+                                         "shape, and the trainable total"),
+                                cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(category));
+static cl::opt<std::string> stdlibDir("stdlib",
+                                      cl::desc("Folder of the standard library "
+                                               "(default: $SINTER_STDLIB or the "
+                                               "built-in one)"),
+                                      cl::value_desc("dir"), cl::cat(category));
+
+namespace {
+
+std::string standardLibrary() {
+  if (!stdlibDir.empty())
+    return stdlibDir;
+  if (const char *env = std::getenv("SINTER_STDLIB"))
+    return env;
+  return SINTER_STDLIB_DIR;
+}
+
+/// Turns the config into -D style bindings: `set` consts, `shapes` symbols and
+/// B from batch.micro. Command-line -D values come after, so they win.
+void bindConfig(const sinter::config::TrainConfig &cfg,
+                sinter::SemaOptions &options) {
+  std::map<std::string, std::string> set(cfg.set().begin(), cfg.set().end());
+  for (const auto &[k, v] : set)
+    options.defines.push_back({k, v});
+  std::map<std::string, int64_t> shapes(cfg.shapes().begin(), cfg.shapes().end());
+  for (const auto &[k, v] : shapes)
+    options.defines.push_back({k, std::to_string(v)});
+  options.defines.push_back({"B", std::to_string(cfg.batch().micro())});
+}
+
+int run() {
+  sinter::SourceManager sources;
+  sinter::DiagnosticEngine diags(sources);
+  sinter::SemaOptions options;
+  options.stdlibDir = standardLibrary();
+
+  std::string path = inputFile;
+  std::string model = modelName;
+  if (!configFile.empty()) {
+    std::string error;
+    std::optional<sinter::config::TrainConfig> cfg =
+        sinter::config::loadConfigFile(configFile, error);
+    if (!cfg) {
+      std::cerr << error << "\n";
+      return 1;
+    }
+    bindConfig(*cfg, options);
+    if (path.empty())
+      path = sinter::config::resolveModelPath(*cfg, configFile);
+    if (model.empty())
+      model = cfg->model_name();
+  }
+  if (path.empty()) {
+    std::cerr << "sinterc: error: no input file; give FILE.sn or --config "
+                 "with a 'model' field\n";
+    return 1;
+  }
+  for (const std::string &d : defines) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "sinterc: error: -D" << d << ": expected NAME=VALUE\n";
+      return 1;
+    }
+    options.defines.push_back({d.substr(0, eq), d.substr(eq + 1)});
+  }
+
+  sinter::SourceSet files(sources, diags);
+  if (!files.load(path, options.stdlibDir))
+    return 1;
+
+  std::string errorMessage;
+  auto output = mlir::openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    std::cerr << "sinterc: error: " << errorMessage << "\n";
+    return 1;
+  }
+
+  if (emitStage == Emit::Ast && !listParams) {
+    std::ostringstream os;
+    sinter::ast::dump(*files.mainFile(), sources, os);
+    output->os() << os.str();
+    output->keep();
+    return 0;
+  }
+
+  std::vector<sinter::ModelGraph> phases;
+  for (bool training : {true, false}) {
+    std::optional<sinter::ModelGraph> graph =
+        sinter::elaborate(files, model, training, options, diags);
+    if (!graph)
+      return 1;
+    phases.push_back(std::move(*graph));
+  }
+
+  if (listParams) {
+    std::ostringstream os;
+    sinter::printParamTable(phases.front(), os);
+    output->os() << os.str();
+    output->keep();
+    return 0;
+  }
+
+  mlir::DialectRegistry registry;
+  sinter::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  sinter::SourceDiagnosticHandler handler(context, diags, sources);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      sinter::generateModule(context, phases, sources);
+  if (!module)
+    return 1;
+  module->print(output->os());
+  output->keep();
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "Sinter compiler\n");
+  return run();
+}

@@ -1,0 +1,156 @@
+//===- MLIRGen.cpp - Model graphs to the `graph` dialect ------------------===//
+//
+// A direct translation: Sema has already checked everything, and the graph
+// dialect's verifiers check it again, so a verifier failure here is a
+// compiler bug that still points at the user's line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/MLIRGen.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Verifier.h"
+
+namespace sinter {
+namespace {
+
+class Generator {
+public:
+  Generator(mlir::MLIRContext &context, const SourceManager &sources)
+      : context_(context), builder_(&context), sources_(sources) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> run(const std::vector<ModelGraph> &phases) {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::ModuleOp::create(builder_.getUnknownLoc());
+    for (const ModelGraph &graph : phases) {
+      builder_.setInsertionPointToEnd(module->getBody());
+      if (!emitModel(graph))
+        return nullptr;
+    }
+    if (mlir::failed(mlir::verify(*module)))
+      return nullptr;
+    return module;
+  }
+
+private:
+  mlir::Location location(const SourceStack &stack) {
+    auto fileLoc = [&](Loc l) -> mlir::Location {
+      if (!l.valid())
+        return builder_.getUnknownLoc();
+      return mlir::FileLineColLoc::get(&context_, sources_.path(l.file), l.line,
+                                       l.col);
+    };
+    mlir::Location loc = fileLoc(stack.back());
+    for (size_t i = stack.size() - 1; i-- > 0;)
+      loc = mlir::CallSiteLoc::get(fileLoc(stack[i]), loc);
+    return loc;
+  }
+
+  mlir::Type elementType(shape::DType t) {
+    switch (t) {
+    case shape::DType::F64: return builder_.getF64Type();
+    case shape::DType::F32: return builder_.getF32Type();
+    case shape::DType::BF16: return builder_.getBF16Type();
+    case shape::DType::F16: return builder_.getF16Type();
+    case shape::DType::I64: return builder_.getI64Type();
+    case shape::DType::I32: return builder_.getI32Type();
+    case shape::DType::Bool: return builder_.getI1Type();
+    }
+    return {};
+  }
+
+  mlir::RankedTensorType tensorType(const TensorType &t) {
+    llvm::SmallVector<int64_t> dims;
+    for (const shape::Dim &d : t.shape)
+      dims.push_back(d.isKnown() ? d.value() : mlir::ShapedType::kDynamic);
+    return mlir::RankedTensorType::get(dims, elementType(t.dtype));
+  }
+
+  mlir::Attribute attribute(const AttrValue &value) {
+    if (auto *i = std::get_if<int64_t>(&value))
+      return builder_.getI64IntegerAttr(*i);
+    if (auto *d = std::get_if<double>(&value))
+      return builder_.getF64FloatAttr(*d);
+    if (auto *b = std::get_if<bool>(&value))
+      return builder_.getBoolAttr(*b);
+    if (auto *s = std::get_if<std::string>(&value))
+      return builder_.getStringAttr(*s);
+    if (auto *v = std::get_if<std::vector<int64_t>>(&value))
+      return builder_.getDenseI64ArrayAttr(*v);
+    if (auto *f = std::get_if<std::vector<double>>(&value))
+      return builder_.getDenseF64ArrayAttr(*f);
+    const auto &strings = std::get<std::vector<std::string>>(value);
+    llvm::SmallVector<llvm::StringRef> refs(strings.begin(), strings.end());
+    return builder_.getStrArrayAttr(refs);
+  }
+
+  /// The splat value of a `constant` node, in the result's element type.
+  mlir::Attribute splat(const Node &node, mlir::RankedTensorType type) {
+    double v = std::get<double>(node.attrs.front().second);
+    mlir::Type et = type.getElementType();
+    if (auto ft = mlir::dyn_cast<mlir::FloatType>(et))
+      return mlir::DenseElementsAttr::get(type, builder_.getFloatAttr(ft, v));
+    if (et.isInteger(1))
+      return mlir::DenseElementsAttr::get(type, v != 0);
+    return mlir::DenseElementsAttr::get(
+        type, builder_.getIntegerAttr(et, static_cast<int64_t>(v)));
+  }
+
+  bool emitModel(const ModelGraph &graph) {
+    mlir::Location loc = graph.nodes.empty()
+                             ? builder_.getUnknownLoc()
+                             : location({graph.nodes.front().where.back()});
+    mlir::OperationState state(loc, "graph.model");
+    // One symbol per phase: `mlp` is the train step, `mlp.eval` evaluation.
+    state.addAttribute("sym_name", builder_.getStringAttr(
+                                       graph.training ? graph.name
+                                                      : graph.name + ".eval"));
+    state.addAttribute("phase",
+                       builder_.getStringAttr(graph.training ? "train" : "eval"));
+    mlir::Region *region = state.addRegion();
+    mlir::Block *body = new mlir::Block();
+    region->push_back(body);
+    mlir::Operation *model = builder_.create(state);
+    if (!model)
+      return false;
+
+    mlir::OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPointToEnd(body);
+    std::vector<mlir::Value> values(graph.values.size());
+    for (const Node &node : graph.nodes) {
+      mlir::OperationState op(location(node.where), "graph." + node.op);
+      for (int id : node.operands)
+        op.addOperands(values[id]);
+      for (int i = 0; i < node.numResults; ++i)
+        op.addTypes(tensorType(graph.values[node.firstResult + i]));
+      if (node.op == "constant") {
+        op.addAttribute("value",
+                        splat(node, tensorType(graph.values[node.firstResult])));
+      } else {
+        for (const auto &[name, value] : node.attrs)
+          op.addAttribute(name, attribute(value));
+      }
+      mlir::Operation *created = builder_.create(op);
+      for (int i = 0; i < node.numResults; ++i)
+        values[node.firstResult + i] = created->getResult(i);
+    }
+    return true;
+  }
+
+  mlir::MLIRContext &context_;
+  mlir::OpBuilder builder_;
+  const SourceManager &sources_;
+};
+
+} // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp>
+generateModule(mlir::MLIRContext &context, const std::vector<ModelGraph> &phases,
+               const SourceManager &sources) {
+  return Generator(context, sources).run(phases);
+}
+
+} // namespace sinter

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what Sinter's build and tests need on a fresh Debian 12 machine.
+# Idempotent: packages already present are skipped.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ python3
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 libclang-rt-22-dev
+  libprotobuf-dev protobuf-compiler libgtest-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+echo "setup: installing ${missing[*]}"
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,18 @@
+# The Sinter lit suite: every .mlir, .sn and .pbtxt file under test/ that holds
+# a RUN line.
+import os
+
+import lit.formats
+
+config.name = "Sinter"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".sn", ".pbtxt", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.sinter_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.sinter_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%sinter_src", config.sinter_src_root))
+config.substitutions.append(("%std", os.path.join(config.sinter_src_root, "std")))
+config.substitutions.append(("%examples", os.path.join(config.sinter_src_root, "examples")))

@@ -389,7 +389,7 @@ std::map<std::string, Builtin> makeTable() {
                    return e.fail(c.loc(), "cast needs a dtype such as f32, not " +
                                               a[1].describe());
                  Value x = e.toTensor(a[0], c.loc(), "x", *to);
-                 if (x.isError())
+                 if (x.isError() || e.typeOf(x).dtype == *to)
                    return x;
                  Value r = e.emit1("cast", c.loc(), {x}, {},
                                    {*to, e.typeOf(x).shape});

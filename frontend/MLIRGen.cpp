@@ -100,10 +100,7 @@ private:
   }
 
   bool emitModel(const ModelGraph &graph) {
-    mlir::Location loc = graph.nodes.empty()
-                             ? builder_.getUnknownLoc()
-                             : location({graph.nodes.front().where.back()});
-    mlir::OperationState state(loc, "graph.model");
+    mlir::OperationState state(location({graph.loc}), "graph.model");
     // One symbol per phase: `mlp` is the train step, `mlp.eval` evaluation.
     state.addAttribute("sym_name", builder_.getStringAttr(
                                        graph.training ? graph.name

@@ -56,6 +56,7 @@ struct ParamInfo {
 /// One phase of a model: the train step sees `training` true, eval false.
 struct ModelGraph {
   std::string name;
+  Loc loc; ///< the `model` declaration
   bool training = true;
   std::vector<TensorType> values;
   std::vector<Node> nodes;

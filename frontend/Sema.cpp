@@ -412,6 +412,7 @@ std::optional<ModelGraph> Elaborator::run(const std::string &modelName) {
     }
   }
   graph_.name = model->name;
+  graph_.loc = model->loc;
   frames_.emplace_back();
   scopes_.push_back({"", {}});
   if (!execBlock(model->body))

@@ -9,7 +9,7 @@
 
 namespace sinter {
 
-SourceManager::SourceManager() { files_.push_back({"<command line>", ""}); }
+SourceManager::SourceManager() { files_.push_back({"sinterc", ""}); }
 
 uint32_t SourceManager::addBuffer(std::string path, std::string text) {
   files_.push_back({std::move(path), std::move(text)});

@@ -7,7 +7,7 @@ import lit.formats
 config.name = "Sinter"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".sn", ".pbtxt", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "corpus", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.sinter_obj_root, "test")
 

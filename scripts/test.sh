@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine, builds Sinter and runs every test: the lit suite
-# (compiler, dialects, diagnostics, fuzz regressions) and the unit tests,
-# both through ctest.
+# Sets up a fresh machine, builds Sinter and runs every test through ctest:
+# the lit suite (compiler, dialects, diagnostics, fuzz regressions) and the
+# GoogleTest unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 cd build
-ctest --output-on-failure
+status=0
+ctest --output-on-failure 2>&1 | tee ctest.out || status=$?
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+# ctest shows the lit suite as one test; print lit's own count too, then
+# ctest's summary again so it closes the output.
+echo
+echo "lit suite:"
+grep -E '^ *(Total Discovered Tests|Passed|Failed|Unresolved|Unsupported|Expectedly Failed)' \
+  Testing/Temporary/LastTest.log | sed 's/^/  /' || true
+grep -E 'tests passed|tests failed' ctest.out | tail -n 1
+exit $status

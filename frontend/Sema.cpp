@@ -3,6 +3,7 @@
 #include "frontend/Elaborator.h"
 
 #include <cctype>
+#include <sstream>
 #include <cmath>
 #include <limits>
 
@@ -32,7 +33,11 @@ std::string Value::describe() const {
   case Kind::Error: return "an invalid value";
   case Kind::None: return "none";
   case Kind::Int: return "the integer " + dim.str();
-  case Kind::Float: return "the number " + std::to_string(f);
+  case Kind::Float: {
+    std::ostringstream os;
+    os << f;
+    return "the number " + os.str();
+  }
   case Kind::Bool: return b ? "true" : "false";
   case Kind::String: return "the string \"" + s + "\"";
   case Kind::List: return "a list of " + std::to_string(list.size());
@@ -124,8 +129,8 @@ Value Elaborator::toTensor(const Value &v, Loc loc, const char *what,
                                                               : shape::DType::I64);
     if (v.kind == Value::Kind::Float && !shape::isFloat(dtype))
       return fail(loc, std::string(what) + ": cannot use " + v.describe() +
-                           " with a " + shape::dtypeName(dtype) +
-                           " tensor; cast the tensor first");
+                           " with a tensor of dtype " +
+                           shape::dtypeName(dtype) + "; cast the tensor first");
     return constant(v.number(), dtype, loc);
   }
   if (v.kind == Value::Kind::Bool)
@@ -1281,7 +1286,8 @@ Value Elaborator::callBuiltin(const std::string &name, const Builtin &builtin,
       if (positional >= builtin.params.size())
         return fail(arg->loc, "'" + name + "' takes at most " +
                                   std::to_string(builtin.params.size()) +
-                                  " arguments");
+                                  (builtin.params.size() == 1 ? " argument"
+                                                              : " arguments"));
       index = positional++;
     } else {
       for (size_t i = 0; i < builtin.params.size(); ++i)

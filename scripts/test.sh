@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine, builds Sinter and runs every test through ctest:
-# the lit suite (compiler, dialects, diagnostics, fuzz regressions) and the
-# GoogleTest unit tests.
+# Sets up a fresh machine, builds Sinter and runs every test: the fuzz corpus
+# under sanitizers, then through ctest the lit suite (compiler, dialects,
+# diagnostics, fuzz regressions) and the GoogleTest unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
+# The fuzz corpus once more, under ASan and UBSan (the lit suite replays it
+# without sanitizers, through the dialect verifiers as well).
+scripts/fuzz.sh --replay
 cd build
 status=0
 ctest --output-on-failure 2>&1 | tee ctest.out || status=$?

@@ -11,7 +11,7 @@ namespace sinter {
 using namespace ast;
 
 /// Bounds that turn runaway programs into errors instead of hangs.
-static constexpr uint64_t kMaxSteps = 20'000'000;
+static constexpr uint64_t kMaxSteps = 5'000'000;
 static constexpr size_t kMaxNodes = 4'000'000;
 static constexpr size_t kMaxCallDepth = 64;
 static constexpr int64_t kMaxRepeat = 100'000;

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/InitAll.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/CPU/ObjectEmitter.h"
 #include "compiler/tools/sinterc/ListParams.h"
 #include "frontend/MLIRDiagnostics.h"
 #include "frontend/MLIRGen.h"
@@ -15,6 +17,9 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -46,11 +51,18 @@ static cl::list<std::string>
             cl::desc("Override a const or bind a shape symbol (B, T, ...)"),
             cl::value_desc("NAME=VALUE"), cl::cat(category));
 
-enum class Emit { Ast, Graph };
+enum class Emit { Ast, Graph, Linalg, LLVMDialect, LLVM, Obj };
 static cl::opt<Emit> emitStage(
     "emit", cl::desc("Stop after this stage and print it"), cl::init(Emit::Graph),
-    cl::values(clEnumValN(Emit::Ast, "ast", "the syntax tree"),
-               clEnumValN(Emit::Graph, "graph", "the graph dialect")),
+    cl::values(
+        clEnumValN(Emit::Ast, "ast", "the syntax tree"),
+        clEnumValN(Emit::Graph, "graph", "the graph dialect (train and eval)"),
+        clEnumValN(Emit::Linalg, "linalg",
+                   "the evaluation step as fused linalg on tensors"),
+        clEnumValN(Emit::LLVMDialect, "llvm-dialect",
+                   "the evaluation step in the LLVM dialect"),
+        clEnumValN(Emit::LLVM, "llvm", "the evaluation step as LLVM IR"),
+        clEnumValN(Emit::Obj, "obj", "the evaluation step as an object file")),
     cl::cat(category));
 static cl::opt<bool> listParams("list-params",
                                 cl::desc("Print every param and state with its "
@@ -86,6 +98,40 @@ void bindConfig(const sinter::config::TrainConfig &cfg,
   for (const auto &[k, v] : shapes)
     options.defines.push_back({k, std::to_string(v)});
   options.defines.push_back({"B", std::to_string(cfg.batch().micro())});
+}
+
+/// Runs the code generation pipelines up to --emit and writes the result.
+int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
+          llvm::ToolOutputFile &output) {
+  mlir::PassManager pm(&context);
+  sinter::buildGraphToLinalgPipeline(pm);
+  if (emitStage != Emit::Linalg)
+    sinter::buildLinalgToLLVMPipeline(pm);
+  if (mlir::failed(pm.run(module)))
+    return 1;
+  if (emitStage == Emit::Linalg || emitStage == Emit::LLVMDialect) {
+    module.print(output.os());
+    output.keep();
+    return 0;
+  }
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = sinter::cpu::translateToLLVMIR(module, llvmContext);
+  if (!llvmModule) {
+    std::cerr << "sinterc: error: " << llvm::toString(llvmModule.takeError())
+              << "\n";
+    return 1;
+  }
+  if (emitStage == Emit::LLVM) {
+    (*llvmModule)->print(output.os(), nullptr);
+    output.keep();
+    return 0;
+  }
+  if (llvm::Error err = sinter::cpu::emitObject(**llvmModule, output.os())) {
+    std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
+  output.keep();
+  return 0;
 }
 
 int run() {
@@ -143,13 +189,17 @@ int run() {
     return 0;
   }
 
+  // Code generation covers the evaluation step for now: the train step
+  // comes with autodiff.
+  bool codegen = emitStage != Emit::Graph && !listParams;
   std::vector<sinter::ModelGraph> phases;
   for (bool training : {true, false}) {
     std::optional<sinter::ModelGraph> graph =
         sinter::elaborate(files, model, training, options, diags);
     if (!graph)
       return 1;
-    phases.push_back(std::move(*graph));
+    if (!(codegen && training))
+      phases.push_back(std::move(*graph));
   }
 
   if (listParams) {
@@ -169,9 +219,12 @@ int run() {
       sinter::generateModule(context, phases, sources);
   if (!module)
     return 1;
-  module->print(output->os());
-  output->keep();
-  return 0;
+  if (emitStage == Emit::Graph) {
+    module->print(output->os());
+    output->keep();
+    return 0;
+  }
+  return lower(*module, context, *output);
 }
 
 } // namespace

@@ -1,0 +1,401 @@
+//===- TensorBuilder.cpp - Building linalg/tensor IR for graph ops --------===//
+
+#include "compiler/Conversion/GraphToLinalg/TensorBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace sinter::lowering {
+
+//===----------------------------------------------------------------------===//
+// Scalars
+//===----------------------------------------------------------------------===//
+
+Value TensorBuilder::scalarAt(OpBuilder &b, Location loc, double value,
+                              Type type) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(ft, value));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+Value TensorBuilder::scalar(double value, Type type) {
+  return scalarAt(b, loc, value, type);
+}
+
+namespace scalar {
+
+static bool isFloat(Value x) { return isa<FloatType>(x.getType()); }
+
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x))
+    return arith::AddFOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value sub(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x))
+    return arith::SubFOp::create(b, loc, x, y);
+  return arith::SubIOp::create(b, loc, x, y);
+}
+Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x))
+    return arith::MulFOp::create(b, loc, x, y);
+  return arith::MulIOp::create(b, loc, x, y);
+}
+Value max(OpBuilder &b, Location loc, Value x, Value y) {
+  // maximumf propagates NaN, like torch.maximum and torch.max.
+  if (isFloat(x))
+    return arith::MaximumFOp::create(b, loc, x, y);
+  return arith::MaxSIOp::create(b, loc, x, y);
+}
+Value min(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x))
+    return arith::MinimumFOp::create(b, loc, x, y);
+  return arith::MinSIOp::create(b, loc, x, y);
+}
+Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Value one = TensorBuilder::scalarAt(b, loc, 1.0, x.getType());
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return arith::DivFOp::create(b, loc, one, arith::AddFOp::create(b, loc, one, e));
+}
+
+Value convert(OpBuilder &b, Location loc, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  auto fromF = dyn_cast<FloatType>(from);
+  auto toF = dyn_cast<FloatType>(to);
+  if (fromF && toF) {
+    if (fromF.getWidth() < toF.getWidth())
+      return arith::ExtFOp::create(b, loc, to, x);
+    return arith::TruncFOp::create(b, loc, to, x);
+  }
+  if (to.isInteger(1)) {
+    // Like NumPy: nonzero is true.
+    Value zero = TensorBuilder::scalarAt(b, loc, 0, from);
+    if (fromF)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x, zero);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
+  }
+  if (from.isInteger(1)) {
+    if (toF)
+      return arith::UIToFPOp::create(b, loc, to, x);
+    return arith::ExtUIOp::create(b, loc, to, x);
+  }
+  if (fromF)
+    return arith::FPToSIOp::create(b, loc, to, x);
+  if (toF)
+    return arith::SIToFPOp::create(b, loc, to, x);
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtSIOp::create(b, loc, to, x);
+  return arith::TruncIOp::create(b, loc, to, x);
+}
+
+} // namespace scalar
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+Value TensorBuilder::empty(ArrayRef<int64_t> shape, Type elementType) {
+  return tensor::EmptyOp::create(b, loc, shape, elementType);
+}
+
+Value TensorBuilder::filled(ArrayRef<int64_t> shape, Type elementType,
+                            double value) {
+  Value init = empty(shape, elementType);
+  return linalg::FillOp::create(b, loc, ValueRange{scalar(value, elementType)},
+                                ValueRange{init})
+      .getResult(0);
+}
+
+Value TensorBuilder::elementwise(ArrayRef<int64_t> shape, Type elementType,
+                                 ValueRange inputs, const ScalarFn &fn) {
+  int64_t rank = shape.size();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs) {
+    ArrayRef<int64_t> inShape = typeOf(in).getShape();
+    int64_t offset = rank - inShape.size();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < int64_t(inShape.size()); ++i) {
+      bool broadcast = inShape[i] == 1 && shape[offset + i] != 1;
+      exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(offset + i, ctx));
+    }
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  Value init = empty(shape, elementType);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value r = fn(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, r);
+      });
+  return generic.getResult(0);
+}
+
+Value TensorBuilder::reduce(Value input, ArrayRef<int64_t> axes,
+                            ReduceKind kind, bool keepdim) {
+  RankedTensorType type = typeOf(input);
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes)
+    reduced[a] = true;
+  SmallVector<int64_t> kept, keptShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    iterators.push_back(reduced[i] ? utils::IteratorType::reduction
+                                   : utils::IteratorType::parallel);
+    if (reduced[i])
+      continue;
+    keptShape.push_back(type.getDimSize(i));
+    outExprs.push_back(getAffineDimExpr(i, ctx));
+  }
+  Type et = type.getElementType();
+  double identity = 0;
+  if (kind == ReduceKind::Max)
+    identity = isa<FloatType>(et) ? -std::numeric_limits<double>::infinity()
+                                  : double(std::numeric_limits<int64_t>::min());
+  if (kind == ReduceKind::Min)
+    identity = isa<FloatType>(et) ? std::numeric_limits<double>::infinity()
+                                  : double(std::numeric_limits<int64_t>::max());
+  if (!isa<FloatType>(et) && kind != ReduceKind::Sum) {
+    // The extreme of the integer type itself, not of int64.
+    unsigned width = et.getIntOrFloatBitWidth();
+    double extreme = std::ldexp(1.0, width - 1);
+    identity = kind == ReduceKind::Max ? -extreme : extreme - 1;
+  }
+  Value init = filled(keptShape, et, identity);
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{input}, ValueRange{init},
+      maps, iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value r;
+        switch (kind) {
+        case ReduceKind::Sum: r = scalar::add(nb, nloc, args[1], args[0]); break;
+        case ReduceKind::Max: r = scalar::max(nb, nloc, args[1], args[0]); break;
+        case ReduceKind::Min: r = scalar::min(nb, nloc, args[1], args[0]); break;
+        }
+        linalg::YieldOp::create(nb, nloc, r);
+      });
+  Value result = generic.getResult(0);
+  if (!keepdim)
+    return result;
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i)
+    shape.push_back(reduced[i] ? 1 : type.getDimSize(i));
+  return reshape(result, shape);
+}
+
+Value TensorBuilder::mean(Value input, ArrayRef<int64_t> axes, bool keepdim) {
+  RankedTensorType type = typeOf(input);
+  int64_t count = 1;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (axes.empty() || llvm::is_contained(axes, i))
+      count *= type.getDimSize(i);
+  Value sum = reduce(input, axes, ReduceKind::Sum, keepdim);
+  return scale(sum, 1.0 / double(count));
+}
+
+Value TensorBuilder::reshape(Value input, ArrayRef<int64_t> shape) {
+  RankedTensorType type = typeOf(input);
+  if (type.getShape() == shape)
+    return input;
+  auto target = RankedTensorType::get(shape, type.getElementType());
+  if (shape.size() < size_t(type.getRank())) {
+    if (auto re = getReassociationIndicesForCollapse(type.getShape(), shape))
+      return tensor::CollapseShapeOp::create(b, loc, target, input, *re);
+  } else if (shape.size() > size_t(type.getRank())) {
+    if (auto re = getReassociationIndicesForCollapse(shape, type.getShape()))
+      return tensor::ExpandShapeOp::create(b, loc, target, input, *re);
+  }
+  // Neither a pure collapse nor a pure expansion: go through one dimension.
+  int64_t n = type.getNumElements();
+  Value flat = input;
+  if (type.getRank() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      all[0].push_back(i);
+    flat = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({n}, type.getElementType()), input, all);
+  }
+  if (shape.size() == 1)
+    return flat;
+  SmallVector<ReassociationIndices> all(1);
+  for (size_t i = 0; i < shape.size(); ++i)
+    all[0].push_back(i);
+  return tensor::ExpandShapeOp::create(b, loc, target, flat, all);
+}
+
+Value TensorBuilder::transpose(Value input, ArrayRef<int64_t> perm) {
+  RankedTensorType type = typeOf(input);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  Value init = empty(shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
+}
+
+Value TensorBuilder::transposeLast(Value input) {
+  int64_t rank = typeOf(input).getRank();
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i)
+    perm.push_back(i);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return transpose(input, perm);
+}
+
+Value TensorBuilder::matmul(Value a, Value bMat, ArrayRef<int64_t> shape) {
+  // Iteration space: (batch..., m, n, k); operands broadcast over the batch.
+  MLIRContext *ctx = b.getContext();
+  int64_t outRank = shape.size();
+  int64_t rank = outRank + 1;
+  int64_t batch = outRank - 2;
+  auto operandMap = [&](Value v, bool isLhs) {
+    ArrayRef<int64_t> s = typeOf(v).getShape();
+    int64_t vBatch = s.size() - 2;
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < vBatch; ++i) {
+      int64_t d = batch - vBatch + i;
+      bool broadcast = s[i] == 1 && shape[d] != 1;
+      exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(d, ctx));
+    }
+    AffineExpr m = getAffineDimExpr(batch, ctx), n = getAffineDimExpr(batch + 1, ctx),
+               k = getAffineDimExpr(batch + 2, ctx);
+    exprs.push_back(isLhs ? m : k);
+    exprs.push_back(isLhs ? k : n);
+    return AffineMap::get(rank, 0, exprs, ctx);
+  };
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t i = 0; i < outRank; ++i)
+    outExprs.push_back(getAffineDimExpr(i, ctx));
+  SmallVector<AffineMap> maps = {operandMap(a, true), operandMap(bMat, false),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(outRank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Type et = typeOf(a).getElementType();
+  Value init = filled(shape, et, 0.0);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{a, bMat}, ValueRange{init},
+      maps, iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value p = scalar::mul(nb, nloc, args[0], args[1]);
+        linalg::YieldOp::create(nb, nloc, scalar::add(nb, nloc, args[2], p));
+      });
+  return generic.getResult(0);
+}
+
+Value TensorBuilder::padSpatial(Value input, const int64_t pad[2],
+                                double value) {
+  if (pad[0] == 0 && pad[1] == 0)
+    return input;
+  RankedTensorType type = typeOf(input);
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> low(rank, 0), shape(type.getShape());
+  low[rank - 2] = pad[0];
+  low[rank - 1] = pad[1];
+  shape[rank - 2] += 2 * pad[0];
+  shape[rank - 1] += 2 * pad[1];
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  SmallVector<OpFoldResult> lowOfr, highOfr;
+  for (int64_t l : low) {
+    lowOfr.push_back(b.getIndexAttr(l));
+    highOfr.push_back(b.getIndexAttr(l));
+  }
+  Value padValue = scalar(value, type.getElementType());
+  return tensor::PadOp::create(b, loc, resultType, input, lowOfr, highOfr,
+                               padValue);
+}
+
+//===----------------------------------------------------------------------===//
+// Compositions
+//===----------------------------------------------------------------------===//
+
+static SmallVector<int64_t> broadcastShape(ArrayRef<int64_t> x,
+                                           ArrayRef<int64_t> y) {
+  size_t rank = std::max(x.size(), y.size());
+  SmallVector<int64_t> out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t a = i < x.size() ? x[x.size() - 1 - i] : 1;
+    int64_t c = i < y.size() ? y[y.size() - 1 - i] : 1;
+    out[rank - 1 - i] = a == 1 ? c : a;
+  }
+  return out;
+}
+
+Value TensorBuilder::binaryFloat(Value x, Value y, int which) {
+  SmallVector<int64_t> shape =
+      broadcastShape(typeOf(x).getShape(), typeOf(y).getShape());
+  return elementwise(shape, typeOf(x).getElementType(), {x, y},
+                     [which](OpBuilder &nb, Location nloc, ValueRange a) {
+                       switch (which) {
+                       case 0: return scalar::add(nb, nloc, a[0], a[1]);
+                       case 1: return scalar::sub(nb, nloc, a[0], a[1]);
+                       case 2: return scalar::mul(nb, nloc, a[0], a[1]);
+                       default:
+                         return Value(arith::DivFOp::create(nb, nloc, a[0], a[1]));
+                       }
+                     });
+}
+
+Value TensorBuilder::add(Value x, Value y) { return binaryFloat(x, y, 0); }
+Value TensorBuilder::sub(Value x, Value y) { return binaryFloat(x, y, 1); }
+Value TensorBuilder::mul(Value x, Value y) { return binaryFloat(x, y, 2); }
+Value TensorBuilder::div(Value x, Value y) { return binaryFloat(x, y, 3); }
+
+Value TensorBuilder::exp(Value x) {
+  RankedTensorType t = typeOf(x);
+  return elementwise(t.getShape(), t.getElementType(), {x},
+                     [](OpBuilder &nb, Location nloc, ValueRange a) {
+                       return Value(math::ExpOp::create(nb, nloc, a[0]));
+                     });
+}
+
+Value TensorBuilder::log(Value x) {
+  RankedTensorType t = typeOf(x);
+  return elementwise(t.getShape(), t.getElementType(), {x},
+                     [](OpBuilder &nb, Location nloc, ValueRange a) {
+                       return Value(math::LogOp::create(nb, nloc, a[0]));
+                     });
+}
+
+Value TensorBuilder::scale(Value x, double factor) {
+  RankedTensorType t = typeOf(x);
+  return elementwise(t.getShape(), t.getElementType(), {x},
+                     [factor](OpBuilder &nb, Location nloc, ValueRange a) {
+                       Value f = scalarAt(nb, nloc, factor, a[0].getType());
+                       return scalar::mul(nb, nloc, a[0], f);
+                     });
+}
+
+Value TensorBuilder::logSumExp(Value x, int64_t axis) {
+  Value m = reduce(x, {axis}, ReduceKind::Max, /*keepdim=*/true);
+  Value s = reduce(exp(sub(x, m)), {axis}, ReduceKind::Sum, true);
+  return add(m, log(s));
+}
+
+Value TensorBuilder::softmax(Value x, int64_t axis) {
+  Value m = reduce(x, {axis}, ReduceKind::Max, true);
+  Value e = exp(sub(x, m));
+  return div(e, reduce(e, {axis}, ReduceKind::Sum, true));
+}
+
+Value TensorBuilder::logSoftmax(Value x, int64_t axis) {
+  return sub(x, logSumExp(x, axis));
+}
+
+} // namespace sinter::lowering

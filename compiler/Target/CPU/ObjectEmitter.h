@@ -1,0 +1,31 @@
+//===- ObjectEmitter.h - LLVM IR to a native object file ---------*- C++ -*-===//
+#ifndef SINTER_TARGET_CPU_OBJECTEMITTER_H
+#define SINTER_TARGET_CPU_OBJECTEMITTER_H
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class raw_pwrite_stream;
+} // namespace llvm
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace sinter::cpu {
+
+/// Translates a module in the LLVM dialect to LLVM IR for the host, with the
+/// host's data layout, optimised at -O3.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context);
+
+/// Writes `module` as a relocatable (PIC) object file for the host CPU.
+llvm::Error emitObject(llvm::Module &module, llvm::raw_pwrite_stream &os);
+
+} // namespace sinter::cpu
+
+#endif // SINTER_TARGET_CPU_OBJECTEMITTER_H

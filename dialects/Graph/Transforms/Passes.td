@@ -1,0 +1,23 @@
+//===- Passes.td - Passes over the graph dialect -----------*- tablegen -*-===//
+#ifndef SINTER_GRAPH_PASSES_TD
+#define SINTER_GRAPH_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GraphModelToFunc : Pass<"graph-model-to-func", "mlir::ModuleOp"> {
+  let summary = "Turns each graph.model into a function of its inputs, "
+                "params and states";
+  let description = [{
+    Each `graph.model @name` becomes `func.func @name`. Its arguments are the
+    model's `graph.input`, `graph.param` and `graph.state` values in
+    declaration order, each tagged with `sinter.input`, `sinter.param` or
+    `sinter.state` and its name (params and states keep `sinter.init` and
+    `sinter.init_args`, which the runtime needs to initialise them). Its
+    results are the loss (`sinter.loss`), the metrics (`sinter.metric`) and
+    the new values of the updated states (`sinter.state`), in that order.
+    The phase is kept as `sinter.phase`. Compute ops are moved unchanged.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+#endif // SINTER_GRAPH_PASSES_TD

@@ -1,0 +1,86 @@
+// RUN: sinter-opt %s -convert-graph-to-linalg -split-input-file -verify-diagnostics | FileCheck %s
+
+// Broadcasting: a size-1 or missing dimension is read at index 0 / not at all.
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @broadcast
+// CHECK:       linalg.generic {indexing_maps = [#[[COL]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK:         arith.addf
+func.func @broadcast(%a: tensor<4x1xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %0 = graph.add %a, %b : (tensor<4x1xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Integer and float forms of one op.
+// CHECK-LABEL: func.func @int_max
+// CHECK:       arith.maxsi
+func.func @int_max(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = graph.maximum %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// Matmul: a contraction over k with the batch of the left operand broadcast
+// against a 2-D right operand.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @matmul
+// CHECK:       %[[Z:.*]] = linalg.fill
+// CHECK:       linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} {{.*}} outs(%[[Z]]
+// CHECK:         arith.mulf
+// CHECK:         arith.addf
+func.func @matmul(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = graph.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+// A keepdim reduction reduces, then expands the kept axis back.
+// CHECK-LABEL: func.func @reduce_keepdim
+// CHECK:       %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32)
+// CHECK:       %[[R:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} outs(%[[INIT]]
+// CHECK:         arith.maximumf
+// CHECK:       tensor.expand_shape %[[R]] {{\[\[}}0, 1]] output_shape [4, 1]
+func.func @reduce_keepdim(%a: tensor<4x6xf32>) -> tensor<4x1xf32> {
+  %0 = graph.reduce_max %a {axes = array<i64: 1>, keepdim = true} : (tensor<4x6xf32>) -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// Gathers clamp their index into the table.
+// CHECK-LABEL: func.func @embedding
+// CHECK:       linalg.generic
+// CHECK:         arith.index_cast
+// CHECK:         arith.maxsi
+// CHECK:         arith.minsi
+// CHECK:         tensor.extract
+func.func @embedding(%ids: tensor<2x3xi32>, %t: tensor<10x8xf32>) -> tensor<2x3x8xf32> {
+  %0 = graph.embedding %ids, %t : (tensor<2x3xi32>, tensor<10x8xf32>) -> tensor<2x3x8xf32>
+  return %0 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Convolution with padding becomes tensor.pad and the linalg named op.
+// CHECK-LABEL: func.func @conv
+// CHECK:       tensor.pad
+// CHECK:       linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @dynamic(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @below {{code generation needs static shapes, but this operation has a dynamic dimension; bind B and the other shape symbols with --config or -D B=...}}
+  %0 = graph.relu %a : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

@@ -4,6 +4,7 @@
 
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/CPU/Passes.h"
 #include "dialects/Graph/IR/GraphDialect.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
@@ -69,6 +70,7 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
 void registerAllPasses() {
   graph::registerGraphPasses();
   registerConversionPasses();
+  cpu::registerCPUPasses();
   registerPipelines();
   // The upstream passes our pipelines use, for sinter-opt experiments.
   mlir::registerCanonicalizerPass();

@@ -152,8 +152,8 @@ struct TypeExpr {
 
 class Stmt {
 public:
-  enum class Kind { Input, Param, StateUpdate, Assign, Loss, Metric, Repeat,
-                    If, Return };
+  enum class Kind { Input, Param, StateUpdate, Assign, Loss, Metric, Output,
+                    Repeat, If, Return };
   Stmt(Kind kind, Loc loc) : kind_(kind), loc_(loc) {}
   virtual ~Stmt() = default;
   Kind kind() const { return kind_; }
@@ -220,6 +220,16 @@ struct MetricStmt : Stmt {
   MetricStmt(Loc l, std::string n, ExprPtr v)
       : Stmt(Kind::Metric, l), name(std::move(n)), value(std::move(v)) {}
   static bool classof(const Stmt *s) { return s->kind() == Kind::Metric; }
+  std::string name;
+  ExprPtr value;
+};
+
+/// `output NAME = EXPR`: a tensor the eval step returns, e.g. predictions.
+/// `output` is not reserved: `output = x` still binds a name.
+struct OutputStmt : Stmt {
+  OutputStmt(Loc l, std::string n, ExprPtr v)
+      : Stmt(Kind::Output, l), name(std::move(n)), value(std::move(v)) {}
+  static bool classof(const Stmt *s) { return s->kind() == Kind::Output; }
   std::string name;
   ExprPtr value;
 };

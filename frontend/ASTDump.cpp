@@ -111,6 +111,9 @@ private:
     } else if (auto *m = dyn<MetricStmt>(&s)) {
       line(s.loc()) << "Metric " << m->name << "\n";
       nested([&] { expr(*m->value); });
+    } else if (auto *o = dyn<OutputStmt>(&s)) {
+      line(s.loc()) << "Output " << o->name << "\n";
+      nested([&] { expr(*o->value); });
     } else if (auto *r = dyn<RepeatStmt>(&s)) {
       line(s.loc()) << "Repeat scope \"" << r->scope << "\""
                     << (r->var.empty() ? "" : " as " + r->var) << "\n";

@@ -313,6 +313,21 @@ StmtPtr Parser::parseStmt(bool inModel) {
     std::vector<std::string> targets = {tok_.text};
     std::vector<Loc> targetLocs = {tok_.loc};
     consume();
+    // `output NAME = EXPR`; `output` followed by anything else is a name.
+    if (targets[0] == "output" && at(Tok::Ident)) {
+      if (!inModel) {
+        fail(loc, "'output' is only allowed in a model");
+        return nullptr;
+      }
+      std::string name = tok_.text;
+      consume();
+      if (!expect(Tok::Assign, "after the output's name"))
+        return nullptr;
+      ExprPtr value = parseExpr();
+      if (!value)
+        return nullptr;
+      return std::make_unique<OutputStmt>(loc, name, std::move(value));
+    }
     if (accept(Tok::Arrow)) {
       ExprPtr value = parseExpr();
       if (!value)

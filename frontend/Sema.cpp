@@ -503,6 +503,26 @@ bool Elaborator::execStmt(const Stmt &stmt) {
     emit("loss", s->loc(), {v}, {}, {});
     return !diags_.hadError();
   }
+  if (auto *s = dyn<OutputStmt>(&stmt)) {
+    if (graph_.training)
+      return true; // Outputs belong to the eval step.
+    Value v = eval(*s->value);
+    if (v.isError())
+      return false;
+    if (!v.isTensor()) {
+      fail(s->value->loc(), "output '" + s->name + "' must be a tensor, not " +
+                                v.describe());
+      return false;
+    }
+    for (const Node &n : graph_.nodes)
+      if (n.op == "output" && std::get<std::string>(n.attrs[0].second) ==
+                                  s->name) {
+        fail(s->loc(), "output '" + s->name + "' is defined twice");
+        return false;
+      }
+    emit("output", s->loc(), {v}, {{"name", s->name}}, {});
+    return !diags_.hadError();
+  }
   if (auto *s = dyn<MetricStmt>(&stmt)) {
     Value v = eval(*s->value);
     if (v.isError())

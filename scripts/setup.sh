@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 libclang-rt-22-dev
-  libprotobuf-dev protobuf-compiler libgtest-dev
+  libprotobuf-dev protobuf-compiler libgtest-dev nlohmann-json3-dev libdnnl-dev
 )
 
 missing=()
@@ -16,11 +16,20 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all packages present"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  echo "setup: installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-$SUDO apt-get update -qq
-echo "setup: installing ${missing[*]}"
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Python is for tests only: NumPy and JAX are the reference implementations,
+# scikit-learn ships the digits data set of examples/mlp.
+cd "$(dirname "$0")/.."
+python_packages=(numpy jax scikit-learn)
+if ! .venv/bin/python3 -c "import numpy, jax, sklearn" 2>/dev/null; then
+  echo "setup: installing ${python_packages[*]} into .venv"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check "${python_packages[@]}"
+fi

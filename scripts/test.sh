@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine, builds Sinter and runs every test: the fuzz corpus
-# under sanitizers, then through ctest the lit suite (compiler, dialects,
-# diagnostics, fuzz regressions) and the GoogleTest unit tests.
+# Sets up a fresh machine, builds Sinter and runs every test: the fuzz corpora
+# (frontend, runtime readers) under sanitizers, then through ctest the lit
+# suite (compiler, dialects, diagnostics, fuzz regressions) and the GoogleTest
+# unit tests (compiler and runtime).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,6 +10,7 @@ scripts/build.sh
 # The fuzz corpus once more, under ASan and UBSan (the lit suite replays it
 # without sanitizers, through the dialect verifiers as well).
 scripts/fuzz.sh --replay
+scripts/fuzz-runtime.sh --replay
 cd build
 status=0
 ctest --output-on-failure 2>&1 | tee ctest.out || status=$?

@@ -15,4 +15,6 @@ config.environment["PATH"] = os.pathsep.join(
     [config.sinter_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%sinter_src", config.sinter_src_root))
 config.substitutions.append(("%std", os.path.join(config.sinter_src_root, "std")))
+config.substitutions.append(("%python", config.python))
+config.environment["PYTHONPATH"] = os.path.join(config.sinter_src_root, "test", "E2E")
 config.substitutions.append(("%examples", os.path.join(config.sinter_src_root, "examples")))

@@ -3,9 +3,11 @@
 #include "compiler/Pipelines/Pipelines.h"
 
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Target/CPU/Passes.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -27,19 +29,38 @@ void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
 }
 
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(cpu::createCPURecordPlan());
   mlir::bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       mlir::bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(mlir::bufferization::createOneShotBufferizePass(bufferize));
+  // Results become caller-owned output buffers: the runtime allocates every
+  // buffer of the plan, and a step returns nothing.
+  mlir::bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(mlir::bufferization::createBufferResultsToOutParamsPass(outParams));
+  mlir::bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(cpu::createCPULibraryCalls());
+  pm.addPass(cpu::createCPULowerCopies());
   pm.addPass(mlir::createConvertLinalgToLoopsPass());
   pm.addPass(mlir::memref::createExpandStridedMetadataPass());
   pm.addPass(mlir::createLowerAffinePass());
   pm.addPass(mlir::createSCFToControlFlowPass());
-  // erf, tanh and pow have no LLVM instruction: call libm for them.
+  // LLVM first (it expands rsqrt), then libm for what LLVM has no
+  // instruction for (erf, tanh, pow).
+  pm.addPass(mlir::createConvertMathToLLVMPass());
   pm.addPass(mlir::createConvertMathToLibmPass());
-  pm.addPass(mlir::createConvertToLLVMPass());
+  pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(mlir::createArithToLLVMConversionPass());
+  // Static shapes: every buffer crosses the step's boundary as a bare pointer.
+  mlir::ConvertFuncToLLVMPassOptions func;
+  func.useBarePtrCallConv = true;
+  pm.addPass(mlir::createConvertFuncToLLVMPass(func));
+  pm.addPass(mlir::createConvertControlFlowToLLVMPass());
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+  pm.addPass(cpu::createCPUEntryPoints());
   pm.addPass(mlir::createCanonicalizerPass());
 }
 

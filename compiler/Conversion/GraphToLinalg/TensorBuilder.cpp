@@ -258,7 +258,50 @@ Value TensorBuilder::transposeLast(Value input) {
   return transpose(input, perm);
 }
 
+/// Collapses all leading dimensions of `v` into one: [d0, ..., m, k] ->
+/// [d0*...*m, k] (`keep` = 1) or [d0*..., m, k] (`keep` = 2).
+static Value collapseLeading(TensorBuilder &tb, Value v, int64_t keep) {
+  ArrayRef<int64_t> s = TensorBuilder::typeOf(v).getShape();
+  int64_t lead = 1;
+  for (size_t i = 0; i + keep < s.size(); ++i)
+    lead *= s[i];
+  SmallVector<int64_t> shape = {lead};
+  shape.append(s.end() - keep, s.end());
+  return tb.reshape(v, shape);
+}
+
 Value TensorBuilder::matmul(Value a, Value bMat, ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> as = typeOf(a).getShape(), bs = typeOf(bMat).getShape();
+  Type et = typeOf(a).getElementType();
+  int64_t m = as[as.size() - 2], n = bs.back(), k = as.back();
+  // The two common forms become named ops, which the CPU target hands to
+  // its matmul library: a weight shared by every row (x @ W), and equal
+  // batches (attention).
+  if (bs.size() == 2) {
+    Value a2 = collapseLeading(*this, a, 1);
+    int64_t rows = typeOf(a2).getDimSize(0);
+    Value init = filled({rows, n}, et, 0.0);
+    Value c = linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
+                                       ValueRange{a2, bMat}, ValueRange{init})
+                  .getResult(0);
+    return reshape(c, shape);
+  }
+  if (as.size() == bs.size() && as.drop_back(2) == bs.drop_back(2)) {
+    Value a3 = collapseLeading(*this, a, 2);
+    Value b3 = collapseLeading(*this, bMat, 2);
+    int64_t batch = typeOf(a3).getDimSize(0);
+    Value init = filled({batch, m, n}, et, 0.0);
+    Value c = linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
+                                            ValueRange{a3, b3}, ValueRange{init})
+                  .getResult(0);
+    return reshape(c, shape);
+  }
+  (void)k;
+  return broadcastMatmul(a, bMat, shape);
+}
+
+Value TensorBuilder::broadcastMatmul(Value a, Value bMat,
+                                     ArrayRef<int64_t> shape) {
   // Iteration space: (batch..., m, n, k); operands broadcast over the batch.
   MLIRContext *ctx = b.getContext();
   int64_t outRank = shape.size();

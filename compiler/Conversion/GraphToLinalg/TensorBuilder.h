@@ -58,6 +58,9 @@ public:
   /// `a @ b` with NumPy batch broadcasting, into `shape`.
   mlir::Value matmul(mlir::Value a, mlir::Value bMat,
                      llvm::ArrayRef<int64_t> shape);
+  /// The same as one contraction over a broadcast batch (any batch shapes).
+  mlir::Value broadcastMatmul(mlir::Value a, mlir::Value bMat,
+                              llvm::ArrayRef<int64_t> shape);
   /// Pads the last two axes by `pad` on both sides with `value`.
   mlir::Value padSpatial(mlir::Value input, const int64_t pad[2], double value);
 

@@ -21,8 +21,12 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "mlir/Support/FileUtilities.h"
+#include "google/protobuf/text_format.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -51,7 +55,7 @@ static cl::list<std::string>
             cl::desc("Override a const or bind a shape symbol (B, T, ...)"),
             cl::value_desc("NAME=VALUE"), cl::cat(category));
 
-enum class Emit { Ast, Graph, Linalg, LLVMDialect, LLVM, Obj };
+enum class Emit { Ast, Graph, Linalg, LLVMDialect, LLVM, Obj, Exe };
 static cl::opt<Emit> emitStage(
     "emit", cl::desc("Stop after this stage and print it"), cl::init(Emit::Graph),
     cl::values(
@@ -62,7 +66,10 @@ static cl::opt<Emit> emitStage(
         clEnumValN(Emit::LLVMDialect, "llvm-dialect",
                    "the evaluation step in the LLVM dialect"),
         clEnumValN(Emit::LLVM, "llvm", "the evaluation step as LLVM IR"),
-        clEnumValN(Emit::Obj, "obj", "the evaluation step as an object file")),
+        clEnumValN(Emit::Obj, "obj", "the evaluation step as an object file"),
+        clEnumValN(Emit::Exe, "exe",
+                   "a program: the steps linked with the runtime (the default "
+                   "with -o FILE)")),
     cl::cat(category));
 static cl::opt<bool> listParams("list-params",
                                 cl::desc("Print every param and state with its "
@@ -78,6 +85,14 @@ static cl::opt<std::string> stdlibDir("stdlib",
                                       cl::value_desc("dir"), cl::cat(category));
 
 namespace {
+
+/// Where libsinter_rt and the stock main live: $SINTER_RUNTIME_LIB, else
+/// the build tree the compiler came from.
+std::string runtimeLibraryDir() {
+  if (const char *env = std::getenv("SINTER_RUNTIME_LIB"))
+    return env;
+  return SINTER_RUNTIME_LIB_DIR;
+}
 
 std::string standardLibrary() {
   if (!stdlibDir.empty())
@@ -100,9 +115,56 @@ void bindConfig(const sinter::config::TrainConfig &cfg,
   options.defines.push_back({"B", std::to_string(cfg.batch().micro())});
 }
 
+/// Links the compiled steps with the runtime and its stock main into the
+/// program named by -o.
+int linkProgram(llvm::Module &llvmModule) {
+  if (outputFile == "-") {
+    std::cerr << "sinterc: error: a program needs a file name: use -o FILE\n";
+    return 1;
+  }
+  llvm::SmallString<128> object;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("sinter-step", "o", fd, object)) {
+    std::cerr << "sinterc: error: cannot create a temporary file: "
+              << ec.message() << "\n";
+    return 1;
+  }
+  llvm::FileRemover removeObject(object);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    if (llvm::Error err = sinter::cpu::emitObject(llvmModule, os)) {
+      std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
+      return 1;
+    }
+  }
+  llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("c++");
+  if (!linker) {
+    std::cerr << "sinterc: error: no C++ linker driver (c++) on PATH\n";
+    return 1;
+  }
+  std::string libDir = runtimeLibraryDir();
+  std::vector<std::string> args = {
+      *linker,          std::string(object), "-o", outputFile,
+      "-L" + libDir,    "-Wl,--whole-archive", "-lsinter_main",
+      "-Wl,--no-whole-archive", "-lsinter_program", "-lsinter_cpu",
+      "-lsinter_rt",    "-lsinter_config", "-ldnnl",
+      "-lprotobuf",     "-lpthread", "-lm"};
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {}, 0, 0,
+                                     &error);
+  if (rc != 0) {
+    std::cerr << "sinterc: error: linking " << outputFile << " failed"
+              << (error.empty() ? "" : ": " + error) << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 /// Runs the code generation pipelines up to --emit and writes the result.
 int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
-          llvm::ToolOutputFile &output) {
+          llvm::ToolOutputFile *output) {
   mlir::PassManager pm(&context);
   sinter::buildGraphToLinalgPipeline(pm);
   if (emitStage != Emit::Linalg)
@@ -110,8 +172,8 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
   if (mlir::failed(pm.run(module)))
     return 1;
   if (emitStage == Emit::Linalg || emitStage == Emit::LLVMDialect) {
-    module.print(output.os());
-    output.keep();
+    module.print(output->os());
+    output->keep();
     return 0;
   }
   llvm::LLVMContext llvmContext;
@@ -122,16 +184,19 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
     return 1;
   }
   if (emitStage == Emit::LLVM) {
-    (*llvmModule)->print(output.os(), nullptr);
-    output.keep();
+    (*llvmModule)->print(output->os(), nullptr);
+    output->keep();
     return 0;
   }
-  if (llvm::Error err = sinter::cpu::emitObject(**llvmModule, output.os())) {
-    std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
-    return 1;
+  if (emitStage == Emit::Obj) {
+    if (llvm::Error err = sinter::cpu::emitObject(**llvmModule, output->os())) {
+      std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
+      return 1;
+    }
+    output->keep();
+    return 0;
   }
-  output.keep();
-  return 0;
+  return linkProgram(**llvmModule);
 }
 
 int run() {
@@ -142,6 +207,7 @@ int run() {
 
   std::string path = inputFile;
   std::string model = modelName;
+  std::optional<sinter::config::TrainConfig> config;
   if (!configFile.empty()) {
     std::string error;
     std::optional<sinter::config::TrainConfig> cfg =
@@ -151,6 +217,7 @@ int run() {
       return 1;
     }
     bindConfig(*cfg, options);
+    config = *cfg;
     if (path.empty())
       path = sinter::config::resolveModelPath(*cfg, configFile);
     if (model.empty())
@@ -174,11 +241,15 @@ int run() {
   if (!files.load(path, options.stdlibDir))
     return 1;
 
+  // A program is written by the linker; every other stage through `output`.
   std::string errorMessage;
-  auto output = mlir::openOutputFile(outputFile, &errorMessage);
-  if (!output) {
-    std::cerr << "sinterc: error: " << errorMessage << "\n";
-    return 1;
+  std::unique_ptr<llvm::ToolOutputFile> output;
+  if (emitStage != Emit::Exe || listParams) {
+    output = mlir::openOutputFile(outputFile, &errorMessage);
+    if (!output) {
+      std::cerr << "sinterc: error: " << errorMessage << "\n";
+      return 1;
+    }
   }
 
   if (emitStage == Emit::Ast && !listParams) {
@@ -224,7 +295,19 @@ int run() {
     output->keep();
     return 0;
   }
-  return lower(*module, context, *output);
+  if (config) {
+    // The program trains with this config unless told otherwise at run time;
+    // its relative paths stay relative to the config's folder.
+    std::string text;
+    google::protobuf::TextFormat::PrintToString(*config, &text);
+    llvm::SmallString<256> dir(configFile.getValue());
+    llvm::sys::fs::make_absolute(dir);
+    llvm::sys::path::remove_filename(dir);
+    (*module)->setAttr("sinter.config", mlir::StringAttr::get(&context, text));
+    (*module)->setAttr("sinter.config_dir",
+                       mlir::StringAttr::get(&context, dir.str()));
+  }
+  return lower(*module, context, output.get());
 }
 
 } // namespace
@@ -235,5 +318,8 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "Sinter compiler\n");
+  // With -o FILE and no --emit, build the program.
+  if (emitStage.getNumOccurrences() == 0 && outputFile != "-" && !listParams)
+    emitStage = Emit::Exe;
   return run();
 }

@@ -281,7 +281,7 @@ static LogicalResult defineOnce(llvm::StringMap<Operation *> &seen,
 }
 
 LogicalResult ModelOp::verifyRegions() {
-  llvm::StringMap<Operation *> inputs, variables, metrics, updated;
+  llvm::StringMap<Operation *> inputs, variables, metrics, outputs, updated;
   SmallVector<StateUpdateOp> updates;
   Operation *loss = nullptr;
   for (Operation &op : getBody()->getOperations()) {
@@ -296,6 +296,8 @@ LogicalResult ModelOp::verifyRegions() {
                           "the parameter or state");
     else if (auto metric = dyn_cast<MetricOp>(op))
       result = defineOnce(metrics, metric.getName(), &op, "metric");
+    else if (auto output = dyn_cast<OutputOp>(op))
+      result = defineOnce(outputs, output.getName(), &op, "output");
     else if (auto update = dyn_cast<StateUpdateOp>(op))
       updates.push_back(update);
     if (failed(result))

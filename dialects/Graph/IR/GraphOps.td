@@ -257,6 +257,18 @@ def Graph_MetricOp : Graph_Op<"metric", [HasParent<"ModelOp">]> {
   let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
 }
 
+def Graph_OutputOp : Graph_Op<"output", [HasParent<"ModelOp">]> {
+  let summary = "A tensor the step returns, such as predictions";
+  let description = [{
+    Returns `value` under `name` from the step (the `output` statement of
+    the eval phase). Any tensor; output names are unique in the model.
+
+    Example: `graph.output "probs", %p : tensor<32x10xf32>`
+  }];
+  let arguments = (ins StrAttr:$name, Graph_Tensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+}
+
 def Graph_ConstantOp : Graph_Op<"constant", [
     ConstantLike, Pure, InferTypeOpAdaptor]> {
   let summary = "A constant tensor";

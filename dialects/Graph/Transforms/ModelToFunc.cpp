@@ -42,51 +42,50 @@ DictionaryAttr argumentAttrs(Operation *op, Builder &b) {
   return b.getDictionaryAttr(attrs);
 }
 
+/// The name attribute that tags the result made from `sink`, a loss,
+/// metric, output or state update.
+NamedAttribute resultTag(Operation *sink, Builder &b) {
+  if (isa<LossOp>(sink))
+    return b.getNamedAttr("sinter.loss", b.getStringAttr("loss"));
+  if (auto metric = dyn_cast<MetricOp>(sink))
+    return b.getNamedAttr("sinter.metric", metric.getNameAttr());
+  if (auto output = dyn_cast<OutputOp>(sink))
+    return b.getNamedAttr("sinter.output", output.getNameAttr());
+  auto update = cast<StateUpdateOp>(sink);
+  return b.getNamedAttr("sinter.state", update.getNameAttr());
+}
+
 void convertModel(ModelOp model) {
   Block &body = *model.getBody();
   OpBuilder b(model);
   SmallVector<Operation *> arguments;
-  SmallVector<Value> results;
-  SmallVector<DictionaryAttr> resultAttrs;
+  // Results: the loss first, then metrics, outputs and state updates, each
+  // in program order.
   SmallVector<Operation *> sinks;
-  // The loss comes first, then metrics, then state updates, each in order.
-  for (Operation &op : body) {
+  for (auto isKind : {+[](Operation *op) { return isa<LossOp>(op); },
+                      +[](Operation *op) { return isa<MetricOp>(op); },
+                      +[](Operation *op) { return isa<OutputOp>(op); },
+                      +[](Operation *op) { return isa<StateUpdateOp>(op); }})
+    for (Operation &op : body)
+      if (isKind(&op))
+        sinks.push_back(&op);
+  for (Operation &op : body)
     if (isa<InputOp, ParamOp, StateOp>(op))
       arguments.push_back(&op);
-    if (auto loss = dyn_cast<LossOp>(op)) {
-      results.insert(results.begin(), loss.getValue());
-      resultAttrs.insert(resultAttrs.begin(),
-                         b.getDictionaryAttr(b.getNamedAttr(
-                             "sinter.loss", b.getStringAttr("loss"))));
-      sinks.push_back(&op);
-    }
-  }
-  for (Operation &op : body) {
-    if (auto metric = dyn_cast<MetricOp>(op)) {
-      results.push_back(metric.getValue());
-      resultAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("sinter.metric", metric.getNameAttr())));
-      sinks.push_back(&op);
-    }
-  }
-  for (Operation &op : body) {
-    if (auto update = dyn_cast<StateUpdateOp>(op)) {
-      results.push_back(update.getValue());
-      resultAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr("sinter.state", update.getNameAttr())));
-      sinks.push_back(&op);
-    }
-  }
 
-  SmallVector<Type> argTypes;
-  SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
   for (Operation *op : arguments) {
     argTypes.push_back(op->getResult(0).getType());
     argAttrs.push_back(argumentAttrs(op, b));
   }
-  auto func = func::FuncOp::create(
-      b, model.getLoc(), model.getSymName(),
-      b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  // Every sink's last operand is its value.
+  for (Operation *sink : sinks) {
+    resultTypes.push_back(sink->getOperands().back().getType());
+    resultAttrs.push_back(b.getDictionaryAttr(resultTag(sink, b)));
+  }
+  auto func = func::FuncOp::create(b, model.getLoc(), model.getSymName(),
+                                   b.getFunctionType(argTypes, resultTypes));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resultAttrs);
   func->setAttr("sinter.phase", model.getPhaseAttr());
@@ -97,8 +96,12 @@ void convertModel(ModelOp model) {
     op->getResult(0).replaceAllUsesWith(arg);
     op->erase();
   }
-  for (Operation *op : sinks)
-    op->erase();
+  // Read the values only now: a sink may return an argument directly.
+  SmallVector<Value> results;
+  for (Operation *sink : sinks)
+    results.push_back(sink->getOperands().back());
+  for (Operation *sink : sinks)
+    sink->erase();
   OpBuilder end = OpBuilder::atBlockEnd(entry);
   func::ReturnOp::create(end, model.getLoc(), results);
   model.erase();

@@ -13,8 +13,9 @@ def GraphModelToFunc : Pass<"graph-model-to-func", "mlir::ModuleOp"> {
     declaration order, each tagged with `sinter.input`, `sinter.param` or
     `sinter.state` and its name (params and states keep `sinter.init` and
     `sinter.init_args`, which the runtime needs to initialise them). Its
-    results are the loss (`sinter.loss`), the metrics (`sinter.metric`) and
-    the new values of the updated states (`sinter.state`), in that order.
+    results are the loss (`sinter.loss`), the metrics (`sinter.metric`), the
+    outputs (`sinter.output`) and the new values of the updated states
+    (`sinter.state`), in that order.
     The phase is kept as `sinter.phase`. Compute ops are moved unchanged.
   }];
   let dependentDialects = ["mlir::func::FuncDialect"];

@@ -315,6 +315,8 @@ Expected<SafetensorsFile> SafetensorsFile::parse(std::shared_ptr<const FileBuffe
       }
       continue;
     }
+    if (key.empty())
+      return error("a tensor has an empty name (\"\" in the header); every tensor needs a name");
     SafetensorsEntry e;
     e.name = key;
     Status s = readEntry(key, value, e);

@@ -10,6 +10,8 @@
 #include "core/DetMath.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace sinter::rt::detmath {
 namespace {
@@ -62,6 +64,22 @@ constexpr double kCosC[9] = {-0.5,
                              4.779477332387385e-14,
                              -1.5619206968586225e-16};
 
+/// std::frexp for finite x > 0, exactly (m in [0.5, 1), x = m * 2^e), by
+/// bit manipulation for normal numbers, which is much faster than the libm
+/// call; subnormals take the libm path.
+double frexpPositive(double x, int *e) {
+  uint64_t bits;
+  std::memcpy(&bits, &x, 8);
+  int biased = (int)(bits >> 52 & 0x7ff);
+  if (biased == 0 || biased == 0x7ff)
+    return std::frexp(x, e);
+  *e = biased - 1022;
+  bits = (bits & ~(0x7ffull << 52)) | (1022ull << 52);
+  double m;
+  std::memcpy(&m, &bits, 8);
+  return m;
+}
+
 /// sin x for x in [0, pi/4]: x + x*(z*S(z)), z = x*x.
 double sinKernel(double x) {
   double z = x * x;
@@ -84,7 +102,7 @@ double cosKernel(double x) {
 
 double log(double x) {
   int e;
-  double m = std::frexp(x, &e); // m in [0.5, 1)
+  double m = frexpPositive(x, &e); // m in [0.5, 1)
   if (m < kSqrtHalf) {
     m = m * 2.0;
     e = e - 1;
@@ -116,15 +134,12 @@ double cos2pi(double u) {
   double r = t - q;
   bool complement = r > 0.5;
   double x = kPi2 * (complement ? 1.0 - r : r);
-  // cos(pi/2 * r) and sin(pi/2 * r), swapped when r was complemented.
-  double c = complement ? sinKernel(x) : cosKernel(x);
-  double s = complement ? cosKernel(x) : sinKernel(x);
-  switch ((int)q) {
-  case 0: return c;
-  case 1: return -s;
-  case 2: return -c;
-  default: return s;
-  }
+  // Quadrants 0 and 2 need cos(pi/2 * r), 1 and 3 sin(pi/2 * r); for
+  // r > 1/2 each is the other kernel at 1 - r. Only that kernel is computed.
+  int quadrant = (int)q;
+  bool wantCos = quadrant % 2 == 0;
+  double v = wantCos != complement ? cosKernel(x) : sinKernel(x);
+  return quadrant == 1 || quadrant == 2 ? -v : v;
 }
 
 double erfc(double y) {

@@ -39,7 +39,10 @@
 //   zeros, ones, constant(c)        r = 0, 1, c (no random numbers)
 // Storing: f64 stores r; f32 stores (float)r, rounded to nearest even. For
 // the uniform family the result must stay below hi: if the stored value is
-// >= (the stored type's) hi it becomes the next value below hi (nextafter).
+// >= hi in the stored type ((float)hi for f32) it becomes the next value
+// below it, nextafter(hi, -inf) (for f32 only when (float)lo < (float)hi).
+// (All bounds are exact: sqrt, /, the conversions and nextafter are
+// correctly rounded everywhere.)
 // zeros/ones/constant also fill f16, bf16 (rounded to nearest even from the
 // double), i64, i32 (c must be a whole number in range) and bool (c must be
 // 0 or 1); the random initialisers fill f32 and f64 only.

@@ -205,7 +205,7 @@ Expected<NpyArray> NpyArray::parse(std::shared_ptr<const FileBuffer> file) {
   }
 
   std::string what = std::string(dtypeNumpyName(*type)) + " " + formatShape(arr.dims);
-  std::optional<uint64_t> elements = numElements(arr.dims);
+  std::optional<uint64_t> elements = sinter::rt::numElements(arr.dims);
   std::optional<uint64_t> bytes = numBytes(arr.dims, dtypeSize(*type));
   if (!bytes || (!elements && *bytes != 0))
     return error("the header declares " + what + ", more bytes than fit in 64 bits");

@@ -4,6 +4,8 @@
 
 #include "support/Format.h"
 
+#include <set>
+
 namespace sinter::rt {
 namespace {
 
@@ -37,8 +39,7 @@ private:
   std::string found() const {
     if (pos >= text.size())
       return "the end of the header";
-    size_t n = text.size() - pos < 12 ? text.size() - pos : 12;
-    return quoteForMessage(text.substr(pos, n), 12);
+    return quoteForMessage(text.substr(pos), 12);
   }
 
   Status fail(const std::string &what) const {
@@ -195,6 +196,7 @@ private:
   Status parseDict(PyLiteral &out, int depth) {
     ++pos;
     out.kind = PyLiteral::Kind::Dict;
+    std::set<std::string> keys;
     while (true) {
       skipSpace();
       if (pos < text.size() && text[pos] == '}') {
@@ -211,9 +213,10 @@ private:
       ++pos;
       PyLiteral value;
       SINTER_RT_RETURN_IF_ERROR(parseValue(value, depth + 1));
-      for (const auto &e : out.entries)
-        if (e.first == key)
-          return fail("the key " + quoteForMessage(key) + " appears twice");
+      // A set, not a scan of the entries: a hostile header may hold
+      // millions of keys.
+      if (!keys.insert(key).second)
+        return fail("the key " + quoteForMessage(key) + " appears twice");
       out.entries.emplace_back(std::move(key), std::move(value));
       skipSpace();
       if (pos < text.size() && text[pos] == ',') {

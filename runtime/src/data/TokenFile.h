@@ -7,7 +7,7 @@
 //    (1: uint16 tokens, 2: uint32 tokens), [2] the number of tokens, the
 //    rest zero; then the tokens.
 // The llm.c layout is recognised by its magic. A raw file could in principle
-// begin with the same 4 bytes (uint16 tokens 55208, 308, or the uint32 token
+// begin with the same 4 bytes (uint16 tokens 55432, 308, or the uint32 token
 // 20240520); no vocabulary in use is that large for uint32, and with GPT-2's
 // 50,257 tokens the uint16 pair cannot occur, so the rule is safe in
 // practice and documented here.

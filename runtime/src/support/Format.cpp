@@ -22,11 +22,18 @@ std::string formatBytes(uint64_t n) {
 }
 
 std::string quoteForMessage(std::string_view text, size_t maxLength) {
-  std::string out = "'";
+  // Python's repr convention: single quotes unless the text holds one and
+  // no double quote, so a .npy header reads naturally.
   size_t n = text.size() < maxLength ? text.size() : maxLength;
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char c = (unsigned char)text[i];
-    if (c == '\\' || c == '\'') {
+  std::string_view shown = text.substr(0, n);
+  char quote = shown.find('\'') != std::string_view::npos &&
+                       shown.find('"') == std::string_view::npos
+                   ? '"'
+                   : '\'';
+  std::string out(1, quote);
+  for (char ch : shown) {
+    unsigned char c = (unsigned char)ch;
+    if (c == '\\' || c == (unsigned char)quote) {
       out += '\\';
       out += (char)c;
     } else if (c >= 0x20 && c < 0x7f) {
@@ -39,7 +46,7 @@ std::string quoteForMessage(std::string_view text, size_t maxLength) {
       out += buf;
     }
   }
-  out += '\'';
+  out += quote;
   if (n < text.size())
     out += "...";
   return out;

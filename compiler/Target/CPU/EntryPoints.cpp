@@ -1,0 +1,98 @@
+//===- EntryPoints.cpp - C entry points and embedded plans ----------------===//
+//
+// The runtime does not know a step's arity when it is built, so each step
+// gets a packed entry point taking an array of buffer pointers, and its plan
+// (which pointer is which) embedded next to it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/Passes.h"
+#include "sinter/rt/abi.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace sinter::cpu {
+#define GEN_PASS_DEF_CPUENTRYPOINTS
+#include "compiler/Target/CPU/Passes.h.inc"
+} // namespace sinter::cpu
+
+using namespace mlir;
+
+namespace sinter::cpu {
+namespace {
+
+void addConstant(OpBuilder &b, Location loc, StringRef name, StringRef bytes) {
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
+  LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
+                         LLVM::Linkage::External, name,
+                         b.getStringAttr(bytes));
+  LLVM::GlobalOp::create(b, loc, b.getI64Type(), /*isConstant=*/true,
+                         LLVM::Linkage::External, (name + "_size").str(),
+                         b.getI64IntegerAttr(bytes.size()));
+}
+
+LogicalResult addEntryPoint(LLVM::LLVMFuncOp step, StringRef phase) {
+  LLVM::LLVMFunctionType type = step.getFunctionType();
+  auto ptr = LLVM::LLVMPointerType::get(step.getContext());
+  if (!isa<LLVM::LLVMVoidType>(type.getReturnType()) ||
+      llvm::any_of(type.getParams(), [&](Type t) { return t != ptr; }))
+    return step.emitError("a step must take only buffer pointers and return "
+                          "nothing; was it lowered with the bare-pointer "
+                          "calling convention and out-params?");
+  OpBuilder b(step);
+  Location loc = step.getLoc();
+  auto entry = LLVM::LLVMFuncOp::create(
+      b, loc, ("sinter_step_" + phase).str(),
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
+                                  {ptr}));
+  Block *body = entry.addEntryBlock(b);
+  b.setInsertionPointToStart(body);
+  SmallVector<Value> args;
+  for (unsigned i = 0; i < type.getNumParams(); ++i) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+  }
+  LLVM::CallOp::create(b, loc, step, args);
+  LLVM::ReturnOp::create(b, loc, ValueRange{});
+  return success();
+}
+
+/// The module-wide symbols of abi.h: the ABI version and the embedded
+/// config, from the module's `sinter.config` and `sinter.config_dir`.
+void addProgramConstants(ModuleOp module) {
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Location loc = module.getLoc();
+  LLVM::GlobalOp::create(b, loc, b.getI64Type(), /*isConstant=*/true,
+                         LLVM::Linkage::External, "sinter_abi_version",
+                         b.getI64IntegerAttr(SINTER_ABI_VERSION));
+  auto text = [&](StringRef attr) {
+    auto value = module->getAttrOfType<StringAttr>(attr);
+    return value ? value.getValue() : StringRef();
+  };
+  addConstant(b, loc, "sinter_config", text("sinter.config"));
+  addConstant(b, loc, "sinter_config_dir", text("sinter.config_dir"));
+}
+
+struct CPUEntryPoints : public impl::CPUEntryPointsBase<CPUEntryPoints> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    addProgramConstants(module);
+    for (auto step : llvm::to_vector(module.getOps<LLVM::LLVMFuncOp>())) {
+      auto plan = step->getAttrOfType<StringAttr>("sinter.plan");
+      auto phase = step->getAttrOfType<StringAttr>("sinter.phase");
+      if (!plan || !phase)
+        continue;
+      if (failed(addEntryPoint(step, phase.getValue())))
+        return signalPassFailure();
+      OpBuilder b(step);
+      addConstant(b, step.getLoc(), ("sinter_plan_" + phase.getValue()).str(),
+                  plan.getValue());
+    }
+  }
+};
+
+} // namespace
+} // namespace sinter::cpu

@@ -1,0 +1,140 @@
+//===- LibraryCalls.cpp - f32 matmul and convolution to the runtime -------===//
+//
+// The runtime's kernels take bare pointers and sizes (abi.h); buffers here
+// are static, dense memrefs, so a call passes each buffer's aligned pointer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace sinter::cpu {
+#define GEN_PASS_DEF_CPULIBRARYCALLS
+#include "compiler/Target/CPU/Passes.h.inc"
+} // namespace sinter::cpu
+
+using namespace mlir;
+
+namespace sinter::cpu {
+namespace {
+
+/// A dense f32 buffer the library can take as a pointer.
+bool isDenseF32(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.getElementType().isF32() && type.hasStaticShape() &&
+         type.getLayout().isIdentity();
+}
+
+class CallBuilder {
+public:
+  CallBuilder(ModuleOp module, Operation *at) : module(module), b(at) {}
+
+  Value pointer(Value memref) {
+    Location loc = memref.getLoc();
+    Value index =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    return LLVM::IntToPtrOp::create(b, loc,
+                                    LLVM::LLVMPointerType::get(b.getContext()),
+                                    i64);
+  }
+
+  Value constant(Location loc, int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  }
+
+  /// Calls `name`, declaring it on first use.
+  void call(Location loc, StringRef name, ValueRange args) {
+    auto callee = module.lookupSymbol<func::FuncOp>(name);
+    if (!callee) {
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      callee = func::FuncOp::create(
+          top, loc, name, top.getFunctionType(ValueRange(args).getTypes(), {}));
+      callee.setPrivate();
+    }
+    func::CallOp::create(b, loc, callee, args);
+  }
+
+  OpBuilder &builder() { return b; }
+
+private:
+  ModuleOp module;
+  OpBuilder b;
+};
+
+/// C[batch, m, n] = A[batch, m, k] @ B[batch or 1, k, n].
+void callMatmul(ModuleOp module, linalg::LinalgOp op, bool batched) {
+  Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
+        c = op.getDpsInits()[0];
+  auto at = cast<MemRefType>(a.getType());
+  auto bt = cast<MemRefType>(bm.getType());
+  int64_t batch = batched ? at.getDimSize(0) : 1;
+  int64_t m = at.getDimSize(at.getRank() - 2), k = at.getDimSize(at.getRank() - 1);
+  int64_t n = bt.getDimSize(bt.getRank() - 1);
+  CallBuilder cb(module, op);
+  Location loc = op.getLoc();
+  cb.call(loc, "sinter_cpu_matmul_f32",
+          {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
+           cb.constant(loc, m), cb.constant(loc, n), cb.constant(loc, k),
+           cb.constant(loc, batched ? 0 : 1)});
+  op->erase();
+}
+
+void callConv(ModuleOp module, linalg::Conv2DNchwFchwOp op) {
+  Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
+        y = op.getDpsInits()[0];
+  ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
+                    ws = cast<MemRefType>(w.getType()).getShape(),
+                    ys = cast<MemRefType>(y.getType()).getShape();
+  auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
+  auto dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
+  CallBuilder cb(module, op);
+  Location loc = op.getLoc();
+  SmallVector<Value> args = {cb.pointer(x), cb.pointer(w), cb.pointer(y)};
+  for (int64_t v : {xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2],
+                    ys[3], strides[0], strides[1], dilations[0], dilations[1]})
+    args.push_back(cb.constant(loc, v));
+  cb.call(loc, "sinter_cpu_conv2d_f32", args);
+  op->erase();
+}
+
+bool allDenseF32(linalg::LinalgOp op) {
+  return llvm::all_of(op->getOperands(), isDenseF32);
+}
+
+struct CPULibraryCalls : public impl::CPULibraryCallsBase<CPULibraryCalls> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> ops;
+    module.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics() && allDenseF32(op) &&
+          isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(
+              op.getOperation()))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      // Only the plain forms: no transposed or broadcast indexing maps.
+      if (auto mm = dyn_cast<linalg::MatmulOp>(op)) {
+        if (mm.hasUserDefinedMaps())
+          continue;
+        callMatmul(module, mm, /*batched=*/false);
+      } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
+        if (bmm.hasUserDefinedMaps())
+          continue;
+        callMatmul(module, bmm, /*batched=*/true);
+      } else {
+        callConv(module, cast<linalg::Conv2DNchwFchwOp>(op));
+      }
+    }
+  }
+};
+
+} // namespace
+} // namespace sinter::cpu

@@ -1,0 +1,55 @@
+//===- Passes.td - The CPU target's passes -----------------*- tablegen -*-===//
+#ifndef SINTER_TARGET_CPU_PASSES_TD
+#define SINTER_TARGET_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CPURecordPlan : Pass<"sinter-cpu-record-plan", "mlir::ModuleOp"> {
+  let summary = "Records each step's buffer plan before bufferization";
+  let description = [{
+    For each function made by `graph-model-to-func`, builds the plan of its
+    buffers (runtime/config/sinter_plan.proto): arguments in order, then
+    results (which bufferization turns into trailing output arguments), each
+    with its name, kind, dtype, static shape and initialiser. The serialized
+    plan is stored on the function as `sinter.plan`.
+  }];
+}
+
+def CPULibraryCalls : Pass<"sinter-cpu-library-calls", "mlir::ModuleOp"> {
+  let summary = "Hands f32 matmuls and convolutions to the runtime's library";
+  let description = [{
+    After bufferization, replaces `linalg.matmul`, `linalg.batch_matmul` and
+    `linalg.conv_2d_nchw_fchw` on f32 buffers with calls of the runtime's
+    `sinter_cpu_matmul_f32` and `sinter_cpu_conv2d_f32` (abi.h, oneDNN
+    inside). Other element types (f64) stay linalg and become loops.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
+def CPULowerCopies : Pass<"sinter-cpu-lower-copies", "mlir::ModuleOp"> {
+  let summary = "Turns memref.copy into linalg.copy";
+  let description = [{
+    Bufferization copies buffers with `memref.copy`, which the LLVM lowering
+    turns into a call to MLIR's C runner library when a layout is not
+    contiguous. Programs link only Sinter's runtime, so every copy becomes a
+    `linalg.copy`, lowered to loops like any other linalg op.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def CPUEntryPoints : Pass<"sinter-cpu-entry-points", "mlir::ModuleOp"> {
+  let summary = "Adds the C entry points and the embedded plans";
+  let description = [{
+    Runs on the LLVM dialect, after the functions were converted with the
+    bare-pointer calling convention. For each function with a `sinter.plan`
+    and a `sinter.phase`, adds `void sinter_step_<phase>(void **buffers)`,
+    which calls it with one pointer per buffer in plan order, and the
+    constants `sinter_plan_<phase>` (the serialized plan) and
+    `sinter_plan_<phase>_size`. These symbols are the whole contract between
+    generated code and the runtime (see runtime/include/sinter/rt/abi.h).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // SINTER_TARGET_CPU_PASSES_TD

@@ -1,0 +1,102 @@
+//===- RecordPlan.cpp - Each step's buffer plan, before bufferization -----===//
+
+#include "compiler/Target/CPU/Passes.h"
+#include "runtime/config/sinter_plan.pb.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace sinter::cpu {
+#define GEN_PASS_DEF_CPURECORDPLAN
+#include "compiler/Target/CPU/Passes.h.inc"
+} // namespace sinter::cpu
+
+using namespace mlir;
+
+namespace sinter::cpu {
+namespace {
+
+std::optional<plan::DType> dtypeOf(Type t) {
+  if (t.isF64()) return plan::F64;
+  if (t.isF32()) return plan::F32;
+  if (t.isBF16()) return plan::BF16;
+  if (t.isF16()) return plan::F16;
+  if (t.isInteger(64)) return plan::I64;
+  if (t.isInteger(32)) return plan::I32;
+  if (t.isInteger(1)) return plan::BOOL;
+  return std::nullopt;
+}
+
+/// Fills `buffer` from a tensor type and the `sinter.*` attributes of one
+/// argument or result.
+LogicalResult describe(Location loc, Type type, DictionaryAttr attrs,
+                       plan::Buffer &buffer) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return emitError(loc) << "a step's buffers need static shapes, got " << type;
+  std::optional<plan::DType> dtype = dtypeOf(tensor.getElementType());
+  if (!dtype)
+    return emitError(loc) << "unsupported element type " << type;
+  buffer.set_dtype(*dtype);
+  for (int64_t d : tensor.getShape())
+    buffer.add_shape(d);
+  static const std::pair<const char *, plan::BufferKind> kinds[] = {
+      {"sinter.input", plan::INPUT},   {"sinter.param", plan::PARAM},
+      {"sinter.loss", plan::LOSS},     {"sinter.metric", plan::METRIC},
+      {"sinter.output", plan::OUTPUT}};
+  for (const auto &[attr, kind] : kinds) {
+    if (auto name = attrs ? attrs.getAs<StringAttr>(attr) : StringAttr()) {
+      buffer.set_name(name.str());
+      buffer.set_kind(kind);
+    }
+  }
+  if (auto name = attrs ? attrs.getAs<StringAttr>("sinter.state") : StringAttr())
+    buffer.set_name(name.str());
+  if (auto init = attrs ? attrs.getAs<StringAttr>("sinter.init") : StringAttr()) {
+    buffer.set_init(init.str());
+    if (auto args = attrs.getAs<DenseF64ArrayAttr>("sinter.init_args"))
+      for (double a : args.asArrayRef())
+        buffer.add_init_args(a);
+  }
+  if (!buffer.has_name())
+    return emitError(loc) << "a step's argument or result has no sinter name";
+  return success();
+}
+
+struct CPURecordPlan : public impl::CPURecordPlanBase<CPURecordPlan> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      auto phase = func->getAttrOfType<StringAttr>("sinter.phase");
+      if (!phase)
+        continue;
+      plan::Step step;
+      // The eval step's symbol is `<model>.eval`.
+      StringRef model = func.getSymName();
+      model.consume_back(".eval");
+      step.set_model(model.str());
+      step.set_phase(phase.str());
+      FunctionType type = func.getFunctionType();
+      for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+        plan::Buffer *b = step.add_buffers();
+        if (failed(describe(func.getLoc(), type.getInput(i),
+                            func.getArgAttrDict(i), *b)))
+          return signalPassFailure();
+        if (func.getArgAttr(i, "sinter.state"))
+          b->set_kind(plan::STATE);
+      }
+      for (unsigned i = 0; i < type.getNumResults(); ++i) {
+        plan::Buffer *b = step.add_buffers();
+        if (failed(describe(func.getLoc(), type.getResult(i),
+                            func.getResultAttrDict(i), *b)))
+          return signalPassFailure();
+        if (func.getResultAttr(i, "sinter.state"))
+          b->set_kind(plan::STATE_OUT);
+      }
+      func->setAttr("sinter.plan",
+                    StringAttr::get(&getContext(), step.SerializeAsString()));
+    }
+  }
+};
+
+} // namespace
+} // namespace sinter::cpu

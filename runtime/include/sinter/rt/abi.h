@@ -1,0 +1,66 @@
+/*===- abi.h - The contract between generated code and the runtime ------===*
+ *
+ * sinterc compiles a model's steps into an object file that defines the
+ * symbols below; the runtime (libsinter_rt and its stock main) uses them and
+ * nothing else. This header is the only thing the compiler knows of the
+ * runtime. Plain C, versioned: a change that breaks old objects bumps
+ * SINTER_ABI_VERSION, and the runtime refuses an object of another version.
+ *
+ *===--------------------------------------------------------------------===*/
+#ifndef SINTER_RT_ABI_H
+#define SINTER_RT_ABI_H
+
+#include <stdint.h>
+
+#define SINTER_ABI_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI version the object was compiled for. */
+extern const int64_t sinter_abi_version;
+
+/* One step per compiled phase ("eval" now; "train" with the training step).
+ * `buffers` holds one pointer per buffer of the step's plan, in plan order:
+ * each points to a dense, row-major, 64-byte aligned array of the buffer's
+ * dtype and shape. Inputs, params and states are read; the loss, metrics and
+ * new states are written. A step keeps no state between calls. The symbols
+ * are weak here: a program may have been compiled without a phase. */
+void sinter_step_eval(void **buffers) __attribute__((weak));
+void sinter_step_train(void **buffers) __attribute__((weak));
+
+/* The plan of each step: a serialized sinter.plan.Step message
+ * (runtime/config/sinter_plan.proto). */
+extern const char sinter_plan_eval[] __attribute__((weak));
+extern const int64_t sinter_plan_eval_size __attribute__((weak));
+extern const char sinter_plan_train[] __attribute__((weak));
+extern const int64_t sinter_plan_train_size __attribute__((weak));
+
+/* The training config the program was compiled with, in protobuf text
+ * format (sinter.config.TrainConfig), and the folder its relative paths are
+ * relative to. Empty when compiled without --config. */
+extern const char sinter_config[];
+extern const int64_t sinter_config_size;
+extern const char sinter_config_dir[];
+extern const int64_t sinter_config_dir_size;
+
+/* Library kernels generated code calls (libsinter_rt, through oneDNN).
+ * Dense row-major f32 arrays.
+ * c[batch, m, n] = a[batch, m, k] @ b[batch or 1, k, n]; b is shared by
+ * every batch when `shared_b` is nonzero. */
+void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
+                           int64_t batch, int64_t m, int64_t n, int64_t k,
+                           int64_t shared_b);
+/* y[n, o, oh, ow] = conv(x[n, c, h, w], w[o, c, kh, kw]) with strides
+ * (sh, sw) and dilations (dh, dw); the input is already padded. */
+void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y, int64_t n,
+                           int64_t c, int64_t h, int64_t wd, int64_t o,
+                           int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                           int64_t sh, int64_t sw, int64_t dh, int64_t dw);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SINTER_RT_ABI_H */

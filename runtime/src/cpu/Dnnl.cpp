@@ -1,0 +1,178 @@
+//===- Dnnl.cpp - Matmul and convolution through oneDNN -----------------===//
+//
+// The library kernels generated code calls (abi.h). Primitives are created
+// once per shape and cached; every oneDNN call is checked, and a failure ends
+// the program with the call, its status and the shape, since a step cannot
+// continue without its result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sinter/rt/abi.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace {
+
+void check(dnnl_status_t status, const char *call, const std::string &what) {
+  if (status == dnnl_success)
+    return;
+  std::fprintf(stderr, "error: oneDNN %s failed with status %d in %s\n", call,
+               int(status), what.c_str());
+  std::exit(1);
+}
+
+struct Context {
+  dnnl_engine_t engine = nullptr;
+  dnnl_stream_t stream = nullptr;
+  Context() {
+    check(dnnl_engine_create(&engine, dnnl_cpu, 0), "dnnl_engine_create",
+          "start-up");
+    check(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags),
+          "dnnl_stream_create", "start-up");
+  }
+};
+
+Context &context() {
+  static Context ctx;
+  return ctx;
+}
+
+/// A primitive and its argument memories, whose data handles are set on
+/// each call.
+struct Kernel {
+  dnnl_primitive_t primitive = nullptr;
+  std::array<dnnl_memory_t, 3> memories{};
+  std::array<int, 3> argKinds{};
+};
+
+using Key = std::array<int64_t, 16>;
+
+std::mutex cacheMutex;
+std::map<std::pair<int, Key>, Kernel> cache;
+
+dnnl_memory_desc_t describe(int ndims, const dnnl_dims_t dims,
+                            const std::string &what) {
+  dnnl_memory_desc_t md;
+  dnnl_dims_t strides;
+  int64_t stride = 1;
+  for (int i = ndims - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  check(dnnl_memory_desc_init_by_strides(&md, ndims, dims, dnnl_f32, strides),
+        "dnnl_memory_desc_init_by_strides", what);
+  return md;
+}
+
+Kernel build(const_dnnl_op_desc_t desc, const dnnl_memory_desc_t *mds[3],
+             std::array<int, 3> argKinds, const std::string &what) {
+  Context &ctx = context();
+  dnnl_primitive_desc_t pd;
+  check(dnnl_primitive_desc_create(&pd, desc, nullptr, ctx.engine, nullptr),
+        "dnnl_primitive_desc_create", what);
+  Kernel k;
+  check(dnnl_primitive_create(&k.primitive, pd), "dnnl_primitive_create", what);
+  dnnl_primitive_desc_destroy(pd);
+  for (int i = 0; i < 3; ++i)
+    check(dnnl_memory_create(&k.memories[i], mds[i], ctx.engine,
+                             DNNL_MEMORY_NONE),
+          "dnnl_memory_create", what);
+  k.argKinds = argKinds;
+  return k;
+}
+
+void run(Kernel &k, std::array<void *, 3> data, const std::string &what) {
+  dnnl_exec_arg_t args[3];
+  for (int i = 0; i < 3; ++i) {
+    check(dnnl_memory_set_data_handle(k.memories[i], data[i]),
+          "dnnl_memory_set_data_handle", what);
+    args[i] = {k.argKinds[i], k.memories[i]};
+  }
+  Context &ctx = context();
+  check(dnnl_primitive_execute(k.primitive, ctx.stream, 3, args),
+        "dnnl_primitive_execute", what);
+  check(dnnl_stream_wait(ctx.stream), "dnnl_stream_wait", what);
+}
+
+} // namespace
+
+extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
+                                      int64_t batch, int64_t m, int64_t n,
+                                      int64_t k, int64_t sharedB) {
+  Key key{batch, m, n, k, sharedB};
+  std::string what = "matmul [" + std::to_string(batch) + " x " +
+                     std::to_string(m) + " x " + std::to_string(k) + "] @ [" +
+                     std::to_string(k) + " x " + std::to_string(n) + "]";
+  Kernel *kernel;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = cache.find({0, key});
+    if (it == cache.end()) {
+      dnnl_dims_t ad = {batch, m, k}, bd = {sharedB ? 1 : batch, k, n},
+                  cd = {batch, m, n};
+      dnnl_memory_desc_t amd = describe(3, ad, what), bmd = describe(3, bd, what),
+                         cmd = describe(3, cd, what);
+      dnnl_matmul_desc_t desc;
+      check(dnnl_matmul_desc_init(&desc, &amd, &bmd, nullptr, &cmd),
+            "dnnl_matmul_desc_init", what);
+      const dnnl_memory_desc_t *mds[3] = {&amd, &bmd, &cmd};
+      it = cache
+               .emplace(std::make_pair(0, key),
+                        build(&desc, mds,
+                              {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+                              what))
+               .first;
+    }
+    kernel = &it->second;
+  }
+  run(*kernel, {const_cast<float *>(a), const_cast<float *>(b), c}, what);
+}
+
+extern "C" void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y,
+                                      int64_t n, int64_t c, int64_t h,
+                                      int64_t wd, int64_t o, int64_t kh,
+                                      int64_t kw, int64_t oh, int64_t ow,
+                                      int64_t sh, int64_t sw, int64_t dh,
+                                      int64_t dw) {
+  Key key{n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw};
+  std::string what = "conv2d of [" + std::to_string(n) + ", " +
+                     std::to_string(c) + ", " + std::to_string(h) + ", " +
+                     std::to_string(wd) + "] with [" + std::to_string(o) +
+                     ", " + std::to_string(c) + ", " + std::to_string(kh) +
+                     ", " + std::to_string(kw) + "]";
+  Kernel *kernel;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = cache.find({1, key});
+    if (it == cache.end()) {
+      dnnl_dims_t xd = {n, c, h, wd}, wdims = {o, c, kh, kw},
+                  yd = {n, o, oh, ow};
+      dnnl_memory_desc_t xmd = describe(4, xd, what),
+                         wmd = describe(4, wdims, what),
+                         ymd = describe(4, yd, what);
+      dnnl_dims_t strides = {sh, sw}, dilates = {dh - 1, dw - 1},
+                  pad = {0, 0};
+      dnnl_convolution_desc_t desc;
+      check(dnnl_dilated_convolution_forward_desc_init(
+                &desc, dnnl_forward_inference, dnnl_convolution_direct, &xmd,
+                &wmd, nullptr, &ymd, strides, dilates, pad, pad),
+            "dnnl_dilated_convolution_forward_desc_init", what);
+      const dnnl_memory_desc_t *mds[3] = {&xmd, &wmd, &ymd};
+      it = cache
+               .emplace(std::make_pair(1, key),
+                        build(&desc, mds,
+                              {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+                              what))
+               .first;
+    }
+    kernel = &it->second;
+  }
+  run(*kernel, {const_cast<float *>(x), const_cast<float *>(w), y}, what);
+}

@@ -1,0 +1,183 @@
+//===- Main.cpp - The stock main of every Sinter program ----------------===//
+//
+// PROGRAM [--eval [--outputs DIR]] [--config CFG.pbtxt] [--set FIELD=VALUE]...
+//         [--init P.safetensors] [--save P.safetensors]
+//
+// Linked by sinterc with the compiled steps (abi.h). Reads the embedded
+// config, lays the command line over it, and runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "data/Npy.h"
+#include "program/DataSources.h"
+#include "program/Evaluator.h"
+#include "program/Parameters.h"
+#include "program/StepPlan.h"
+#include "runtime/config/ConfigLoader.h"
+#include "sinter/rt/abi.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace sinter::rt;
+namespace config = sinter::config;
+
+namespace {
+
+struct Options {
+  bool eval = false;
+  bool help = false;
+  std::string configFile;
+  std::vector<std::string> sets;
+  std::string initFile;
+  std::string saveFile;
+  std::string outputsDir;
+};
+
+const char *const kUsage =
+    "usage: %s [--eval [--outputs DIR]] [--config CFG.pbtxt] [--set F=V]...\n"
+    "          [--init PARAMS.safetensors] [--save PARAMS.safetensors]\n"
+    "  --eval       evaluate: run the eval step over data.eval and print the\n"
+    "               loss and metrics\n"
+    "  --config F   fields given in F override the config compiled in\n"
+    "  --set F=V    override one field, e.g. --set eval.batches=10\n"
+    "  --init P     start from these params and states, not the initialisers\n"
+    "  --save P     write the params and states at the end\n"
+    "  --outputs D  with --eval: write each `output` of the model over the\n"
+    "               evaluated batches to D/NAME.npy\n";
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc) {
+        error = a + " needs a value";
+        return false;
+      }
+      out = argv[++i];
+      return true;
+    };
+    if (a == "--eval")
+      o.eval = true;
+    else if (a == "--help" || a == "-h")
+      o.help = true;
+    else if (a == "--config") {
+      if (!value(o.configFile))
+        return false;
+    } else if (a == "--set") {
+      std::string s;
+      if (!value(s))
+        return false;
+      o.sets.push_back(s);
+    } else if (a == "--init") {
+      if (!value(o.initFile))
+        return false;
+    } else if (a == "--save") {
+      if (!value(o.saveFile))
+        return false;
+    } else if (a == "--outputs") {
+      if (!value(o.outputsDir))
+        return false;
+    } else {
+      error = "unknown argument '" + a + "'; see --help";
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  std::string error;
+  if (!parseArgs(argc, argv, opts, error))
+    return fail(error);
+  if (opts.help) {
+    std::printf(kUsage, argv[0]);
+    return 0;
+  }
+  if (sinter_abi_version != SINTER_ABI_VERSION)
+    return fail("this program's code was compiled for runtime ABI " +
+                std::to_string(sinter_abi_version) + " but the runtime is ABI " +
+                std::to_string(SINTER_ABI_VERSION) + "; recompile it");
+
+  // The config: compiled in, then --config, then --set.
+  std::string baseDir(sinter_config_dir, size_t(sinter_config_dir_size));
+  std::optional<config::TrainConfig> cfg = config::parseConfigText(
+      std::string(sinter_config, size_t(sinter_config_size)),
+      "<compiled-in config>", error);
+  if (!cfg)
+    return fail(error);
+  if (!opts.configFile.empty()) {
+    if (!config::mergeConfigFile(*cfg, opts.configFile, error))
+      return fail(error);
+    std::string dir = opts.configFile;
+    size_t slash = dir.find_last_of('/');
+    baseDir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  }
+  if (!config::applyOverrides(*cfg, opts.sets, error))
+    return fail(error);
+
+  if (!opts.eval)
+    return fail("this program has no training step yet; run it with --eval");
+  if (!sinter_step_eval || !sinter_plan_eval)
+    return fail("this program was compiled without an eval step");
+
+  Expected<StepPlan> plan = StepPlan::parse(sinter_plan_eval, sinter_plan_eval_size);
+  if (!plan.ok())
+    return fail(plan.message());
+  Expected<BufferSet> buffers = BufferSet::allocate(*plan);
+  if (!buffers.ok())
+    return fail(buffers.message());
+  Status params = opts.initFile.empty()
+                      ? initialiseParameters(*plan, *buffers, cfg->seed())
+                      : loadParameters(*plan, *buffers, opts.initFile);
+  if (!params.ok())
+    return fail(params.message());
+
+  const config::TrainConfig::Data &data = cfg->data();
+  const config::TrainConfig::DataSource &source =
+      data.has_eval() ? data.eval() : data.train();
+  auto batches = openDataSource(source, baseDir, *plan,
+                                data.has_eval() ? "data.eval" : "data.train");
+  if (!batches.ok())
+    return fail(batches.message());
+  Expected<EvalResult> result =
+      evaluate(*plan, *buffers, sinter_step_eval, **batches,
+               uint64_t(cfg->eval().batches()), isatty(2));
+  if (!result.ok())
+    return fail(result.message());
+
+  std::printf("eval: loss %.6f", result->loss);
+  for (const auto &[name, value] : result->metrics)
+    std::printf("  %s %.6f", name.c_str(), value);
+  std::printf("  (%llu batches, %llu samples, %.3f s, %.0f samples/s)\n",
+              (unsigned long long)result->batches,
+              (unsigned long long)result->samples, result->seconds,
+              result->seconds > 0 ? double(result->samples) / result->seconds
+                                  : 0.0);
+  for (const HostTensor &t : result->outputs) {
+    if (opts.outputsDir.empty())
+      break;
+    Status written =
+        writeNpy(opts.outputsDir + "/" + t.name + ".npy", t.dtype, t.shape,
+                 t.bytes.data());
+    if (!written.ok())
+      return fail(written.message());
+  }
+  if (!opts.saveFile.empty()) {
+    Status saved = saveParameters(*plan, *buffers, opts.saveFile);
+    if (!saved.ok())
+      return fail(saved.message());
+  }
+  return 0;
+}

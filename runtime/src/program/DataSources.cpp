@@ -1,0 +1,80 @@
+//===- DataSources.cpp - Batch sources from the config's data section ---===//
+
+#include "program/DataSources.h"
+
+namespace sinter::rt {
+
+static std::string resolve(const std::string &baseDir, const std::string &path) {
+  if (path.empty() || path[0] == '/' || baseDir.empty())
+    return path;
+  return baseDir + (baseDir.back() == '/' ? "" : "/") + path;
+}
+
+static std::string shapeText(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Expected<std::unique_ptr<BatchSource>>
+openDataSource(const config::TrainConfig::DataSource &source,
+               const std::string &baseDir, const StepPlan &plan,
+               const std::string &what) {
+  std::unique_ptr<BatchSource> batches;
+  if (source.npy_size() > 0) {
+    std::vector<std::pair<std::string, NpyArray>> arrays;
+    for (const auto &npy : source.npy()) {
+      Expected<NpyArray> array = NpyArray::read(resolve(baseDir, npy.path()));
+      if (!array.ok())
+        return array.status();
+      arrays.emplace_back(npy.input(), array.take());
+    }
+    auto made = makeNpyBatchSource(std::move(arrays));
+    if (!made.ok())
+      return made.status();
+    batches = made.take();
+  } else if (source.has_tokens()) {
+    const BufferSpec *idx = plan.find("idx", BufferKind::Input);
+    if (!idx || idx->shape.size() != 2)
+      return Status::error(what + ": token files feed inputs 'idx' and "
+                                  "'targets' of shape [B, T]; the model has no "
+                                  "such 'idx'");
+    TokenType type = source.tokens().dtype() ==
+                             config::TrainConfig::Tokens::UINT32
+                         ? TokenType::U32
+                         : TokenType::U16;
+    auto tokens = TokenFile::open(resolve(baseDir, source.tokens().path()), type);
+    if (!tokens.ok())
+      return tokens.status();
+    auto made = makeTokenBatchSource(tokens.take(), idx->shape[1], "idx",
+                                     "targets", idx->dtype);
+    if (!made.ok())
+      return made.status();
+    batches = made.take();
+  } else {
+    return Status::error(what + ": synthetic data cannot be evaluated; give "
+                                "npy arrays or a token file");
+  }
+
+  for (const BufferSpec &b : plan.buffers) {
+    if (b.kind != BufferKind::Input)
+      continue;
+    const InputSpec *fed = nullptr;
+    for (const InputSpec &in : batches->inputs())
+      if (in.name == b.name)
+        fed = &in;
+    if (!fed)
+      return Status::error(what + ": no data for input '" + b.name +
+                           "' of model '" + plan.model + "'");
+    Shape sample(b.shape.begin() + 1, b.shape.end());
+    if (fed->sampleShape != sample)
+      return Status::error(what + ": samples of input '" + b.name + "' are " +
+                           shapeText(fed->sampleShape) + " but the model "
+                           "declares " + shapeText(sample) +
+                           " (after the batch dimension)");
+  }
+  return batches;
+}
+
+} // namespace sinter::rt

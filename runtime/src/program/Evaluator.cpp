@@ -1,0 +1,117 @@
+//===- Evaluator.cpp - Running the eval step over a data set ------------===//
+
+#include "program/Evaluator.h"
+
+#include "program/Convert.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+namespace sinter::rt {
+
+static double scalarOf(const void *p, DType t) {
+  if (t == DType::F64)
+    return *static_cast<const double *>(p);
+  double v = 0;
+  (void)convertElements(p, t, &v, DType::F64, 1);
+  return v;
+}
+
+static void drawProgress(uint64_t done, uint64_t total) {
+  const int width = 30;
+  int filled = total ? int(double(done) / double(total) * width) : width;
+  std::fprintf(stderr, "\r  eval [%.*s%*s] %llu/%llu", filled,
+               "==============================", width - filled, "",
+               (unsigned long long)done, (unsigned long long)total);
+  if (done == total)
+    std::fprintf(stderr, "\r%*s\r", width + 40, "");
+  std::fflush(stderr);
+}
+
+Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
+                              StepFn step, const BatchSource &source,
+                              uint64_t batches, bool progress) {
+  uint64_t b = plan.microBatch();
+  uint64_t available = b ? source.numSamples() / b : 0;
+  if (available == 0)
+    return Status::error("the eval data holds " +
+                         std::to_string(source.numSamples()) +
+                         " samples, fewer than one micro-batch of " +
+                         std::to_string(b));
+  if (batches == 0 || batches > available)
+    batches = available;
+
+  EvalResult result;
+  for (const BufferSpec &spec : plan.buffers) {
+    if (spec.kind != BufferKind::Output)
+      continue;
+    HostTensor t{spec.name, spec.dtype, spec.shape, {}};
+    if (!t.shape.empty() && t.shape[0] == b)
+      t.shape[0] = b * batches;
+    else
+      t.shape.insert(t.shape.begin(), batches);
+    t.bytes.reserve(spec.byteSize * batches);
+    result.outputs.push_back(std::move(t));
+  }
+  std::vector<uint64_t> ids(b);
+  std::vector<HostTensor> tensors;
+  double lossSum = 0;
+  std::vector<double> metricSums;
+  auto start = std::chrono::steady_clock::now();
+  for (uint64_t j = 0; j < batches; ++j) {
+    for (uint64_t i = 0; i < b; ++i)
+      ids[i] = j * b + i;
+    SINTER_RT_RETURN_IF_ERROR(source.gather(ids, tensors));
+    for (size_t k = 0; k < plan.buffers.size(); ++k) {
+      const BufferSpec &spec = plan.buffers[k];
+      if (spec.kind != BufferKind::Input)
+        continue;
+      for (const HostTensor &t : tensors) {
+        if (t.name != spec.name)
+          continue;
+        uint64_t count = spec.byteSize / dtypeSize(spec.dtype);
+        SINTER_RT_RETURN_IF_ERROR(
+            convertElements(t.bytes.data(), t.dtype, buffers.data(k),
+                            spec.dtype, count)
+                .withPrefix("input '" + spec.name + "', batch " +
+                            std::to_string(j) + ": "));
+      }
+    }
+    step(buffers.table());
+    size_t m = 0, o = 0;
+    for (size_t k = 0; k < plan.buffers.size(); ++k) {
+      const BufferSpec &spec = plan.buffers[k];
+      if (spec.kind == BufferKind::Output) {
+        const uint8_t *p = static_cast<const uint8_t *>(buffers.data(k));
+        std::vector<uint8_t> &bytes = result.outputs[o++].bytes;
+        bytes.insert(bytes.end(), p, p + spec.byteSize);
+        continue;
+      }
+      if (spec.kind != BufferKind::Loss && spec.kind != BufferKind::Metric)
+        continue;
+      double v = scalarOf(buffers.data(k), spec.dtype);
+      if (spec.kind == BufferKind::Loss)
+        lossSum += v;
+      if (spec.kind == BufferKind::Metric) {
+        if (metricSums.size() <= m)
+          metricSums.push_back(0);
+        metricSums[m++] += v;
+      }
+    }
+    if (progress)
+      drawProgress(j + 1, batches);
+  }
+  auto end = std::chrono::steady_clock::now();
+  result.batches = batches;
+  result.samples = batches * b;
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.loss = lossSum / double(batches);
+  size_t m = 0;
+  for (const BufferSpec &spec : plan.buffers)
+    if (spec.kind == BufferKind::Metric)
+      result.metrics.push_back({spec.name, metricSums[m++] / double(batches)});
+  return result;
+}
+
+} // namespace sinter::rt

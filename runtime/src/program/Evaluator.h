@@ -1,0 +1,35 @@
+//===- Evaluator.h - Running the eval step over a data set --------------===//
+#ifndef SINTER_RT_PROGRAM_EVALUATOR_H
+#define SINTER_RT_PROGRAM_EVALUATOR_H
+
+#include "data/BatchSource.h"
+#include "program/StepPlan.h"
+
+#include <map>
+
+namespace sinter::rt {
+
+using StepFn = void (*)(void **);
+
+struct EvalResult {
+  uint64_t batches = 0;
+  uint64_t samples = 0;
+  double seconds = 0;
+  double loss = 0;
+  std::vector<std::pair<std::string, double>> metrics;
+  /// Each `output` over all batches: concatenated along the batch dimension
+  /// when it leads with the micro-batch size, else stacked.
+  std::vector<HostTensor> outputs;
+};
+
+/// Feeds `batches` consecutive micro-batches of `source` (0: every full
+/// micro-batch) through `step` and averages the loss and the metrics over
+/// them. The incomplete last micro-batch is not evaluated: the step's shapes
+/// are fixed, and padding would bias a mean.
+Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
+                              StepFn step, const BatchSource &source,
+                              uint64_t batches, bool progress);
+
+} // namespace sinter::rt
+
+#endif // SINTER_RT_PROGRAM_EVALUATOR_H

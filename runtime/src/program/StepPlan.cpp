@@ -1,0 +1,103 @@
+//===- StepPlan.cpp - The buffers of a compiled step --------------------===//
+
+#include "program/StepPlan.h"
+
+#include "runtime/config/sinter_plan.pb.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace sinter::rt {
+
+const char *bufferKindName(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Input: return "input";
+  case BufferKind::Param: return "param";
+  case BufferKind::State: return "state";
+  case BufferKind::Loss: return "loss";
+  case BufferKind::Metric: return "metric";
+  case BufferKind::StateOut: return "state (new value)";
+  case BufferKind::Output: return "output";
+  }
+  return "buffer";
+}
+
+static DType fromPlan(plan::DType t) {
+  switch (t) {
+  case plan::F64: return DType::F64;
+  case plan::F32: return DType::F32;
+  case plan::BF16: return DType::BF16;
+  case plan::F16: return DType::F16;
+  case plan::I64: return DType::I64;
+  case plan::I32: return DType::I32;
+  case plan::BOOL: return DType::Bool;
+  }
+  return DType::F32;
+}
+
+Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
+  plan::Step step;
+  if (!bytes || size < 0 || !step.ParseFromArray(bytes, int(size)))
+    return Status::error("internal error: the program's embedded step plan is "
+                         "corrupt; recompile it with sinterc");
+  StepPlan result;
+  result.model = step.model();
+  result.phase = step.phase();
+  for (const plan::Buffer &b : step.buffers()) {
+    BufferSpec spec;
+    spec.name = b.name();
+    spec.kind = static_cast<BufferKind>(b.kind());
+    spec.dtype = fromPlan(b.dtype());
+    for (int64_t d : b.shape()) {
+      if (d < 0)
+        return Status::error("internal error: negative size in the plan of '" +
+                             spec.name + "'");
+      spec.shape.push_back(uint64_t(d));
+    }
+    spec.init = b.init();
+    spec.initArgs.assign(b.init_args().begin(), b.init_args().end());
+    std::optional<uint64_t> bytesNeeded =
+        numBytes(spec.shape, dtypeSize(spec.dtype));
+    if (!bytesNeeded)
+      return Status::error("internal error: the size of '" + spec.name +
+                           "' overflows");
+    spec.byteSize = *bytesNeeded;
+    result.buffers.push_back(std::move(spec));
+  }
+  return result;
+}
+
+uint64_t StepPlan::microBatch() const {
+  for (const BufferSpec &b : buffers)
+    if (b.kind == BufferKind::Input && !b.shape.empty())
+      return b.shape[0];
+  return 0;
+}
+
+const BufferSpec *StepPlan::find(const std::string &name, BufferKind kind) const {
+  for (const BufferSpec &b : buffers)
+    if (b.name == name && b.kind == kind)
+      return &b;
+  return nullptr;
+}
+
+void BufferSet::Free::operator()(void *p) const { std::free(p); }
+
+Expected<BufferSet> BufferSet::allocate(const StepPlan &plan) {
+  BufferSet set;
+  for (const BufferSpec &b : plan.buffers) {
+    // Vector loads want 64-byte alignment; aligned_alloc wants a multiple.
+    uint64_t size = (std::max<uint64_t>(b.byteSize, 1) + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, size);
+    if (!p)
+      return Status::error("out of memory allocating " + std::to_string(size) +
+                           " bytes for '" + b.name + "'");
+    std::memset(p, 0, size);
+    set.storage.emplace_back(p);
+    set.pointers.push_back(p);
+  }
+  return set;
+}
+
+} // namespace sinter::rt

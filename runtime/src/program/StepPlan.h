@@ -1,0 +1,68 @@
+//===- StepPlan.h - The buffers of a compiled step ----------------------===//
+//
+// The plan sinterc embeds next to each step (abi.h): which buffer is which
+// input, parameter, state or output, with its dtype and shape. It is read
+// once at start and drives allocation, initialisation, data feeding,
+// checkpoints and reporting.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RT_PROGRAM_STEPPLAN_H
+#define SINTER_RT_PROGRAM_STEPPLAN_H
+
+#include "sinter/rt/DType.h"
+#include "sinter/rt/Shape.h"
+#include "sinter/rt/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sinter::rt {
+
+enum class BufferKind { Input, Param, State, Loss, Metric, StateOut, Output };
+const char *bufferKindName(BufferKind kind);
+
+struct BufferSpec {
+  std::string name;
+  BufferKind kind = BufferKind::Input;
+  DType dtype = DType::F32;
+  Shape shape;
+  std::string init; ///< params and states
+  std::vector<double> initArgs;
+  uint64_t byteSize = 0;
+};
+
+struct StepPlan {
+  std::string model;
+  std::string phase;
+  std::vector<BufferSpec> buffers;
+
+  /// Parses and checks the embedded bytes (an internal error if the object
+  /// and the runtime disagree).
+  static Expected<StepPlan> parse(const char *bytes, int64_t size);
+  /// The micro-batch size: the leading dimension of the inputs.
+  uint64_t microBatch() const;
+  const BufferSpec *find(const std::string &name, BufferKind kind) const;
+};
+
+/// One 64-byte aligned allocation per buffer of a plan, and the pointer table
+/// a step is called with.
+class BufferSet {
+public:
+  static Expected<BufferSet> allocate(const StepPlan &plan);
+  void **table() { return pointers.data(); }
+  void *data(size_t i) { return pointers[i]; }
+  const void *data(size_t i) const { return pointers[i]; }
+
+private:
+  struct Free {
+    void operator()(void *p) const;
+  };
+  std::vector<std::unique_ptr<void, Free>> storage;
+  std::vector<void *> pointers;
+};
+
+} // namespace sinter::rt
+
+#endif // SINTER_RT_PROGRAM_STEPPLAN_H

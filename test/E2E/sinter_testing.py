@@ -1,0 +1,109 @@
+"""Helpers for end-to-end tests: compile a model with sinterc, run the
+program, read and write the files it uses (npy, safetensors)."""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+SAFETENSORS_DTYPES = {
+    "F64": np.float64, "F32": np.float32, "F16": np.float16,
+    "I64": np.int64, "I32": np.int32, "BOOL": np.bool_,
+}
+
+
+def write_safetensors(path, tensors):
+    """Writes {name: array} in the safetensors layout."""
+    header, offset, blobs = {}, 0, []
+    names = {v: k for k, v in SAFETENSORS_DTYPES.items()}
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name])
+        data = a.tobytes()
+        header[name] = {"dtype": names[a.dtype.type], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    """Reads a safetensors file into {name: array}."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = info["data_offsets"]
+        dtype = SAFETENSORS_DTYPES[info["dtype"]]
+        out[name] = np.frombuffer(raw[8 + n + b:8 + n + e], dtype=dtype).reshape(
+            info["shape"])
+    return out
+
+
+def run(cmd, **kw):
+    result = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if result.returncode != 0:
+        sys.stderr.write(f"command failed ({result.returncode}): {' '.join(cmd)}\n")
+        sys.stderr.write(result.stdout + result.stderr)
+        sys.exit(1)
+    return result.stdout
+
+
+def compile_program(workdir, source, config, name="prog"):
+    """Writes model.sn and train.pbtxt into workdir and builds the program."""
+    os.makedirs(workdir, exist_ok=True)
+    sn = os.path.join(workdir, "model.sn")
+    cfg = os.path.join(workdir, "train.pbtxt")
+    with open(sn, "w") as f:
+        f.write(source)
+    with open(cfg, "w") as f:
+        f.write('model: "model.sn"\n' + config)
+    prog = os.path.join(workdir, name)
+    run(["sinterc", "--config", cfg, "-o", prog])
+    return prog
+
+
+EVAL_LINE = re.compile(r"^eval: loss (\S+)((?:  \S+ \S+)*)  \(")
+
+
+def run_eval(prog, *args):
+    """Runs `prog --eval` and returns (loss, {metric: value})."""
+    out = run([prog, "--eval", *args])
+    for line in out.splitlines():
+        m = EVAL_LINE.match(line)
+        if m:
+            fields = m.group(2).split()
+            return float(m.group(1)), {fields[i]: float(fields[i + 1])
+                                       for i in range(0, len(fields), 2)}
+    sys.exit(f"no eval line in the output of {prog}:\n{out}")
+
+
+def relative_error(got, want):
+    """max |got - want| / max |want|, the measure the tolerances speak of."""
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    scale = max(float(np.max(np.abs(want))) if want.size else 0.0, 1e-30)
+    return float(np.max(np.abs(got - want))) / scale if want.size else 0.0
+
+
+def check_close(what, got, want, tol):
+    """Fails unless every element is finite and within `tol` relative error."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        sys.exit(f"FAIL {what}: shape {got.shape}, expected {want.shape}")
+    if not np.all(np.isfinite(got.astype(np.float64))):
+        sys.exit(f"FAIL {what}: non-finite values")
+    err = relative_error(got, want)
+    if not err <= tol:
+        sys.exit(f"FAIL {what}: relative error {err:.3g} > {tol:g}")
+    return err

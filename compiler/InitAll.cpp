@@ -37,6 +37,8 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace sinter {
@@ -48,7 +50,8 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::linalg::LinalgDialect, mlir::LLVM::LLVMDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
+                  mlir::omp::OpenMPDialect, mlir::scf::SCFDialect,
+                  mlir::tensor::TensorDialect>();
   // What one-shot bufferization and the conversion to LLVM need to know
   // about the upstream dialects.
   mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -65,6 +68,7 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::cf::registerConvertControlFlowToLLVMInterface(registry);
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
+  mlir::registerOpenMPDialectTranslation(registry);
 }
 
 void registerAllPasses() {

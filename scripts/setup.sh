@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 libclang-rt-22-dev
+  libomp-22-dev
   libprotobuf-dev protobuf-compiler libgtest-dev nlohmann-json3-dev libdnnl-dev
 )
 

@@ -44,7 +44,13 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   mlir::bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(cpu::createCPULibraryCalls());
   pm.addPass(cpu::createCPULowerCopies());
-  pm.addPass(mlir::createConvertLinalgToLoopsPass());
+  // Parallel dimensions become scf.parallel, spread over the cores by the
+  // OpenMP runtime; reductions stay sequential loops inside.
+  pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
+  pm.addPass(mlir::createConvertSCFToOpenMPPass());
+  // The alloca scopes it wraps loop bodies in hold no allocas here:
+  // canonicalization inlines them before the loops become branches.
+  pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::memref::createExpandStridedMetadataPass());
   pm.addPass(mlir::createLowerAffinePass());
   pm.addPass(mlir::createSCFToControlFlowPass());
@@ -59,6 +65,7 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   func.useBarePtrCallConv = true;
   pm.addPass(mlir::createConvertFuncToLLVMPass(func));
   pm.addPass(mlir::createConvertControlFlowToLLVMPass());
+  pm.addPass(mlir::createConvertOpenMPToLLVMPass());
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
   pm.addPass(cpu::createCPUEntryPoints());
   pm.addPass(mlir::createCanonicalizerPass());

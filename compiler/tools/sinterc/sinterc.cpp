@@ -149,6 +149,9 @@ int linkProgram(llvm::Module &llvmModule) {
       "-L" + libDir,    "-Wl,--whole-archive", "-lsinter_main",
       "-Wl,--no-whole-archive", "-lsinter_program", "-lsinter_cpu",
       "-lsinter_rt",    "-lsinter_config", "-ldnnl",
+      // libomp runs the generated parallel loops and, taking the GOMP_*
+      // symbols first, oneDNN's too: one thread pool in the process.
+      "-L" SINTER_OPENMP_LIB_DIR, "-lomp",
       "-lprotobuf",     "-lpthread", "-lm"};
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string error;

@@ -5,6 +5,7 @@
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/CPU/Passes.h"
+#include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GraphDialect.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
@@ -75,6 +76,7 @@ void registerAllPasses() {
   graph::registerGraphPasses();
   registerConversionPasses();
   cpu::registerCPUPasses();
+  registerTransformsPasses();
   registerPipelines();
   // The upstream passes our pipelines use, for sinter-opt experiments.
   mlir::registerCanonicalizerPass();

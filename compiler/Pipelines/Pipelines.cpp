@@ -4,6 +4,7 @@
 
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Target/CPU/Passes.h"
+#include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -23,7 +24,7 @@ void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   // Elementwise maps and broadcasts fold into their consumers, so a chain
   // such as exp(x - max) / sum becomes few loops.
-  pm.addPass(mlir::createLinalgElementwiseOpFusionPass());
+  pm.addPass(createFuseElementwise());
   pm.addPass(mlir::createCSEPass());
   pm.addPass(mlir::createCanonicalizerPass());
 }

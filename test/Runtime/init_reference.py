@@ -16,7 +16,7 @@ test suite) can import this module to start from Sinter's exact parameters:
 Command line:
     init_reference.py --check PATH/TO/sinter-init-dump
         compares the C++ values with this module's on a set of cases and
-        prints "N passed, M failed" (exit 77 when numpy is missing);
+        prints "N passed, M failed" (fails when numpy is missing);
     init_reference.py --emit-cpp
         prints the expected values embedded in Init_test.cpp.
 """
@@ -27,7 +27,7 @@ import sys
 
 try:
     import numpy as np
-except ImportError:  # the check is optional where numpy is absent
+except ImportError:  # --emit-cpp works without numpy; --check reports it
     np = None
 
 MASK32 = 0xFFFFFFFF
@@ -440,8 +440,9 @@ def emit_cpp():
 
 def main(argv):
     if np is None:
-        print("init_reference.py: numpy is not installed; skipping the comparison")
-        return 77
+        print("init_reference.py: numpy is not installed; run scripts/setup.sh, "
+              "which prepares .venv with it")
+        return 1
     if len(argv) == 3 and argv[1] == "--check":
         return check(argv[2])
     if len(argv) == 2 and argv[1] == "--emit-cpp":

@@ -42,7 +42,8 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(mlir::bufferization::createBufferResultsToOutParamsPass(outParams));
-  mlir::bufferization::buildBufferDeallocationPipeline(pm);
+  // Every intermediate buffer lives in one arena the runtime allocates once.
+  pm.addPass(createPlanMemory());
   pm.addPass(cpu::createCPULibraryCalls());
   pm.addPass(cpu::createCPULowerCopies());
   // Parallel dimensions become scf.parallel, spread over the cores by the

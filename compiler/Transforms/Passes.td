@@ -17,4 +17,22 @@ def FuseElementwise : Pass<"sinter-fuse-elementwise", "mlir::ModuleOp"> {
                            "mlir::affine::AffineDialect"];
 }
 
+def PlanMemory : Pass<"sinter-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Places a step's buffers in one arena, by liveness";
+  let description = [{
+    After bufferization, every `memref.alloc` of a step (a function with
+    `sinter.phase`) is live from the allocation to its last use, through any
+    view of it. The memory planner (compiler/MemoryPlan) assigns each an
+    offset in one arena so that buffers live at the same time never overlap;
+    each allocation becomes a `memref.view` of the arena, which the step
+    takes as a new last argument tagged `sinter.workspace`, and its
+    deallocations disappear. The arena's size is recorded as
+    `sinter.arena_bytes`; the runtime allocates it once. Allocations must be
+    static and at the top level of the step, which is what bufferizing
+    linalg on tensors produces.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // SINTER_TRANSFORMS_PASSES_TD

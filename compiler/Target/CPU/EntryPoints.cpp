@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/Passes.h"
+#include "runtime/config/sinter_plan.pb.h"
 #include "sinter/rt/abi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -22,6 +23,19 @@ using namespace mlir;
 
 namespace sinter::cpu {
 namespace {
+
+/// The plan with the arena appended: the memory planner made it the step's
+/// last argument, after the plan was recorded.
+std::string withWorkspace(const std::string &bytes, int64_t arenaBytes) {
+  plan::Step step;
+  step.ParseFromString(bytes);
+  plan::Buffer *workspace = step.add_buffers();
+  workspace->set_name("workspace");
+  workspace->set_kind(plan::WORKSPACE);
+  workspace->set_dtype(plan::BOOL); // one byte per element
+  workspace->add_shape(arenaBytes);
+  return step.SerializeAsString();
+}
 
 void addConstant(OpBuilder &b, Location loc, StringRef name, StringRef bytes) {
   auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
@@ -87,9 +101,12 @@ struct CPUEntryPoints : public impl::CPUEntryPointsBase<CPUEntryPoints> {
         continue;
       if (failed(addEntryPoint(step, phase.getValue())))
         return signalPassFailure();
+      std::string bytes = plan.getValue().str();
+      if (auto arena = step->getAttrOfType<IntegerAttr>("sinter.arena_bytes"))
+        bytes = withWorkspace(bytes, arena.getInt());
       OpBuilder b(step);
       addConstant(b, step.getLoc(), ("sinter_plan_" + phase.getValue()).str(),
-                  plan.getValue());
+                  bytes);
     }
   }
 };

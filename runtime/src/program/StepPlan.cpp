@@ -19,6 +19,7 @@ const char *bufferKindName(BufferKind kind) {
   case BufferKind::Metric: return "metric";
   case BufferKind::StateOut: return "state (new value)";
   case BufferKind::Output: return "output";
+  case BufferKind::Workspace: return "workspace";
   }
   return "buffer";
 }

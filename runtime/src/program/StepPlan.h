@@ -20,7 +20,10 @@
 
 namespace sinter::rt {
 
-enum class BufferKind { Input, Param, State, Loss, Metric, StateOut, Output };
+enum class BufferKind {
+  Input, Param, State, Loss, Metric, StateOut, Output,
+  Workspace ///< the step's arena of intermediate buffers (shape: bytes)
+};
 const char *bufferKindName(BufferKind kind);
 
 struct BufferSpec {

@@ -1,0 +1,52 @@
+// RUN: sinter-opt %s -sinter-plan-memory -split-input-file | FileCheck %s
+
+// Three intermediates in a chain: %a dies when %c is born, so %c reuses its
+// bytes; %b overlaps both. Allocations become views of a new last argument.
+// CHECK-LABEL: func.func @chain(
+// CHECK-SAME:    %[[ARENA:.*]]: memref<8192xi8> {sinter.workspace})
+// CHECK-SAME:    attributes {sinter.arena_bytes = 8192 : i64, sinter.phase = "eval", sinter.unplanned_bytes = 12288 : i64}
+// CHECK-NOT:   memref.alloc
+// CHECK:       %[[O1:.*]] = arith.constant 0 : index
+// CHECK-NEXT:  memref.view %[[ARENA]][%[[O1]]][] : memref<8192xi8> to memref<1024xf32>
+// CHECK:       %[[O2:.*]] = arith.constant 4096 : index
+// CHECK-NEXT:  memref.view %[[ARENA]][%[[O2]]][] : memref<8192xi8> to memref<1024xf32>
+// CHECK:       %[[O3:.*]] = arith.constant 0 : index
+// CHECK-NEXT:  memref.view %[[ARENA]][%[[O3]]][] : memref<8192xi8> to memref<1024xf32>
+// CHECK-NOT:   memref.dealloc
+func.func @chain(%x: memref<1024xf32>, %out: memref<1024xf32>) attributes {sinter.phase = "eval"} {
+  %a = memref.alloc() : memref<1024xf32>
+  linalg.copy ins(%x : memref<1024xf32>) outs(%a : memref<1024xf32>)
+  %b = memref.alloc() : memref<1024xf32>
+  linalg.copy ins(%a : memref<1024xf32>) outs(%b : memref<1024xf32>)
+  memref.dealloc %a : memref<1024xf32>
+  %c = memref.alloc() : memref<1024xf32>
+  linalg.copy ins(%b : memref<1024xf32>) outs(%c : memref<1024xf32>)
+  linalg.copy ins(%c : memref<1024xf32>) outs(%out : memref<1024xf32>)
+  return
+}
+
+// -----
+
+// A view keeps its buffer alive until the view's last use.
+// CHECK-LABEL: func.func @view
+// CHECK-SAME:    sinter.arena_bytes = 512 : i64
+func.func @view(%x: memref<4x16xf32>, %out: memref<64xf32>) attributes {sinter.phase = "eval"} {
+  %a = memref.alloc() : memref<4x16xf32>
+  linalg.copy ins(%x : memref<4x16xf32>) outs(%a : memref<4x16xf32>)
+  %flat = memref.collapse_shape %a [[0, 1]] : memref<4x16xf32> into memref<64xf32>
+  %b = memref.alloc() : memref<64xf32>
+  linalg.copy ins(%flat : memref<64xf32>) outs(%b : memref<64xf32>)
+  linalg.copy ins(%b : memref<64xf32>) outs(%out : memref<64xf32>)
+  return
+}
+
+// -----
+
+// Functions that are not steps are left alone.
+// CHECK-LABEL: func.func @helper(%{{.*}}: memref<4xf32>)
+// CHECK:       memref.alloc
+func.func @helper(%x: memref<4xf32>) {
+  %a = memref.alloc() : memref<4xf32>
+  linalg.copy ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
+  return
+}

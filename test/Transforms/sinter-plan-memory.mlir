@@ -3,7 +3,7 @@
 // Three intermediates in a chain: %a dies when %c is born, so %c reuses its
 // bytes; %b overlaps both. Allocations become views of a new last argument.
 // CHECK-LABEL: func.func @chain(
-// CHECK-SAME:    %[[ARENA:.*]]: memref<8192xi8> {sinter.workspace})
+// CHECK-SAME:    %[[ARENA:[a-z0-9]+]]: memref<8192xi8> {sinter.workspace})
 // CHECK-SAME:    attributes {sinter.arena_bytes = 8192 : i64, sinter.phase = "eval", sinter.unplanned_bytes = 12288 : i64}
 // CHECK-NOT:   memref.alloc
 // CHECK:       %[[O1:.*]] = arith.constant 0 : index

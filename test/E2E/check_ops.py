@@ -108,6 +108,7 @@ CASES = [
     ("where", "where(a > b, a, b * 2)", lambda i: np.where(i["a"] > i["b"], i["a"], i["b"] * 2)),
     ("cast_int", "cast(ids, FLOAT)", lambda i: i["ids"].astype(np.float64)),
     ("matmul", "a @ w", lambda i: i["a"] @ i["w"]),
+    ("matmul_transposed_weight", "a @ transpose(wt)", lambda i: i["a"] @ i["wt"].T),
     ("matmul_batched", "a @ transpose(b)", lambda i: i["a"] @ np.swapaxes(i["b"], -1, -2)),
     ("matmul_broadcast", "reshape(a, [B, 1, 3, 4]) @ reshape(transpose(b), [1, B, 4, 3])",
      lambda i: i["a"].reshape(B, 1, 3, 4) @ np.swapaxes(i["b"], -1, -2).reshape(1, B, 4, 3)),
@@ -167,7 +168,7 @@ INPUTS = {  # name: (dtype kind, per-sample shape, sampler)
     "y": ("I", (), lambda r, s: r.integers(0, 5, s)),
     "yt": ("I", (3,), lambda r, s: r.integers(-1, 4, s)),
 }
-PARAMS = {"w": (4, 5), "k": (6, 3, 3, 3), "table": (10, 4)}
+PARAMS = {"w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "table": (10, 4)}
 
 
 def model_source(dtype):

@@ -583,6 +583,12 @@ Results lower(Operation *op) {
                          }));
       })
       .Case([&](MatmulOp m) {
+        // x @ transpose(W) reads W in place: the library takes a transposed
+        // weight, so no copy of W is made each step.
+        auto t = m.getRhs().getDefiningOp<linalg::TransposeOp>();
+        if (t && t.getPermutation() == ArrayRef<int64_t>{1, 0})
+          return one(tb.matmulTransposedB(m.getLhs(), t.getInput(),
+                                          m.getType().getShape()));
         return one(tb.matmul(m.getLhs(), m.getRhs(), m.getType().getShape()));
       })
       .Case([&](ReshapeOp r) {

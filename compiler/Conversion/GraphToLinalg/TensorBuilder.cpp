@@ -300,6 +300,23 @@ Value TensorBuilder::matmul(Value a, Value bMat, ArrayRef<int64_t> shape) {
   return broadcastMatmul(a, bMat, shape);
 }
 
+Value TensorBuilder::matmulTransposedB(Value a, Value w,
+                                       ArrayRef<int64_t> shape) {
+  MLIRContext *ctx = b.getContext();
+  Value a2 = collapseLeading(*this, a, 1);
+  int64_t rows = typeOf(a2).getDimSize(0), n = typeOf(w).getDimSize(0);
+  Value init = filled({rows, n}, typeOf(a).getElementType(), 0.0);
+  AffineExpr m = getAffineDimExpr(0, ctx), nn = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {m, k}, ctx),
+                                 AffineMap::get(3, 0, {nn, k}, ctx),
+                                 AffineMap::get(3, 0, {m, nn}, ctx)};
+  auto matmul = linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
+                                         ValueRange{a2, w}, ValueRange{init});
+  matmul.setIndexingMapsAttr(b.getAffineMapArrayAttr(maps));
+  return reshape(matmul.getResult(0), shape);
+}
+
 Value TensorBuilder::broadcastMatmul(Value a, Value bMat,
                                      ArrayRef<int64_t> shape) {
   // Iteration space: (batch..., m, n, k); operands broadcast over the batch.

@@ -58,6 +58,9 @@ public:
   /// `a @ b` with NumPy batch broadcasting, into `shape`.
   mlir::Value matmul(mlir::Value a, mlir::Value bMat,
                      llvm::ArrayRef<int64_t> shape);
+  /// `a @ transpose(w)` for a 2-D `w` of shape [n, k], without the copy.
+  mlir::Value matmulTransposedB(mlir::Value a, mlir::Value w,
+                                llvm::ArrayRef<int64_t> shape);
   /// The same as one contraction over a broadcast batch (any batch shapes).
   mlir::Value broadcastMatmul(mlir::Value a, mlir::Value bMat,
                               llvm::ArrayRef<int64_t> shape);

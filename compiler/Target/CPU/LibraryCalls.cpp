@@ -69,21 +69,34 @@ private:
   OpBuilder b;
 };
 
-/// C[batch, m, n] = A[batch, m, k] @ B[batch or 1, k, n].
-void callMatmul(ModuleOp module, linalg::LinalgOp op, bool batched) {
+/// True for linalg.matmul's maps of C = A @ transpose(B).
+bool isTransposedB(linalg::MatmulOp op) {
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  SmallVector<AffineMap> want = {AffineMap::get(3, 0, {m, k}, ctx),
+                                 AffineMap::get(3, 0, {n, k}, ctx),
+                                 AffineMap::get(3, 0, {m, n}, ctx)};
+  return op.getIndexingMapsArray() == want;
+}
+
+/// C[batch, m, n] = A[batch, m, k] @ B[batch or 1, k, n], or with B stored as
+/// [n, k] when `transposedB`.
+void callMatmul(ModuleOp module, linalg::LinalgOp op, bool batched,
+                bool transposedB = false) {
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
   auto at = cast<MemRefType>(a.getType());
   auto bt = cast<MemRefType>(bm.getType());
   int64_t batch = batched ? at.getDimSize(0) : 1;
   int64_t m = at.getDimSize(at.getRank() - 2), k = at.getDimSize(at.getRank() - 1);
-  int64_t n = bt.getDimSize(bt.getRank() - 1);
+  int64_t n = bt.getDimSize(bt.getRank() - (transposedB ? 2 : 1));
   CallBuilder cb(module, op);
   Location loc = op.getLoc();
   cb.call(loc, "sinter_cpu_matmul_f32",
           {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
            cb.constant(loc, m), cb.constant(loc, n), cb.constant(loc, k),
-           cb.constant(loc, batched ? 0 : 1)});
+           cb.constant(loc, (batched ? 0 : 1) | (transposedB ? 2 : 0))});
   op->erase();
 }
 
@@ -122,9 +135,10 @@ struct CPULibraryCalls : public impl::CPULibraryCallsBase<CPULibraryCalls> {
     for (Operation *op : ops) {
       // Only the plain forms: no transposed or broadcast indexing maps.
       if (auto mm = dyn_cast<linalg::MatmulOp>(op)) {
-        if (mm.hasUserDefinedMaps())
+        bool transposed = mm.hasUserDefinedMaps() && isTransposedB(mm);
+        if (mm.hasUserDefinedMaps() && !transposed)
           continue;
-        callMatmul(module, mm, /*batched=*/false);
+        callMatmul(module, mm, /*batched=*/false, transposed);
       } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
         if (bmm.hasUserDefinedMaps())
           continue;

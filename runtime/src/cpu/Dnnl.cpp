@@ -12,6 +12,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <array>
+#include <utility>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -57,15 +58,24 @@ using Key = std::array<int64_t, 16>;
 std::mutex cacheMutex;
 std::map<std::pair<int, Key>, Kernel> cache;
 
+/// A dense row-major f32 array; with `swapLast`, the last two dimensions
+/// are stored swapped (a transposed matrix read in place).
 dnnl_memory_desc_t describe(int ndims, const dnnl_dims_t dims,
-                            const std::string &what) {
+                            const std::string &what, bool swapLast = false) {
   dnnl_memory_desc_t md;
   dnnl_dims_t strides;
+  dnnl_dims_t stored;
+  for (int i = 0; i < ndims; ++i)
+    stored[i] = dims[i];
+  if (swapLast)
+    std::swap(stored[ndims - 1], stored[ndims - 2]);
   int64_t stride = 1;
   for (int i = ndims - 1; i >= 0; --i) {
     strides[i] = stride;
-    stride *= dims[i];
+    stride *= stored[i];
   }
+  if (swapLast)
+    std::swap(strides[ndims - 1], strides[ndims - 2]);
   check(dnnl_memory_desc_init_by_strides(&md, ndims, dims, dnnl_f32, strides),
         "dnnl_memory_desc_init_by_strides", what);
   return md;
@@ -105,8 +115,9 @@ void run(Kernel &k, std::array<void *, 3> data, const std::string &what) {
 
 extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                                       int64_t batch, int64_t m, int64_t n,
-                                      int64_t k, int64_t sharedB) {
-  Key key{batch, m, n, k, sharedB};
+                                      int64_t k, int64_t flags) {
+  bool sharedB = flags & 1, transposedB = flags & 2;
+  Key key{batch, m, n, k, flags};
   std::string what = "matmul [" + std::to_string(batch) + " x " +
                      std::to_string(m) + " x " + std::to_string(k) + "] @ [" +
                      std::to_string(k) + " x " + std::to_string(n) + "]";
@@ -117,7 +128,8 @@ extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
     if (it == cache.end()) {
       dnnl_dims_t ad = {batch, m, k}, bd = {sharedB ? 1 : batch, k, n},
                   cd = {batch, m, n};
-      dnnl_memory_desc_t amd = describe(3, ad, what), bmd = describe(3, bd, what),
+      dnnl_memory_desc_t amd = describe(3, ad, what),
+                         bmd = describe(3, bd, what, transposedB),
                          cmd = describe(3, cd, what);
       dnnl_matmul_desc_t desc;
       check(dnnl_matmul_desc_init(&desc, &amd, &bmd, nullptr, &cmd),

@@ -47,11 +47,11 @@ extern const int64_t sinter_config_dir_size;
 
 /* Library kernels generated code calls (libsinter_rt, through oneDNN).
  * Dense row-major f32 arrays.
- * c[batch, m, n] = a[batch, m, k] @ b[batch or 1, k, n]; b is shared by
- * every batch when `shared_b` is nonzero. */
+ * c[batch, m, n] = a[batch, m, k] @ b[batch or 1, k, n]. Flags: bit 0, b is
+ * shared by every batch; bit 1, b is stored transposed, as [n, k]. */
 void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                            int64_t batch, int64_t m, int64_t n, int64_t k,
-                           int64_t shared_b);
+                           int64_t flags);
 /* y[n, o, oh, ow] = conv(x[n, c, h, w], w[o, c, kh, kw]) with strides
  * (sh, sw) and dilations (dh, dw); the input is already padded. */
 void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y, int64_t n,

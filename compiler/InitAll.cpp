@@ -34,6 +34,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -52,7 +53,7 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::linalg::LinalgDialect, mlir::LLVM::LLVMDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
                   mlir::omp::OpenMPDialect, mlir::scf::SCFDialect,
-                  mlir::tensor::TensorDialect>();
+                  mlir::tensor::TensorDialect, mlir::vector::VectorDialect>();
   // What one-shot bufferization and the conversion to LLVM need to know
   // about the upstream dialects.
   mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);

@@ -31,6 +31,7 @@ void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
 
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(cpu::createCPURecordPlan());
+  pm.addPass(cpu::createCPUMathApproximations());
   mlir::bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -27,6 +27,19 @@ def CPULibraryCalls : Pass<"sinter-cpu-library-calls", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
+def CPUMathApproximations
+    : Pass<"sinter-cpu-math-approximations", "mlir::ModuleOp"> {
+  let summary = "Polynomial f32 exp, log, tanh, erf, ... that vectorize";
+  let description = [{
+    libm's scalar calls keep loops from vectorizing and dominated the time of
+    transformer blocks (softmax, GELU). f32 `math` ops become MLIR's
+    polynomial approximations, accurate to a few ulp; f64 ops keep libm,
+    whose accuracy the f64 checks rely on.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def CPULowerCopies : Pass<"sinter-cpu-lower-copies", "mlir::ModuleOp"> {
   let summary = "Turns memref.copy into linalg.copy";
   let description = [{

@@ -54,6 +54,12 @@ int fail(const std::string &message) {
   return 1;
 }
 
+/// The config loader's messages are complete: `FILE:LINE:COL: error: ...`.
+int failConfig(const std::string &message) {
+  std::fprintf(stderr, "%s\n", message.c_str());
+  return 1;
+}
+
 bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -116,16 +122,16 @@ int main(int argc, char **argv) {
       std::string(sinter_config, size_t(sinter_config_size)),
       "<compiled-in config>", error);
   if (!cfg)
-    return fail(error);
+    return failConfig(error);
   if (!opts.configFile.empty()) {
     if (!config::mergeConfigFile(*cfg, opts.configFile, error))
-      return fail(error);
+      return failConfig(error);
     std::string dir = opts.configFile;
     size_t slash = dir.find_last_of('/');
     baseDir = slash == std::string::npos ? "." : dir.substr(0, slash);
   }
   if (!config::applyOverrides(*cfg, opts.sets, error))
-    return fail(error);
+    return failConfig(error);
 
   if (!opts.eval)
     return fail("this program has no training step yet; run it with --eval");

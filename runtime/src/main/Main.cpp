@@ -158,7 +158,8 @@ int main(int argc, char **argv) {
   if (!batches.ok())
     return fail(batches.message());
   Expected<EvalResult> result =
-      evaluate(*plan, *buffers, sinter_step_eval, **batches,
+      evaluate(*plan, *buffers, sinter_step_eval,
+               std::shared_ptr<const BatchSource>(batches.take()),
                uint64_t(cfg->eval().batches()), isatty(2));
   if (!result.ok())
     return fail(result.message());

@@ -2,6 +2,7 @@
 
 #include "program/Evaluator.h"
 
+#include "data/Prefetcher.h"
 #include "program/Convert.h"
 
 #include <chrono>
@@ -30,13 +31,14 @@ static void drawProgress(uint64_t done, uint64_t total) {
 }
 
 Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
-                              StepFn step, const BatchSource &source,
+                              StepFn step,
+                              std::shared_ptr<const BatchSource> source,
                               uint64_t batches, bool progress) {
   uint64_t b = plan.microBatch();
-  uint64_t available = b ? source.numSamples() / b : 0;
+  uint64_t available = b ? source->numSamples() / b : 0;
   if (available == 0)
     return Status::error("the eval data holds " +
-                         std::to_string(source.numSamples()) +
+                         std::to_string(source->numSamples()) +
                          " samples, fewer than one micro-batch of " +
                          std::to_string(b));
   if (batches == 0 || batches > available)
@@ -54,15 +56,27 @@ Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
     t.bytes.reserve(spec.byteSize * batches);
     result.outputs.push_back(std::move(t));
   }
-  std::vector<uint64_t> ids(b);
-  std::vector<HostTensor> tensors;
+  // Evaluation reads the data in order, one micro-batch per step.
+  SamplerOptions order;
+  order.numSamples = source->numSamples();
+  order.globalBatch = order.microBatch = b;
+  order.shuffle = false;
+  Expected<Sampler> sampler = Sampler::create(order);
+  if (!sampler.ok())
+    return sampler.status();
+  PrefetcherOptions ahead;
+  ahead.numSteps = batches;
+  auto prefetcher = Prefetcher::start(sampler.take(), source, ahead);
+  if (!prefetcher.ok())
+    return prefetcher.status();
   double lossSum = 0;
   std::vector<double> metricSums;
   auto start = std::chrono::steady_clock::now();
   for (uint64_t j = 0; j < batches; ++j) {
-    for (uint64_t i = 0; i < b; ++i)
-      ids[i] = j * b + i;
-    SINTER_RT_RETURN_IF_ERROR(source.gather(ids, tensors));
+    Expected<MicroBatch> batch = (*prefetcher)->next();
+    if (!batch.ok())
+      return batch.status();
+    const std::vector<HostTensor> &tensors = batch->tensors;
     for (size_t k = 0; k < plan.buffers.size(); ++k) {
       const BufferSpec &spec = plan.buffers[k];
       if (spec.kind != BufferKind::Input)

@@ -3,6 +3,8 @@
 #define SINTER_RT_PROGRAM_EVALUATOR_H
 
 #include "data/BatchSource.h"
+
+#include <memory>
 #include "program/StepPlan.h"
 
 #include <map>
@@ -24,10 +26,12 @@ struct EvalResult {
 
 /// Feeds `batches` consecutive micro-batches of `source` (0: every full
 /// micro-batch) through `step` and averages the loss and the metrics over
-/// them. The incomplete last micro-batch is not evaluated: the step's shapes
-/// are fixed, and padding would bias a mean.
+/// them. A prefetch thread gathers the next batches while the step runs. The
+/// incomplete last micro-batch is not evaluated: the step's shapes are fixed,
+/// and padding would bias a mean.
 Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
-                              StepFn step, const BatchSource &source,
+                              StepFn step,
+                              std::shared_ptr<const BatchSource> source,
                               uint64_t batches, bool progress);
 
 } // namespace sinter::rt

@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
-# The main job: sets up, builds, and compiles the examples, printing each
-# model's parameter table and the size of its graph.
+# The main job, as far as Sinter goes today: set up, build, compile the
+# examples into programs, and evaluate the MLP at initialisation on the 8x8
+# digits (scikit-learn's, converted to .npy). Training comes next.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 sinterc=build/bin/sinterc
-for example in mlp/mlp.pbtxt resnet/resnet.pbtxt gpt/gpt_tiny.pbtxt gpt/gpt124m.pbtxt; do
-  echo "== examples/$example"
-  "$sinterc" --config "examples/$example" --list-params
-  ops=$("$sinterc" --config "examples/$example" --emit=graph | grep -c ' = graph\.' || true)
-  echo "graph ops (train and eval phases): $ops"
+mkdir -p build/examples
+
+echo "== examples/mlp: 8x8 digits"
+.venv/bin/python3 examples/mlp/make_digits.py
+"$sinterc" --config examples/mlp/mlp.pbtxt --list-params
+"$sinterc" --config examples/mlp/mlp.pbtxt -o build/examples/mlp
+build/examples/mlp --eval
+
+for example in resnet/resnet gpt/gpt_tiny gpt/gpt124m; do
   echo
+  echo "== examples/$example.pbtxt"
+  "$sinterc" --config "examples/$example.pbtxt" --list-params | tail -n 3
 done
+"$sinterc" --config examples/resnet/resnet.pbtxt -o build/examples/resnet
+"$sinterc" --config examples/gpt/gpt_tiny.pbtxt -o build/examples/gpt_tiny
+echo
+echo "programs: build/examples/{mlp,resnet,gpt_tiny} (run one with --help)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, as far as Sinter goes today: set up, build, compile the
-# examples into programs, and evaluate the MLP at initialisation on the 8x8
-# digits (scikit-learn's, converted to .npy). Training comes next.
+# examples into programs and evaluate them at initialisation: the MLP on the
+# 8x8 digits (scikit-learn's, converted to .npy), resnet and gpt_tiny on
+# synthetic data. Training comes next.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -20,7 +21,11 @@ for example in resnet/resnet gpt/gpt_tiny gpt/gpt124m; do
   echo "== examples/$example.pbtxt"
   "$sinterc" --config "examples/$example.pbtxt" --list-params | tail -n 3
 done
+echo
+echo "== resnet and gpt_tiny on synthetic data"
 "$sinterc" --config examples/resnet/resnet.pbtxt -o build/examples/resnet
+build/examples/resnet --eval --set eval.batches=2
 "$sinterc" --config examples/gpt/gpt_tiny.pbtxt -o build/examples/gpt_tiny
+build/examples/gpt_tiny --eval --set eval.batches=20
 echo
 echo "programs: build/examples/{mlp,resnet,gpt_tiny} (run one with --help)"

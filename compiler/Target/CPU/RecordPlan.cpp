@@ -58,6 +58,9 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr attrs,
       for (double a : args.asArrayRef())
         buffer.add_init_args(a);
   }
+  if (auto bound = attrs ? attrs.getAs<IntegerAttr>("sinter.value_bound")
+                         : IntegerAttr())
+    buffer.set_value_bound(bound.getInt());
   if (!buffer.has_name())
     return emitError(loc) << "a step's argument or result has no sinter name";
   return success();

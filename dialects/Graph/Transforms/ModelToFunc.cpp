@@ -24,11 +24,38 @@ using namespace mlir;
 namespace sinter::graph {
 namespace {
 
+/// The exclusive upper bound on an integer input's values that its uses
+/// imply (a class index, a token id), or 0 when none does.
+int64_t valueBound(InputOp input) {
+  int64_t bound = 0;
+  auto tighten = [&](int64_t b) { bound = bound ? std::min(bound, b) : b; };
+  auto lastDim = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape().back();
+  };
+  for (OpOperand &use : input.getResult().getUses()) {
+    Operation *user = use.getOwner();
+    if (auto e = dyn_cast<EmbeddingOp>(user); e && use.get() == e.getIds())
+      tighten(e.getTable().getType().getDimSize(0));
+    else if (auto c = dyn_cast<CrossEntropyOp>(user); c && use.get() == c.getTarget())
+      tighten(lastDim(c.getLogits()));
+    else if (auto n = dyn_cast<NllLossOp>(user); n && use.get() == n.getTarget())
+      tighten(lastDim(n.getLogp()));
+    else if (auto a = dyn_cast<AccuracyOp>(user); a && use.get() == a.getTarget())
+      tighten(lastDim(a.getLogits()));
+    else if (auto o = dyn_cast<OneHotOp>(user))
+      tighten(o.getNumClasses());
+  }
+  return bound > 0 ? bound : 0;
+}
+
 /// The argument attributes of one input, param or state.
 DictionaryAttr argumentAttrs(Operation *op, Builder &b) {
   SmallVector<NamedAttribute> attrs;
   if (auto input = dyn_cast<InputOp>(op)) {
     attrs.push_back(b.getNamedAttr("sinter.input", input.getNameAttr()));
+    if (int64_t bound = valueBound(input))
+      attrs.push_back(
+          b.getNamedAttr("sinter.value_bound", b.getI64IntegerAttr(bound)));
   } else if (auto param = dyn_cast<ParamOp>(op)) {
     attrs.push_back(b.getNamedAttr("sinter.param", param.getNameAttr()));
     attrs.push_back(b.getNamedAttr("sinter.init", param.getInitAttr()));

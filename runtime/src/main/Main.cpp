@@ -154,7 +154,8 @@ int main(int argc, char **argv) {
   const config::TrainConfig::DataSource &source =
       data.has_eval() ? data.eval() : data.train();
   auto batches = openDataSource(source, baseDir, *plan,
-                                data.has_eval() ? "data.eval" : "data.train");
+                                data.has_eval() ? "data.eval" : "data.train",
+                                cfg->seed());
   if (!batches.ok())
     return fail(batches.message());
   Expected<EvalResult> result =

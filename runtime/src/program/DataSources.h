@@ -11,10 +11,12 @@ namespace sinter::rt {
 /// Opens the `.npy` arrays or token file a DataSource names, with relative
 /// paths taken from `baseDir`, and checks them against the step's inputs:
 /// every input fed, every per-sample shape equal to the input's.
+/// `synthetic {}` (or an empty source) gives deterministic samples from
+/// `seed` (program/Synthetic.h).
 Expected<std::unique_ptr<BatchSource>>
 openDataSource(const config::TrainConfig::DataSource &source,
                const std::string &baseDir, const StepPlan &plan,
-               const std::string &what);
+               const std::string &what, uint64_t seed);
 
 } // namespace sinter::rt
 

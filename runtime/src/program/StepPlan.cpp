@@ -58,6 +58,7 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
     }
     spec.init = b.init();
     spec.initArgs.assign(b.init_args().begin(), b.init_args().end());
+    spec.valueBound = b.value_bound() > 0 ? uint64_t(b.value_bound()) : 0;
     std::optional<uint64_t> bytesNeeded =
         numBytes(spec.shape, dtypeSize(spec.dtype));
     if (!bytesNeeded)

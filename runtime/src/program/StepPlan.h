@@ -33,6 +33,7 @@ struct BufferSpec {
   Shape shape;
   std::string init; ///< params and states
   std::vector<double> initArgs;
+  uint64_t valueBound = 0; ///< integer inputs: values in [0, bound); 0 unknown
   uint64_t byteSize = 0;
 };
 

@@ -128,6 +128,8 @@ private:
   std::vector<std::string> visibleNames() const;
   SourceStack stackAt(Loc loc) const;
   bool step(Loc loc);
+  /// Records an input, metric or output name; false (reported) when taken.
+  bool claimName(const std::string &kind, const std::string &name, Loc loc);
 
   const SourceSet &files_;
   const SemaOptions &options_;
@@ -145,6 +147,7 @@ private:
   std::map<std::string, size_t> paramIndex_;
   std::unordered_map<int, int64_t> bounds_;
   std::map<std::string, Loc> stateUpdated_;
+  std::map<std::string, std::map<std::string, Loc>> claimed_;
   bool sawLoss_ = false;
   uint64_t steps_ = 0;
 };

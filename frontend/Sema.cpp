@@ -80,6 +80,16 @@ void Elaborator::warn(Loc loc, const std::string &message) {
     diags_.warning(loc, message);
 }
 
+bool Elaborator::claimName(const std::string &kind, const std::string &name,
+                           Loc loc) {
+  auto [it, inserted] = claimed_[kind].emplace(name, loc);
+  if (inserted)
+    return true;
+  fail(loc, kind + " '" + name + "' is defined twice");
+  diags_.note(it->second, "the first '" + name + "' is here");
+  return false;
+}
+
 bool Elaborator::step(Loc loc) {
   if (++steps_ <= kMaxSteps)
     return true;
@@ -514,12 +524,8 @@ bool Elaborator::execStmt(const Stmt &stmt) {
                                 v.describe());
       return false;
     }
-    for (const Node &n : graph_.nodes)
-      if (n.op == "output" && std::get<std::string>(n.attrs[0].second) ==
-                                  s->name) {
-        fail(s->loc(), "output '" + s->name + "' is defined twice");
-        return false;
-      }
+    if (!claimName("output", s->name, s->loc()))
+      return false;
     emit("output", s->loc(), {v}, {{"name", s->name}}, {});
     return !diags_.hadError();
   }
@@ -535,12 +541,8 @@ bool Elaborator::execStmt(const Stmt &stmt) {
                                                        : v.describe()));
       return false;
     }
-    for (const Node &n : graph_.nodes)
-      if (n.op == "metric" && std::get<std::string>(n.attrs[0].second) ==
-                                  s->name) {
-        fail(s->loc(), "metric '" + s->name + "' is defined twice");
-        return false;
-      }
+    if (!claimName("metric", s->name, s->loc()))
+      return false;
     emit("metric", s->loc(), {v}, {{"name", s->name}}, {});
     return !diags_.hadError();
   }
@@ -597,12 +599,8 @@ bool Elaborator::execInput(const InputStmt &stmt) {
                             "' must be B, the micro-batch size");
     return false;
   }
-  for (const Node &n : graph_.nodes)
-    if (n.op == "input" && std::get<std::string>(n.attrs[0].second) ==
-                               stmt.name) {
-      fail(stmt.loc(), "input '" + stmt.name + "' is declared twice");
-      return false;
-    }
+  if (!claimName("input", stmt.name, stmt.loc()))
+    return false;
   Value v = emit1("input", stmt.loc(), {}, {{"name", stmt.name}}, *type);
   frames_.back().vars[stmt.name] = v;
   return !v.isError();

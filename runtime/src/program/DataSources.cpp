@@ -12,13 +12,6 @@ static std::string resolve(const std::string &baseDir, const std::string &path) 
   return baseDir + (baseDir.back() == '/' ? "" : "/") + path;
 }
 
-static std::string shapeText(const Shape &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// The size of a synthetic data set: enough batches for any benchmark.
 static constexpr uint64_t kSyntheticSamples = 1 << 16;
 
@@ -75,8 +68,8 @@ openDataSource(const config::TrainConfig::DataSource &source,
     Shape sample(b.shape.begin() + 1, b.shape.end());
     if (fed->sampleShape != sample)
       return Status::error(what + ": samples of input '" + b.name + "' are " +
-                           shapeText(fed->sampleShape) + " but the model "
-                           "declares " + shapeText(sample) +
+                           formatShape(fed->sampleShape) + " but the model "
+                           "declares " + formatShape(sample) +
                            " (after the batch dimension)");
   }
   return batches;

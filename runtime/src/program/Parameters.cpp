@@ -14,13 +14,6 @@ static bool isParameter(const BufferSpec &b) {
   return b.kind == BufferKind::Param || b.kind == BufferKind::State;
 }
 
-static std::string shapeText(const Shape &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 Status initialiseParameters(const StepPlan &plan, BufferSet &buffers,
                             uint64_t seed) {
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -54,12 +47,12 @@ Status loadParameters(const StepPlan &plan, BufferSet &buffers,
     if (!e)
       return Status::error(path + ": has no tensor '" + b.name + "' (a " +
                            bufferKindName(b.kind) + " of the model, " +
-                           dtypeName(b.dtype) + shapeText(b.shape) + ")");
+                           dtypeName(b.dtype) + formatShape(b.shape) + ")");
     if (e->dtype != b.dtype || e->shape != b.shape)
       return Status::error(path + ": tensor '" + b.name + "' is " +
-                           dtypeName(e->dtype) + shapeText(e->shape) +
+                           dtypeName(e->dtype) + formatShape(e->shape) +
                            " but the model's " + bufferKindName(b.kind) +
-                           " is " + dtypeName(b.dtype) + shapeText(b.shape));
+                           " is " + dtypeName(b.dtype) + formatShape(b.shape));
     std::memcpy(buffers.data(i), file->data(*e), b.byteSize);
   }
   for (const SafetensorsEntry &e : file->tensors())

@@ -19,6 +19,7 @@
 namespace sinter {
 
 void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(graph::createGraphAutodiff());
   pm.addPass(graph::createGraphModelToFunc());
   pm.addPass(createConvertGraphToLinalg());
   pm.addPass(mlir::createCanonicalizerPass());

@@ -7,7 +7,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace sinter {
 #define GEN_PASS_DEF_PLANMEMORY
@@ -38,10 +37,11 @@ int64_t lastUse(Value root, Block &entry,
         deallocs.push_back(user);
         continue;
       }
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-        if (view.getViewSource() == v)
-          for (Value r : user->getResults())
-            worklist.push_back(r);
+      // A buffer result of a user may alias the buffer: a view, or a loop
+      // that carries it (scf.for iter_args). Follow them all.
+      for (Value r : user->getResults())
+        if (isa<BaseMemRefType>(r.getType()))
+          worklist.push_back(r);
       Operation *top = entry.findAncestorOpInBlock(*user);
       if (top)
         last = std::max(last, position.lookup(top));

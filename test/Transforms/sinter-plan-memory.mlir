@@ -50,3 +50,24 @@ func.func @helper(%x: memref<4xf32>) {
   linalg.copy ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
   return
 }
+
+// -----
+
+// A loop that carries a buffer keeps it alive until the loop's result dies:
+// %b must not reuse %a's bytes while the loop result is read.
+// CHECK-LABEL: func.func @loop_carried
+// CHECK-SAME:    sinter.arena_bytes = 128 : i64
+func.func @loop_carried(%x: memref<16xf32>, %out: memref<16xf32>) attributes {sinter.phase = "eval"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%x : memref<16xf32>) outs(%a : memref<16xf32>)
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %a) -> (memref<16xf32>) {
+    scf.yield %acc : memref<16xf32>
+  }
+  %b = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%x : memref<16xf32>) outs(%b : memref<16xf32>)
+  linalg.add ins(%r, %b : memref<16xf32>, memref<16xf32>) outs(%out : memref<16xf32>)
+  return
+}

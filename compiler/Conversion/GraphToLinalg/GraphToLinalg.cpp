@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -287,6 +288,45 @@ Results lowerEmbedding(TensorBuilder &tb, EmbeddingOp op) {
                           return tensor::ExtractOp::create(
                               b, l, table, ValueRange{row, idx.back()});
                         }));
+}
+
+/// Scatter-add of rows: a loop over positions, each adding its gradient
+/// row into the row of its id (ids outside the table are clamped, as in the
+/// forward gather).
+Results lowerEmbeddingGrad(TensorBuilder &tb, EmbeddingGradOp op) {
+  OpBuilder &b = tb.builder();
+  Location loc = tb.location();
+  RankedTensorType out = op.getType();
+  int64_t rows = out.getDimSize(0), width = out.getDimSize(1);
+  Value ids = op.getIds(), grad = op.getGrad();
+  int64_t n = typeOf(ids).getNumElements();
+  Value flatIds = tb.reshape(ids, {n});
+  Value flatGrad = tb.reshape(grad, {n, width});
+  Value init = tb.filled(out.getShape(), out.getElementType(), 0.0);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value unit = arith::ConstantIndexOp::create(b, loc, 1);
+  Value count = arith::ConstantIndexOp::create(b, loc, n);
+  Value widthV = arith::ConstantIndexOp::create(b, loc, width);
+  auto positions = scf::ForOp::create(
+      b, loc, zero, count, unit, ValueRange{init},
+      [&](OpBuilder &lb, Location l, Value p, ValueRange acc) {
+        Value id = tensor::ExtractOp::create(lb, l, flatIds, ValueRange{p});
+        Value row = clampedIndex(lb, l, id, rows);
+        auto columns = scf::ForOp::create(
+            lb, l, zero, widthV, unit, acc,
+            [&](OpBuilder &cb, Location cl, Value d, ValueRange inner) {
+              Value g = tensor::ExtractOp::create(cb, cl, flatGrad,
+                                                  ValueRange{p, d});
+              Value old = tensor::ExtractOp::create(cb, cl, inner[0],
+                                                    ValueRange{row, d});
+              Value sum = scalar::add(cb, cl, old, g);
+              Value next = tensor::InsertOp::create(cb, cl, sum, inner[0],
+                                                    ValueRange{row, d});
+              scf::YieldOp::create(cb, cl, next);
+            });
+        scf::YieldOp::create(lb, l, columns.getResults());
+      });
+  return one(positions.getResult(0));
 }
 
 Results lowerOneHot(TensorBuilder &tb, OneHotOp op) {
@@ -636,6 +676,7 @@ Results lower(Operation *op) {
         return lowerStats(tb, s.getInput(), {last}, true);
       })
       .Case([&](EmbeddingOp e) { return lowerEmbedding(tb, e); })
+      .Case([&](EmbeddingGradOp e) { return lowerEmbeddingGrad(tb, e); })
       .Case([&](AttentionOp a) { return lowerAttention(tb, a); })
       .Case([&](CrossEntropyOp c) {
         return lowerCrossEntropy(tb, c.getLogits(), c.getTarget(),

@@ -43,7 +43,8 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr attrs,
   static const std::pair<const char *, plan::BufferKind> kinds[] = {
       {"sinter.input", plan::INPUT},   {"sinter.param", plan::PARAM},
       {"sinter.loss", plan::LOSS},     {"sinter.metric", plan::METRIC},
-      {"sinter.output", plan::OUTPUT}};
+      {"sinter.output", plan::OUTPUT},
+      {"sinter.gradient", plan::GRADIENT}};
   for (const auto &[attr, kind] : kinds) {
     if (auto name = attrs ? attrs.getAs<StringAttr>(attr) : StringAttr()) {
       buffer.set_name(name.str());

@@ -75,6 +75,12 @@ static cl::opt<bool> listParams("list-params",
                                 cl::desc("Print every param and state with its "
                                          "shape, and the trainable total"),
                                 cl::cat(category));
+static cl::opt<bool> withGradients(
+    "with-gradients",
+    cl::desc("Also compile the train phase's forward and backward pass, whose "
+             "step returns the loss and every parameter's gradient (for "
+             "PROGRAM --gradients); until the training step exists"),
+    cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
@@ -263,8 +269,9 @@ int run() {
     return 0;
   }
 
-  // Code generation covers the evaluation step for now: the train step
-  // comes with autodiff.
+  // Code generation covers the evaluation step, and with --with-gradients
+  // the train phase's forward and backward pass; the train step (optimizer,
+  // accumulation) comes next.
   bool codegen = emitStage != Emit::Graph && !listParams;
   std::vector<sinter::ModelGraph> phases;
   for (bool training : {true, false}) {
@@ -272,7 +279,7 @@ int run() {
         sinter::elaborate(files, model, training, options, diags);
     if (!graph)
       return 1;
-    if (!(codegen && training))
+    if (!(codegen && training && !withGradients))
       phases.push_back(std::move(*graph));
   }
 

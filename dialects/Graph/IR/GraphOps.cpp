@@ -401,6 +401,26 @@ LogicalResult ConstantOp::verify() {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
 
+LogicalResult EmbeddingGradOp::verify() {
+  ArrayRef<int64_t> ids = getIds().getType().getShape(),
+                    grad = getGrad().getType().getShape(),
+                    out = getType().getShape();
+  if (grad.size() != ids.size() + 1 || out.size() != 2 ||
+      !shape::sameShape(toShape(getIds().getType()),
+                        toShape(RankedTensorType::get(grad.drop_back(),
+                                                      getType().getElementType())))
+           .ok() ||
+      (!ShapedType::isDynamic(out[1]) && !ShapedType::isDynamic(grad.back()) &&
+       out[1] != grad.back()))
+    return emitOpError() << "expects grad of shape ids.shape + [D] and a "
+                            "result [rows, D], got ids "
+                         << getIds().getType() << ", grad "
+                         << getGrad().getType() << ", result " << getType();
+  if (getGrad().getType().getElementType() != getType().getElementType())
+    return emitOpError() << "result element type must be the grad's";
+  return success();
+}
+
 LogicalResult SymbolicSizeOp::verify() {
   if (getSymbols().empty())
     return emitOpError() << "needs at least one shape symbol; a known size is "
@@ -683,6 +703,8 @@ LogicalResult AccuracyOp::inferReturnTypes(MLIRContext *context,
 }
 
 } // namespace sinter::graph
+
+#include "dialects/Graph/IR/GraphInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/Graph/IR/GraphOps.cpp.inc"

@@ -67,6 +67,8 @@ public:
 
 } // namespace sinter::graph
 
+#include "dialects/Graph/IR/GraphInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/Graph/IR/GraphOps.h.inc"
 

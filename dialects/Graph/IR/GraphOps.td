@@ -10,6 +10,7 @@
 #define SINTER_GRAPH_OPS_TD
 
 include "dialects/Graph/IR/GraphDialect.td"
+include "dialects/Graph/IR/GraphInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -269,6 +270,41 @@ def Graph_OutputOp : Graph_Op<"output", [HasParent<"ModelOp">]> {
   let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
 }
 
+def Graph_GradientOp : Graph_Op<"gradient", [HasParent<"ModelOp">]> {
+  let summary = "The gradient of the loss with respect to a parameter";
+  let description = [{
+    Made by `graph-autodiff`: `value` is d(loss)/d(param `name`), of the
+    parameter's type. The training step consumes it (optimizer updates); a
+    program can also write it out (`--gradients`).
+
+    Example: `graph.gradient "fc1.weight", %g : tensor<256x64xf32>`
+  }];
+  let arguments = (ins StrAttr:$name, Graph_FloatTensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+}
+
+def Graph_EmbeddingGradOp : Graph_Op<"embedding_grad", [Pure]> {
+  let summary = "The gradient of an embedding table: rows summed by id";
+  let description = [{
+    `out[v, :] = sum over positions p with ids[p] == v of grad[p, :]`: the
+    vector-Jacobian product of `graph.embedding` for its table. `ids` has
+    shape `S`, `grad` shape `S + [D]`, the result `[rows, D]` with `grad`'s
+    element type; `rows` is the table's row count (the result's first
+    dimension).
+
+    Example:
+    ```mlir
+    %g = graph.embedding_grad %ids, %dy
+        : (tensor<8x32xi32>, tensor<8x32x64xf32>) -> tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_IntTensor:$ids, Graph_FloatTensor:$grad);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$ids `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_ConstantOp : Graph_Op<"constant", [
     ConstantLike, Pure, InferTypeOpAdaptor]> {
   let summary = "A constant tensor";
@@ -289,7 +325,7 @@ def Graph_ConstantOp : Graph_Op<"constant", [
 //===----------------------------------------------------------------------===//
 
 class Graph_BinaryOp<string mnemonic, Type operandType, string what>
-    : Graph_InferOp<mnemonic, [Pure]> {
+    : Graph_InferOp<mnemonic, [Pure, Graph_Differentiable]> {
   let summary = "Elementwise " # what # " with broadcasting";
   let description = [{
     Elementwise }] # what # [{ of `lhs` and `rhs` with NumPy broadcasting.
@@ -340,7 +376,7 @@ def Graph_CompareOp : Graph_InferOp<"compare", [Pure]> {
   let results = (outs Graph_BoolTensor:$result);
 }
 
-def Graph_WhereOp : Graph_InferOp<"where", [Pure]> {
+def Graph_WhereOp : Graph_InferOp<"where", [Pure, Graph_Differentiable]> {
   let summary = "Elementwise selection with broadcasting";
   let description = [{
     `lhs` where `cond` holds, `rhs` elsewhere. `cond` is `i1`; `lhs` and
@@ -359,7 +395,7 @@ def Graph_WhereOp : Graph_InferOp<"where", [Pure]> {
 }
 
 class Graph_UnaryOp<string mnemonic, Type operandType, string what>
-    : Graph_InferOp<mnemonic, [Pure]> {
+    : Graph_InferOp<mnemonic, [Pure, Graph_Differentiable]> {
   let summary = "Elementwise " # what;
   let description = [{
     Elementwise }] # what # [{. The result has the operand's type. The
@@ -405,7 +441,7 @@ def Graph_GeluOp : Graph_UnaryOp<"gelu", Graph_FloatTensor,
                        Graph_ApproximateAttr:$approximate);
 }
 
-def Graph_CastOp : Graph_Op<"cast", [Pure]> {
+def Graph_CastOp : Graph_Op<"cast", [Pure, Graph_Differentiable]> {
   let summary = "Element type conversion";
   let description = [{
     Converts every element to the result's element type (any of the
@@ -425,7 +461,7 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
 // Linear algebra and shape
 //===----------------------------------------------------------------------===//
 
-def Graph_MatmulOp : Graph_InferOp<"matmul", [Pure]> {
+def Graph_MatmulOp : Graph_InferOp<"matmul", [Pure, Graph_Differentiable]> {
   let summary = "Matrix multiplication with broadcast batch dimensions";
   let description = [{
     `lhs @ rhs`: operands of rank 2 or more with one floating-point element
@@ -442,7 +478,7 @@ def Graph_MatmulOp : Graph_InferOp<"matmul", [Pure]> {
   let results = (outs Graph_FloatTensor:$result);
 }
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_Differentiable]> {
   let summary = "Reinterprets a tensor with another shape";
   let description = [{
     The operand's elements, in row-major order, with the result's shape. The
@@ -458,7 +494,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_TransposeOp : Graph_InferOp<"transpose", [Pure]> {
+def Graph_TransposeOp : Graph_InferOp<"transpose", [Pure, Graph_Differentiable]> {
   let summary = "Permutes the dimensions of a tensor";
   let description = [{
     Result dimension `i` is operand dimension `permutation[i]`.
@@ -475,7 +511,7 @@ def Graph_TransposeOp : Graph_InferOp<"transpose", [Pure]> {
   let results = (outs Graph_Tensor:$result);
 }
 
-def Graph_ConcatOp : Graph_InferOp<"concat", [Pure]> {
+def Graph_ConcatOp : Graph_InferOp<"concat", [Pure, Graph_Differentiable]> {
   let summary = "Joins tensors along an axis";
   let description = [{
     Concatenates one or more `inputs` of one rank and one element type along
@@ -491,7 +527,7 @@ def Graph_ConcatOp : Graph_InferOp<"concat", [Pure]> {
   let results = (outs Graph_Tensor:$result);
 }
 
-def Graph_SliceOp : Graph_InferOp<"slice", [Pure]> {
+def Graph_SliceOp : Graph_InferOp<"slice", [Pure, Graph_Differentiable]> {
   let summary = "A contiguous range along one axis";
   let description = [{
     Elements `[start, end)` of the operand along `axis`; negative `axis`,
@@ -566,7 +602,7 @@ def Graph_OneHotOp : Graph_Op<"one_hot", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class Graph_ReduceOp<string mnemonic, Type operandType, string what>
-    : Graph_InferOp<mnemonic, [Pure]> {
+    : Graph_InferOp<mnemonic, [Pure, Graph_Differentiable]> {
   let summary = "The " # what # " over some axes";
   let description = [{
     The }] # what # [{ of `input` over `axes` (negative entries count from
@@ -599,7 +635,7 @@ def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", Graph_NumericTensor, "maxim
 def Graph_ReduceMinOp : Graph_ReduceOp<"reduce_min", Graph_NumericTensor, "minimum">;
 
 class Graph_SoftmaxOp<string mnemonic, string what>
-    : Graph_InferOp<mnemonic, [Pure]> {
+    : Graph_InferOp<mnemonic, [Pure, Graph_Differentiable]> {
   let summary = what # " along an axis";
   let description = [{
     }] # what # [{ of a floating-point tensor along `axis` (negative counts
@@ -685,7 +721,7 @@ def Graph_MaxPool2dOp : Graph_Pool2dOp<"max_pool2d", "maximum", "-inf">;
 def Graph_AvgPool2dOp : Graph_Pool2dOp<"avg_pool2d", "average",
                                        "zeros in the average">;
 
-def Graph_GlobalAvgPool2dOp : Graph_InferOp<"global_avg_pool2d", [Pure]> {
+def Graph_GlobalAvgPool2dOp : Graph_InferOp<"global_avg_pool2d", [Pure, Graph_Differentiable]> {
   let summary = "Average over the spatial dimensions, NCHW to [N, C]";
   let description = [{
     The mean over H and W of a rank-4 NCHW floating-point tensor, of shape
@@ -700,7 +736,7 @@ def Graph_GlobalAvgPool2dOp : Graph_InferOp<"global_avg_pool2d", [Pure]> {
   let results = (outs Graph_FloatTensor:$result);
 }
 
-def Graph_BatchNormStatsOp : Graph_InferOp<"batch_norm_stats", [Pure]> {
+def Graph_BatchNormStatsOp : Graph_InferOp<"batch_norm_stats", [Pure, Graph_Differentiable]> {
   let summary = "Mean and biased variance over the batch axes";
   let description = [{
     The mean and the biased variance (divided by the count, as batch norm
@@ -719,7 +755,7 @@ def Graph_BatchNormStatsOp : Graph_InferOp<"batch_norm_stats", [Pure]> {
   let results = (outs Graph_FloatTensor:$mean, Graph_FloatTensor:$var);
 }
 
-def Graph_LayerNormStatsOp : Graph_InferOp<"layer_norm_stats", [Pure]> {
+def Graph_LayerNormStatsOp : Graph_InferOp<"layer_norm_stats", [Pure, Graph_Differentiable]> {
   let summary = "Mean and biased variance over the last axis";
   let description = [{
     The mean and the biased variance of a floating-point tensor of rank 1 or
@@ -736,7 +772,7 @@ def Graph_LayerNormStatsOp : Graph_InferOp<"layer_norm_stats", [Pure]> {
   let results = (outs Graph_FloatTensor:$mean, Graph_FloatTensor:$var);
 }
 
-def Graph_EmbeddingOp : Graph_InferOp<"embedding", [Pure]> {
+def Graph_EmbeddingOp : Graph_InferOp<"embedding", [Pure, Graph_Differentiable]> {
   let summary = "Rows of a table selected by integer ids";
   let description = [{
     `table[ids]`: integer `ids` of shape `S` and a rank-2 floating-point
@@ -798,7 +834,7 @@ defvar Graph_ReductionDescription = [{
     value per sample).
 }];
 
-def Graph_CrossEntropyOp : Graph_InferOp<"cross_entropy", [Pure]> {
+def Graph_CrossEntropyOp : Graph_InferOp<"cross_entropy", [Pure, Graph_Differentiable]> {
   let summary = "Cross-entropy of logits against class ids";
   let description = !strconcat([{
     Softmax cross-entropy of floating-point `logits` (class axis last) against
@@ -821,7 +857,7 @@ def Graph_CrossEntropyOp : Graph_InferOp<"cross_entropy", [Pure]> {
   let results = (outs Graph_FloatTensor:$result);
 }
 
-def Graph_NllLossOp : Graph_InferOp<"nll_loss", [Pure]> {
+def Graph_NllLossOp : Graph_InferOp<"nll_loss", [Pure, Graph_Differentiable]> {
   let summary = "Negative log-likelihood of log-probabilities";
   let description = !strconcat([{
     `-logp[..., target]`: floating-point `logp` (class axis last) against
@@ -842,7 +878,7 @@ def Graph_NllLossOp : Graph_InferOp<"nll_loss", [Pure]> {
 }
 
 class Graph_PairLossOp<string mnemonic, string what>
-    : Graph_InferOp<mnemonic, [Pure]> {
+    : Graph_InferOp<mnemonic, [Pure, Graph_Differentiable]> {
   let summary = what;
   let description = !strconcat([{
     }] # what # [{ of `lhs` against `rhs`, two floating-point tensors of one

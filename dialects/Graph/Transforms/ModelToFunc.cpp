@@ -78,6 +78,8 @@ NamedAttribute resultTag(Operation *sink, Builder &b) {
     return b.getNamedAttr("sinter.metric", metric.getNameAttr());
   if (auto output = dyn_cast<OutputOp>(sink))
     return b.getNamedAttr("sinter.output", output.getNameAttr());
+  if (auto gradient = dyn_cast<GradientOp>(sink))
+    return b.getNamedAttr("sinter.gradient", gradient.getNameAttr());
   auto update = cast<StateUpdateOp>(sink);
   return b.getNamedAttr("sinter.state", update.getNameAttr());
 }
@@ -92,6 +94,7 @@ void convertModel(ModelOp model) {
   for (auto isKind : {+[](Operation *op) { return isa<LossOp>(op); },
                       +[](Operation *op) { return isa<MetricOp>(op); },
                       +[](Operation *op) { return isa<OutputOp>(op); },
+                      +[](Operation *op) { return isa<GradientOp>(op); },
                       +[](Operation *op) { return isa<StateUpdateOp>(op); }})
     for (Operation &op : body)
       if (isKind(&op))

@@ -21,4 +21,18 @@ def GraphModelToFunc : Pass<"graph-model-to-func", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def GraphAutodiff : Pass<"graph-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode gradients of the loss for every parameter";
+  let description = [{
+    In each `graph.model` of phase "train" with a `graph.loss`, builds the
+    gradient of the loss with respect to every `graph.param` that the loss
+    depends on, by reverse accumulation through each op's
+    `GradientOpInterface`, and records it with `graph.gradient "name"`.
+    Only ops on a path from a parameter to the loss are differentiated;
+    integer inputs, targets and states get no gradient. Backward ops carry
+    the location of the forward op they come from. An op on such a path
+    without a gradient is an error at that op.
+  }];
+}
+
 #endif // SINTER_GRAPH_PASSES_TD

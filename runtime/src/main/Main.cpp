@@ -35,6 +35,7 @@ struct Options {
   std::string initFile;
   std::string saveFile;
   std::string outputsDir;
+  std::string gradientsDir;
 };
 
 const char *const kUsage =
@@ -47,7 +48,10 @@ const char *const kUsage =
     "  --init P     start from these params and states, not the initialisers\n"
     "  --save P     write the params and states at the end\n"
     "  --outputs D  with --eval: write each `output` of the model over the\n"
-    "               evaluated batches to D/NAME.npy\n";
+    "               evaluated batches to D/NAME.npy\n"
+    "  --gradients D  run the forward and backward pass once on the first\n"
+    "               micro-batch of data.train; write each parameter's gradient\n"
+    "               to D/NAME.npy (programs compiled with --with-gradients)\n";
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -92,12 +96,46 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
     } else if (a == "--outputs") {
       if (!value(o.outputsDir))
         return false;
+    } else if (a == "--gradients") {
+      if (!value(o.gradientsDir))
+        return false;
     } else {
       error = "unknown argument '" + a + "'; see --help";
       return false;
     }
   }
   return true;
+}
+
+/// --gradients: one forward and backward pass of the train phase.
+int runGradients(const config::TrainConfig &cfg, const std::string &baseDir,
+                 const Options &opts) {
+  if (!sinter_step_train || !sinter_plan_train)
+    return fail("this program has no backward pass; compile it with "
+                "sinterc --with-gradients");
+  Expected<StepPlan> plan =
+      StepPlan::parse(sinter_plan_train, sinter_plan_train_size);
+  if (!plan.ok())
+    return fail(plan.message());
+  Expected<BufferSet> buffers = BufferSet::allocate(*plan);
+  if (!buffers.ok())
+    return fail(buffers.message());
+  Status params = opts.initFile.empty()
+                      ? initialiseParameters(*plan, *buffers, cfg.seed())
+                      : loadParameters(*plan, *buffers, opts.initFile);
+  if (!params.ok())
+    return fail(params.message());
+  auto source = openDataSource(cfg.data().train(), baseDir, *plan,
+                               "data.train", cfg.seed());
+  if (!source.ok())
+    return fail(source.message());
+  Expected<double> loss = writeGradients(*plan, *buffers, sinter_step_train,
+                                         **source, opts.gradientsDir);
+  if (!loss.ok())
+    return fail(loss.message());
+  std::printf("train: loss %.17g, gradients written to %s\n", *loss,
+              opts.gradientsDir.c_str());
+  return 0;
 }
 
 } // namespace
@@ -133,6 +171,8 @@ int main(int argc, char **argv) {
   if (!config::applyOverrides(*cfg, opts.sets, error))
     return failConfig(error);
 
+  if (!opts.gradientsDir.empty())
+    return runGradients(*cfg, baseDir, opts);
   if (!opts.eval)
     return fail("this program has no training step yet; run it with --eval");
   if (!sinter_step_eval || !sinter_plan_eval)

@@ -2,6 +2,7 @@
 
 #include "program/Evaluator.h"
 
+#include "data/Npy.h"
 #include "data/Prefetcher.h"
 #include "program/Convert.h"
 
@@ -28,6 +29,52 @@ static void drawProgress(uint64_t done, uint64_t total) {
   if (done == total)
     std::fprintf(stderr, "\r%*s\r", width + 40, "");
   std::fflush(stderr);
+}
+
+Status feedInputs(const StepPlan &plan, BufferSet &buffers,
+                  const std::vector<HostTensor> &tensors) {
+  for (size_t k = 0; k < plan.buffers.size(); ++k) {
+    const BufferSpec &spec = plan.buffers[k];
+    if (spec.kind != BufferKind::Input)
+      continue;
+    for (const HostTensor &t : tensors) {
+      if (t.name != spec.name)
+        continue;
+      uint64_t count = spec.byteSize / dtypeSize(spec.dtype);
+      SINTER_RT_RETURN_IF_ERROR(
+          convertElements(t.bytes.data(), t.dtype, buffers.data(k), spec.dtype,
+                          count)
+              .withPrefix("input '" + spec.name + "': "));
+    }
+  }
+  return Status::success();
+}
+
+Expected<double> writeGradients(const StepPlan &plan, BufferSet &buffers,
+                                StepFn step, const BatchSource &source,
+                                const std::string &dir) {
+  uint64_t b = plan.microBatch();
+  if (source.numSamples() < b)
+    return Status::error("the training data holds fewer samples than one "
+                         "micro-batch of " + std::to_string(b));
+  std::vector<uint64_t> ids(b);
+  for (uint64_t i = 0; i < b; ++i)
+    ids[i] = i;
+  std::vector<HostTensor> tensors;
+  SINTER_RT_RETURN_IF_ERROR(source.gather(ids, tensors));
+  SINTER_RT_RETURN_IF_ERROR(feedInputs(plan, buffers, tensors));
+  step(buffers.table());
+  double loss = 0;
+  for (size_t k = 0; k < plan.buffers.size(); ++k) {
+    const BufferSpec &spec = plan.buffers[k];
+    if (spec.kind == BufferKind::Loss)
+      loss = scalarOf(buffers.data(k), spec.dtype);
+    if (spec.kind == BufferKind::Gradient)
+      SINTER_RT_RETURN_IF_ERROR(writeNpy(dir + "/" + spec.name + ".npy",
+                                         spec.dtype, spec.shape,
+                                         buffers.data(k)));
+  }
+  return loss;
 }
 
 Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
@@ -76,22 +123,8 @@ Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
     Expected<MicroBatch> batch = (*prefetcher)->next();
     if (!batch.ok())
       return batch.status();
-    const std::vector<HostTensor> &tensors = batch->tensors;
-    for (size_t k = 0; k < plan.buffers.size(); ++k) {
-      const BufferSpec &spec = plan.buffers[k];
-      if (spec.kind != BufferKind::Input)
-        continue;
-      for (const HostTensor &t : tensors) {
-        if (t.name != spec.name)
-          continue;
-        uint64_t count = spec.byteSize / dtypeSize(spec.dtype);
-        SINTER_RT_RETURN_IF_ERROR(
-            convertElements(t.bytes.data(), t.dtype, buffers.data(k),
-                            spec.dtype, count)
-                .withPrefix("input '" + spec.name + "', batch " +
-                            std::to_string(j) + ": "));
-      }
-    }
+    SINTER_RT_RETURN_IF_ERROR(feedInputs(plan, buffers, batch->tensors)
+                                  .withPrefix("batch " + std::to_string(j) + ": "));
     step(buffers.table());
     size_t m = 0, o = 0;
     for (size_t k = 0; k < plan.buffers.size(); ++k) {

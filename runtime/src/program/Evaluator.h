@@ -24,6 +24,17 @@ struct EvalResult {
   std::vector<HostTensor> outputs;
 };
 
+/// Copies a gathered micro-batch into the step's input buffers, converting
+/// dtypes (e.g. int64 labels into an i32 input).
+Status feedInputs(const StepPlan &plan, BufferSet &buffers,
+                  const std::vector<HostTensor> &tensors);
+
+/// Runs `step` once on the first micro-batch of `source` and writes each
+/// parameter's gradient to DIR/NAME.npy; returns the loss.
+Expected<double> writeGradients(const StepPlan &plan, BufferSet &buffers,
+                                StepFn step, const BatchSource &source,
+                                const std::string &dir);
+
 /// Feeds `batches` consecutive micro-batches of `source` (0: every full
 /// micro-batch) through `step` and averages the loss and the metrics over
 /// them. A prefetch thread gathers the next batches while the step runs. The

@@ -20,6 +20,7 @@ const char *bufferKindName(BufferKind kind) {
   case BufferKind::StateOut: return "state (new value)";
   case BufferKind::Output: return "output";
   case BufferKind::Workspace: return "workspace";
+  case BufferKind::Gradient: return "gradient";
   }
   return "buffer";
 }

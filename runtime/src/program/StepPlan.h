@@ -22,7 +22,8 @@ namespace sinter::rt {
 
 enum class BufferKind {
   Input, Param, State, Loss, Metric, StateOut, Output,
-  Workspace ///< the step's arena of intermediate buffers (shape: bytes)
+  Workspace, ///< the step's arena of intermediate buffers (shape: bytes)
+  Gradient   ///< d(loss)/d(param `name`)
 };
 const char *bufferKindName(BufferKind kind);
 

@@ -1,0 +1,42 @@
+// RUN: sinter-opt %s -graph-autodiff -split-input-file -verify-diagnostics -mlir-print-debuginfo -mlir-print-local-scope | FileCheck %s
+
+// loss = mean(x * w): dL/dw = sum over the broadcast batch of x / n, built
+// from graph ops that keep the forward op's location.
+// CHECK-LABEL: graph.model @m phase "train"
+// CHECK:       %[[ONE:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
+// CHECK:       graph.reshape %[[ONE]] : (tensor<f32>) -> tensor<1x1xf32> loc("m.sn":5:8)
+// CHECK:       %[[G:.*]] = graph.mul %{{.*}}, %x : {{.*}} loc("m.sn":4:9)
+// CHECK:       %[[S:.*]] = graph.reduce_sum %[[G]] {axes = array<i64: 0>, keepdim = true} {{.*}} loc("m.sn":4:9)
+// CHECK:       %[[R:.*]] = graph.reshape %[[S]] : (tensor<1x3xf32>) -> tensor<3xf32> loc("m.sn":4:9)
+// CHECK:       graph.gradient "w", %[[R]] : tensor<3xf32>
+// CHECK-NOT:   graph.gradient "s"
+// CHECK-LABEL: graph.model @m.eval phase "eval"
+// CHECK-NOT:   graph.gradient
+graph.model @m phase "train" {
+  %x = graph.input "x" : tensor<2x3xf32>
+  %w = graph.param "w" {init = "zeros", init_args = array<f64>} : tensor<3xf32>
+  %s = graph.state "s" {init = "zeros", init_args = array<f64>} : tensor<3xf32>
+  %y = graph.mul %x, %w : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32> loc("m.sn":4:9)
+  %z = graph.add %y, %s : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32> loc("m.sn":4:9)
+  %l = graph.reduce_mean %z {axes = array<i64>, keepdim = false} : (tensor<2x3xf32>) -> tensor<f32> loc("m.sn":5:8)
+  graph.loss %l : tensor<f32>
+}
+graph.model @m.eval phase "eval" {
+  %x = graph.input "x" : tensor<2x3xf32>
+  %w = graph.param "w" {init = "zeros", init_args = array<f64>} : tensor<3xf32>
+  %l = graph.reduce_mean %x {axes = array<i64>, keepdim = false} : (tensor<2x3xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+
+// -----
+
+// An op without a gradient on a path from a parameter to the loss is an
+// error at that op.
+graph.model @n phase "train" {
+  %x = graph.input "x" : tensor<1x3x8x8xf32>
+  %w = graph.param "w" {init = "zeros", init_args = array<f64>} : tensor<4x3x3x3xf32>
+  // expected-error @below {{'graph.conv2d' has no gradient yet, and the loss depends on a parameter through it}}
+  %y = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %l = graph.reduce_mean %y {axes = array<i64>, keepdim = false} : (tensor<1x4x6x6xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}

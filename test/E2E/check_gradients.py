@@ -1,5 +1,5 @@
 """Gradient checks: every differentiable operation, compiled with its
-backward pass (sinterc --with-gradients), against central finite
+backward pass (the program's train step), against central finite
 differences of the compiled forward pass, in float64, on random inputs
 (fresh each run). Relative error below 1e-6.
 
@@ -156,7 +156,7 @@ def main():
     with open(os.path.join(workdir, "train.pbtxt"), "w") as f:
         f.write('model: "model.sn"\n' + config)
     run(["sinterc", "--config", os.path.join(workdir, "train.pbtxt"),
-         "--with-gradients", "-o", prog])
+         "-o", prog])
 
     params = {f"w{k}": rng.standard_normal(shape) for k, (_, shape, _, _) in
               enumerate(CASES)}

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/IR/LLVMContext.h"
@@ -75,12 +76,6 @@ static cl::opt<bool> listParams("list-params",
                                 cl::desc("Print every param and state with its "
                                          "shape, and the trainable total"),
                                 cl::cat(category));
-static cl::opt<bool> withGradients(
-    "with-gradients",
-    cl::desc("Also compile the train phase's forward and backward pass, whose "
-             "step returns the loss and every parameter's gradient (for "
-             "PROGRAM --gradients); until the training step exists"),
-    cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
@@ -119,6 +114,32 @@ void bindConfig(const sinter::config::TrainConfig &cfg,
   for (const auto &[k, v] : shapes)
     options.defines.push_back({k, std::to_string(v)});
   options.defines.push_back({"B", std::to_string(cfg.batch().micro())});
+}
+
+/// Whether the train phase can be differentiated and lowered yet (some ops
+/// have no gradient or no training lowering). If not, says why as a warning
+/// at the op, and the program is built for evaluation only.
+bool trainStepLowers(mlir::MLIRContext &context, const sinter::ModelGraph &train,
+                     const sinter::SourceManager &sources) {
+  std::string first;
+  mlir::ScopedDiagnosticHandler capture(&context, [&](mlir::Diagnostic &d) {
+    if (first.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error) {
+      llvm::raw_string_ostream os(first);
+      os << d.getLocation() << ": " << d.str();
+    }
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> probe =
+      sinter::generateModule(context, {train}, sources);
+  if (!probe)
+    return false;
+  mlir::PassManager pm(&context);
+  sinter::buildGraphToLinalgPipeline(pm);
+  if (mlir::succeeded(pm.run(*probe)))
+    return true;
+  std::cerr << "sinterc: warning: no training step for model '" << train.name
+            << "', the program will only evaluate: " << first << "\n";
+  return false;
 }
 
 /// Links the compiled steps with the runtime and its stock main into the
@@ -269,18 +290,13 @@ int run() {
     return 0;
   }
 
-  // Code generation covers the evaluation step, and with --with-gradients
-  // the train phase's forward and backward pass; the train step (optimizer,
-  // accumulation) comes next.
-  bool codegen = emitStage != Emit::Graph && !listParams;
   std::vector<sinter::ModelGraph> phases;
   for (bool training : {true, false}) {
     std::optional<sinter::ModelGraph> graph =
         sinter::elaborate(files, model, training, options, diags);
     if (!graph)
       return 1;
-    if (!(codegen && training && !withGradients))
-      phases.push_back(std::move(*graph));
+    phases.push_back(std::move(*graph));
   }
 
   if (listParams) {
@@ -296,6 +312,11 @@ int run() {
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
   sinter::SourceDiagnosticHandler handler(context, diags, sources);
+  bool codegen = emitStage != Emit::Graph;
+  if (codegen && !trainStepLowers(context, phases.front(), sources)) {
+    // The program can still evaluate; the reason was printed as a warning.
+    phases.erase(phases.begin());
+  }
   mlir::OwningOpRef<mlir::ModuleOp> module =
       sinter::generateModule(context, phases, sources);
   if (!module)

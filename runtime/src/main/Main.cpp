@@ -13,11 +13,13 @@
 #include "program/Evaluator.h"
 #include "program/Parameters.h"
 #include "program/StepPlan.h"
+#include "program/Trainer.h"
 #include "runtime/config/ConfigLoader.h"
 #include "sinter/rt/abi.h"
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -40,6 +42,7 @@ struct Options {
 
 const char *const kUsage =
     "usage: %s [--eval [--outputs DIR]] [--config CFG.pbtxt] [--set F=V]...\n"
+    "  (without --eval: train for `steps` steps, as the config says)\n"
     "          [--init PARAMS.safetensors] [--save PARAMS.safetensors]\n"
     "  --eval       evaluate: run the eval step over data.eval and print the\n"
     "               loss and metrics\n"
@@ -51,7 +54,7 @@ const char *const kUsage =
     "               evaluated batches to D/NAME.npy\n"
     "  --gradients D  run the forward and backward pass once on the first\n"
     "               micro-batch of data.train; write each parameter's gradient\n"
-    "               to D/NAME.npy (programs compiled with --with-gradients)\n";
+    "               to D/NAME.npy\n";
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -107,12 +110,69 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
   return true;
 }
 
+/// The default: train for cfg.steps steps, evaluating every eval.every.
+int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
+                const Options &opts) {
+  if (!sinter_step_train || !sinter_plan_train)
+    return fail("this program has no training step (see sinterc's warning "
+                "when it was compiled); run it with --eval");
+  Expected<StepPlan> plan =
+      StepPlan::parse(sinter_plan_train, sinter_plan_train_size);
+  if (!plan.ok())
+    return fail(plan.message());
+  Expected<BufferSet> buffers = BufferSet::allocate(*plan);
+  if (!buffers.ok())
+    return fail(buffers.message());
+  Status params = opts.initFile.empty()
+                      ? initialiseParameters(*plan, *buffers, cfg.seed())
+                      : loadParameters(*plan, *buffers, opts.initFile);
+  if (!params.ok())
+    return fail(params.message());
+  auto trainData = openDataSource(cfg.data().train(), baseDir, *plan,
+                                  "data.train", cfg.seed());
+  if (!trainData.ok())
+    return fail(trainData.message());
+
+  // The eval step, when the program has one and the config evaluates.
+  std::optional<StepPlan> evalPlan;
+  std::optional<BufferSet> evalBuffers;
+  std::shared_ptr<const BatchSource> evalData;
+  StepRun evalRun;
+  if (cfg.eval().every() > 0 && sinter_step_eval && cfg.data().has_eval()) {
+    Expected<StepPlan> ep = StepPlan::parse(sinter_plan_eval, sinter_plan_eval_size);
+    if (!ep.ok())
+      return fail(ep.message());
+    evalPlan = ep.take();
+    Expected<BufferSet> eb = BufferSet::allocate(*evalPlan);
+    if (!eb.ok())
+      return fail(eb.message());
+    evalBuffers.emplace(eb.take());
+    auto ed = openDataSource(cfg.data().eval(), baseDir, *evalPlan, "data.eval",
+                             cfg.seed());
+    if (!ed.ok())
+      return fail(ed.message());
+    evalData = std::shared_ptr<const BatchSource>(ed.take());
+    evalRun = {&*evalPlan, &*evalBuffers, sinter_step_eval};
+  }
+  Status trained = train(cfg, {&*plan, &*buffers, sinter_step_train},
+                         std::shared_ptr<const BatchSource>(trainData.take()),
+                         evalData ? &evalRun : nullptr, evalData);
+  if (!trained.ok())
+    return fail(trained.message());
+  if (!opts.saveFile.empty()) {
+    Status saved = saveParameters(*plan, *buffers, opts.saveFile);
+    if (!saved.ok())
+      return fail(saved.message());
+  }
+  return 0;
+}
+
 /// --gradients: one forward and backward pass of the train phase.
 int runGradients(const config::TrainConfig &cfg, const std::string &baseDir,
                  const Options &opts) {
   if (!sinter_step_train || !sinter_plan_train)
-    return fail("this program has no backward pass; compile it with "
-                "sinterc --with-gradients");
+    return fail("this program has no training step (see sinterc's warning "
+                "when it was compiled)");
   Expected<StepPlan> plan =
       StepPlan::parse(sinter_plan_train, sinter_plan_train_size);
   if (!plan.ok())
@@ -174,7 +234,7 @@ int main(int argc, char **argv) {
   if (!opts.gradientsDir.empty())
     return runGradients(*cfg, baseDir, opts);
   if (!opts.eval)
-    return fail("this program has no training step yet; run it with --eval");
+    return runTraining(*cfg, baseDir, opts);
   if (!sinter_step_eval || !sinter_plan_eval)
     return fail("this program was compiled without an eval step");
 

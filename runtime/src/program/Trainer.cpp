@@ -1,0 +1,207 @@
+//===- Trainer.cpp - The training loop of a program ---------------------===//
+
+#include "program/Trainer.h"
+
+#include "data/Prefetcher.h"
+#include "program/Convert.h"
+#include "runtime/config/ConfigLoader.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace sinter::rt {
+
+void copyParameters(const StepPlan &from, const BufferSet &src,
+                    const StepPlan &to, BufferSet &dst) {
+  for (size_t i = 0; i < to.buffers.size(); ++i) {
+    const BufferSpec &b = to.buffers[i];
+    if (b.kind != BufferKind::Param && b.kind != BufferKind::State)
+      continue;
+    if (const BufferSpec *s = from.find(b.name, b.kind))
+      std::memcpy(dst.data(i), src.data(size_t(s - from.buffers.data())),
+                  b.byteSize);
+  }
+}
+
+namespace {
+
+std::vector<double> asDoubles(const void *p, DType t, uint64_t n) {
+  std::vector<double> v(n);
+  (void)convertElements(p, t, v.data(), DType::F64, n);
+  return v;
+}
+
+/// Running sums over one step's micro-batches.
+struct StepSums {
+  double loss = 0;
+  std::vector<double> metrics;
+  std::vector<std::vector<double>> grads;     ///< per optimizer slot
+  std::vector<std::vector<double>> newStates; ///< per STATE_OUT buffer
+};
+
+} // namespace
+
+Status train(const config::TrainConfig &cfg, StepRun run,
+             std::shared_ptr<const BatchSource> trainData, StepRun *evalRun,
+             std::shared_ptr<const BatchSource> evalData) {
+  const StepPlan &plan = *run.plan;
+  BufferSet &buffers = *run.buffers;
+  uint64_t b = plan.microBatch();
+  if (int64_t(b) != cfg.batch().micro())
+    return Status::error("batch.micro is " + std::to_string(cfg.batch().micro()) +
+                         " but the program was compiled for micro-batches of " +
+                         std::to_string(b) + "; recompile with the new value");
+  std::string error;
+  int64_t k = config::accumulationSteps(cfg, 1, error);
+  if (k < 1)
+    return Status::error(error);
+
+  SamplerOptions order;
+  order.numSamples = trainData->numSamples();
+  order.globalBatch = uint64_t(cfg.batch().global());
+  order.microBatch = b;
+  order.seed = cfg.seed();
+  order.shuffle = cfg.data().shuffle();
+  order.dropLast = cfg.data().drop_last();
+  Expected<Sampler> sampler = Sampler::create(order);
+  if (!sampler.ok())
+    return sampler.status().withPrefix("data.train: ");
+  PrefetcherOptions ahead;
+  ahead.numSteps = uint64_t(cfg.steps());
+  auto batches = Prefetcher::start(sampler.take(), trainData, ahead);
+  if (!batches.ok())
+    return batches.status();
+
+  Expected<Optimizer> optimizer = Optimizer::create(cfg, plan);
+  if (!optimizer.ok())
+    return optimizer.status();
+  std::vector<size_t> metricBuffers, stateOut;
+  std::vector<std::string> metricNames;
+  size_t lossBuffer = 0;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &spec = plan.buffers[i];
+    if (spec.kind == BufferKind::Loss)
+      lossBuffer = i;
+    if (spec.kind == BufferKind::Metric) {
+      metricBuffers.push_back(i);
+      metricNames.push_back(spec.name);
+    }
+    if (spec.kind == BufferKind::StateOut)
+      stateOut.push_back(i);
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  uint64_t samplesSinceLog = 0;
+  for (int64_t step = 0; step < cfg.steps(); ++step) {
+    StepSums sums;
+    sums.metrics.assign(metricBuffers.size(), 0.0);
+    for (const Optimizer::Slot &s : optimizer->slots())
+      sums.grads.emplace_back(s.size, 0.0);
+    for (size_t i : stateOut)
+      sums.newStates.emplace_back(plan.buffers[i].byteSize /
+                                      dtypeSize(plan.buffers[i].dtype),
+                                  0.0);
+    for (int64_t micro = 0; micro < k; ++micro) {
+      Expected<MicroBatch> batch = (*batches)->next();
+      if (!batch.ok())
+        return batch.status();
+      SINTER_RT_RETURN_IF_ERROR(feedInputs(plan, buffers, batch->tensors));
+      run.fn(buffers.table());
+      // Mean losses: the mean over the step's k equal micro-batches.
+      double scale = 1.0 / double(k);
+      sums.loss += scale * asDoubles(buffers.data(lossBuffer),
+                                     plan.buffers[lossBuffer].dtype, 1)[0];
+      for (size_t m = 0; m < metricBuffers.size(); ++m)
+        sums.metrics[m] +=
+            scale * asDoubles(buffers.data(metricBuffers[m]),
+                              plan.buffers[metricBuffers[m]].dtype, 1)[0];
+      for (size_t s = 0; s < optimizer->slots().size(); ++s) {
+        const Optimizer::Slot &slot = optimizer->slots()[s];
+        std::vector<double> g =
+            asDoubles(buffers.data(slot.gradient),
+                      plan.buffers[slot.gradient].dtype, slot.size);
+        for (uint64_t j = 0; j < slot.size; ++j)
+          sums.grads[s][j] += scale * g[j];
+      }
+      // A state moves once per step, from the mean of the micro-batches'
+      // new values (DOMAIN.md 4).
+      for (size_t s = 0; s < stateOut.size(); ++s) {
+        const BufferSpec &spec = plan.buffers[stateOut[s]];
+        std::vector<double> v = asDoubles(buffers.data(stateOut[s]), spec.dtype,
+                                          sums.newStates[s].size());
+        for (size_t j = 0; j < v.size(); ++j)
+          sums.newStates[s][j] += scale * v[j];
+      }
+    }
+    if (!std::isfinite(sums.loss))
+      return Status::error("step " + std::to_string(step + 1) + ": the loss is " +
+                           std::to_string(sums.loss) +
+                           "; lower the learning rate or check the data");
+    for (size_t s = 0; s < sums.grads.size(); ++s)
+      for (double x : sums.grads[s])
+        if (!std::isfinite(x))
+          return Status::error("step " + std::to_string(step + 1) +
+                               ": the gradient of '" +
+                               optimizer->slots()[s].name +
+                               "' is not finite; lower the learning rate or "
+                               "clip gradients (clip_grad_norm)");
+    for (size_t s = 0; s < stateOut.size(); ++s) {
+      const BufferSpec &spec = plan.buffers[stateOut[s]];
+      if (const BufferSpec *state = plan.find(spec.name, BufferKind::State)) {
+        std::vector<double> &v = sums.newStates[s];
+        if (!isFloatingPoint(spec.dtype))
+          for (double &x : v)
+            x = std::round(x);
+        (void)convertElements(v.data(), DType::F64,
+                              buffers.data(size_t(state - plan.buffers.data())),
+                              spec.dtype, v.size());
+      }
+    }
+    double norm = optimizer->gradientNorm(sums.grads);
+    if (cfg.clip_grad_norm() > 0) {
+      double clip = std::min(1.0, cfg.clip_grad_norm() / (norm + 1e-6));
+      if (clip < 1.0)
+        for (std::vector<double> &g : sums.grads)
+          for (double &x : g)
+            x *= clip;
+    }
+    double lr = scheduledLearningRate(cfg, step);
+    optimizer->step(buffers, sums.grads, lr);
+    samplesSinceLog += uint64_t(cfg.batch().global());
+
+    bool last = step + 1 == cfg.steps();
+    if ((step + 1) % cfg.log().every() == 0 || last) {
+      auto now = std::chrono::steady_clock::now();
+      double seconds = std::chrono::duration<double>(now - start).count();
+      std::printf("step %lld/%lld  loss %.8g", (long long)(step + 1),
+                  (long long)cfg.steps(), sums.loss);
+      for (size_t m = 0; m < metricNames.size(); ++m)
+        std::printf("  %s %.6g", metricNames[m].c_str(), sums.metrics[m]);
+      std::printf("  lr %.3e  grad-norm %.4g  %.0f samples/s\n", lr, norm,
+                  seconds > 0 ? double(samplesSinceLog) / seconds : 0.0);
+      std::fflush(stdout);
+      start = now;
+      samplesSinceLog = 0;
+    }
+    bool evalNow = evalRun && evalData && cfg.eval().every() > 0 &&
+                   ((step + 1) % cfg.eval().every() == 0 || last);
+    if (evalNow) {
+      copyParameters(plan, buffers, *evalRun->plan, *evalRun->buffers);
+      Expected<EvalResult> r =
+          evaluate(*evalRun->plan, *evalRun->buffers, evalRun->fn, evalData,
+                   uint64_t(cfg.eval().batches()), false);
+      if (!r.ok())
+        return r.status();
+      std::printf("eval at step %lld: loss %.6f", (long long)(step + 1), r->loss);
+      for (const auto &[name, value] : r->metrics)
+        std::printf("  %s %.6f", name.c_str(), value);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  return Status::success();
+}
+
+} // namespace sinter::rt

@@ -1,0 +1,35 @@
+//===- Trainer.h - The training loop of a program -----------------------===//
+#ifndef SINTER_RT_PROGRAM_TRAINER_H
+#define SINTER_RT_PROGRAM_TRAINER_H
+
+#include "data/BatchSource.h"
+#include "program/Evaluator.h"
+#include "program/Optimizer.h"
+
+#include <memory>
+
+namespace sinter::rt {
+
+/// A compiled step with its plan and buffers.
+struct StepRun {
+  const StepPlan *plan = nullptr;
+  BufferSet *buffers = nullptr;
+  StepFn fn = nullptr;
+};
+
+/// Trains for cfg.steps optimizer steps: each step runs the train step on
+/// k = batch.global / batch.micro micro-batches of `trainData` (sampled as
+/// DistributedSampler does), averages their gradients, losses, metrics and
+/// new states, clips, and applies the optimizer. Logs every log.every steps
+/// and evaluates every eval.every steps with `eval` when given.
+Status train(const config::TrainConfig &cfg, StepRun trainStep,
+             std::shared_ptr<const BatchSource> trainData, StepRun *evalStep,
+             std::shared_ptr<const BatchSource> evalData);
+
+/// Copies params and states from one step's buffers to another's, by name.
+void copyParameters(const StepPlan &from, const BufferSet &src,
+                    const StepPlan &to, BufferSet &dst);
+
+} // namespace sinter::rt
+
+#endif // SINTER_RT_PROGRAM_TRAINER_H

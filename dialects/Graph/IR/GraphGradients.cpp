@@ -494,6 +494,40 @@ GRADIENT(EmbeddingOp) {
   return success();
 }
 
+GRADIENT(AttentionOp) {
+  // Recompute the probabilities p = softmax(q k^T / sqrt(E) + mask), then
+  // dv = p^T g, dp = g v^T, ds = p (dp - sum(dp p)), dq = ds k / sqrt(E),
+  // dk = ds^T q / sqrt(E).
+  Location l = getLoc();
+  Value q = getQuery(), k = getKey(), v = getValue(), g = rg[0];
+  RankedTensorType qt = typeOf(q);
+  int64_t rank = qt.getRank();
+  double scale = 1.0 / std::sqrt(double(qt.getShape().back()));
+  Value s = mul(b, l, MatmulOp::create(b, l, q, swapLast(b, l, k)),
+                scalar(b, l, scale, q));
+  if (getCausal()) {
+    RankedTensorType st = typeOf(s);
+    int64_t rows = st.getDimSize(rank - 2), cols = st.getDimSize(rank - 1);
+    SmallVector<bool> future;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        future.push_back(j > i);
+    auto maskType = RankedTensorType::get({rows, cols}, b.getI1Type());
+    Value mask = ConstantOp::create(b, l, DenseElementsAttr::get(maskType, future));
+    s = WhereOp::create(b, l, mask, scalar(b, l, -INFINITY, s), s);
+  }
+  Value p = SoftmaxOp::create(b, l, s, rank - 1);
+  Value dp = MatmulOp::create(b, l, g, swapLast(b, l, v));
+  SmallVector<int64_t> last = {rank - 1};
+  Value dot = ReduceSumOp::create(b, l, mul(b, l, dp, p),
+                                  b.getDenseI64ArrayAttr(last), b.getBoolAttr(true));
+  Value ds = mul(b, l, mul(b, l, p, sub(b, l, dp, dot)), scalar(b, l, scale, p));
+  og.push_back(MatmulOp::create(b, l, ds, k));
+  og.push_back(MatmulOp::create(b, l, swapLast(b, l, ds), q));
+  og.push_back(MatmulOp::create(b, l, swapLast(b, l, p), g));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

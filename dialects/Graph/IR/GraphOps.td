@@ -805,7 +805,7 @@ def Graph_DropoutOp : Graph_InferOp<"dropout"> {
   let results = (outs Graph_FloatTensor:$result);
 }
 
-def Graph_AttentionOp : Graph_InferOp<"attention", [Pure]> {
+def Graph_AttentionOp : Graph_InferOp<"attention", [Pure, Graph_Differentiable]> {
   let summary = "Scaled dot-product attention";
   let description = [{
     `softmax(q @ k^T / sqrt(D)) @ v`, causally masked when `causal`. `query`

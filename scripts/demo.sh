@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The main job, as far as Sinter goes today: set up, build, compile the
-# examples into programs and evaluate them at initialisation: the MLP on the
-# 8x8 digits (scikit-learn's, converted to .npy), resnet and gpt_tiny on
-# synthetic data. Training comes next.
+# The main job, as far as Sinter goes today (one process; data parallelism
+# comes next): set up, build, compile the examples into programs, train the
+# MLP on the 8x8 digits (scikit-learn's, converted to .npy) and evaluate it,
+# and evaluate resnet and gpt_tiny at initialisation on synthetic data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -15,6 +15,8 @@ echo "== examples/mlp: 8x8 digits"
 "$sinterc" --config examples/mlp/mlp.pbtxt --list-params
 "$sinterc" --config examples/mlp/mlp.pbtxt -o build/examples/mlp
 build/examples/mlp --eval
+echo "-- training (300 steps of SGD with momentum, as examples/mlp/mlp.pbtxt says)"
+build/examples/mlp --set eval.batches=0 --save build/examples/mlp.safetensors
 
 for example in resnet/resnet gpt/gpt_tiny gpt/gpt124m; do
   echo

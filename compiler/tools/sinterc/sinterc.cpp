@@ -121,14 +121,12 @@ void bindConfig(const sinter::config::TrainConfig &cfg,
 /// at the op, and the program is built for evaluation only.
 bool trainStepLowers(mlir::MLIRContext &context, const sinter::ModelGraph &train,
                      const sinter::SourceManager &sources) {
-  std::string first;
-  mlir::ScopedDiagnosticHandler capture(&context, [&](mlir::Diagnostic &d) {
-    if (first.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error) {
-      llvm::raw_string_ostream os(first);
-      os << d.getLocation() << ": " << d.str();
-    }
-    return mlir::success();
-  });
+  // Diagnostics of the probe are collected, formatted at the user's source,
+  // and shown as the reason if it fails.
+  std::ostringstream reason;
+  sinter::DiagnosticEngine probeDiags(sources);
+  probeDiags.setStream(reason);
+  sinter::SourceDiagnosticHandler handler(context, probeDiags, sources);
   mlir::OwningOpRef<mlir::ModuleOp> probe =
       sinter::generateModule(context, {train}, sources);
   if (!probe)
@@ -138,7 +136,8 @@ bool trainStepLowers(mlir::MLIRContext &context, const sinter::ModelGraph &train
   if (mlir::succeeded(pm.run(*probe)))
     return true;
   std::cerr << "sinterc: warning: no training step for model '" << train.name
-            << "', the program will only evaluate: " << first << "\n";
+            << "'; the program will only evaluate, because:\n"
+            << reason.str();
   return false;
 }
 
@@ -311,6 +310,8 @@ int run() {
   sinter::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Errors point at the user's source; the op's IR would only be noise.
+  context.printOpOnDiagnostic(false);
   sinter::SourceDiagnosticHandler handler(context, diags, sources);
   bool codegen = emitStage != Emit::Graph;
   if (codegen && !trainStepLowers(context, phases.front(), sources)) {

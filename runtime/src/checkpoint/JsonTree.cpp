@@ -2,6 +2,8 @@
 
 #include "checkpoint/JsonTree.h"
 
+#include <cstdio>
+
 #include "support/Format.h"
 
 #include <nlohmann/json.hpp>
@@ -82,7 +84,20 @@ public:
     std::string what = ex.what();
     size_t colon = what.find(": ");
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-    error = "syntax error at byte " + std::to_string(position ? position - 1 : 0) + ": " + detail;
+    // The detail quotes the offending bytes; a damaged file may hold any,
+    // and a message must stay printable text.
+    std::string printable;
+    for (unsigned char c : detail) {
+      if (c >= 32 && c < 127) {
+        printable += char(c);
+        continue;
+      }
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      printable += hex;
+    }
+    error = "syntax error at byte " + std::to_string(position ? position - 1 : 0) + ": " +
+            printable;
     (void)lastToken;
     return false;
   }

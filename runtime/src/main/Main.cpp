@@ -154,9 +154,12 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
     evalData = std::shared_ptr<const BatchSource>(ed.take());
     evalRun = {&*evalPlan, &*evalBuffers, sinter_step_eval};
   }
+  installInterruptHandlers();
   Status trained = train(cfg, {&*plan, &*buffers, sinter_step_train},
                          std::shared_ptr<const BatchSource>(trainData.take()),
                          evalData ? &evalRun : nullptr, evalData);
+  if (!trained.ok() && trained.message() == kInterrupted)
+    return 128 + interruptSignal(); // stopped cleanly, with a checkpoint
   if (!trained.ok())
     return fail(trained.message());
   if (!opts.saveFile.empty()) {

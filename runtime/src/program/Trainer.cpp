@@ -3,15 +3,32 @@
 #include "program/Trainer.h"
 
 #include "data/Prefetcher.h"
+#include "program/Checkpoint.h"
 #include "program/Convert.h"
 #include "runtime/config/ConfigLoader.h"
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
 namespace sinter::rt {
+
+namespace {
+std::atomic<int> pendingSignal{0};
+void onSignal(int signal) { pendingSignal.store(signal); }
+} // namespace
+
+const char *const kInterrupted = "interrupted";
+
+void installInterruptHandlers() {
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+}
+
+int interruptSignal() { return pendingSignal.load(); }
 
 void copyParameters(const StepPlan &from, const BufferSet &src,
                     const StepPlan &to, BufferSet &dst) {
@@ -68,15 +85,34 @@ Status train(const config::TrainConfig &cfg, StepRun run,
   Expected<Sampler> sampler = Sampler::create(order);
   if (!sampler.ok())
     return sampler.status().withPrefix("data.train: ");
-  PrefetcherOptions ahead;
-  ahead.numSteps = uint64_t(cfg.steps());
-  auto batches = Prefetcher::start(sampler.take(), trainData, ahead);
-  if (!batches.ok())
-    return batches.status();
-
   Expected<Optimizer> optimizer = Optimizer::create(cfg, plan);
   if (!optimizer.ok())
     return optimizer.status();
+
+  // Resume: the newest checkpoint of checkpoint.dir, when asked to.
+  const auto &ck = cfg.checkpoint();
+  int64_t first = 0;
+  if (ck.resume() && !ck.dir().empty()) {
+    std::string latest = latestCheckpoint(ck.dir());
+    if (!latest.empty()) {
+      Expected<int64_t> step =
+          loadCheckpoint(latest, cfg.seed(), plan, buffers, *optimizer);
+      if (!step.ok())
+        return step.status().withPrefix("resuming: ");
+      first = *step;
+      std::printf("resumed from %s at step %lld\n", latest.c_str(),
+                  (long long)first);
+    }
+  }
+  if (first >= cfg.steps())
+    return Status::success();
+
+  PrefetcherOptions ahead;
+  ahead.start = sampler->positionOf(uint64_t(first));
+  ahead.numSteps = uint64_t(cfg.steps() - first);
+  auto batches = Prefetcher::start(sampler.take(), trainData, ahead);
+  if (!batches.ok())
+    return batches.status();
   std::vector<size_t> metricBuffers, stateOut;
   std::vector<std::string> metricNames;
   size_t lossBuffer = 0;
@@ -94,7 +130,8 @@ Status train(const config::TrainConfig &cfg, StepRun run,
 
   auto start = std::chrono::steady_clock::now();
   uint64_t samplesSinceLog = 0;
-  for (int64_t step = 0; step < cfg.steps(); ++step) {
+  std::string checkpointDir = ck.dir().empty() ? "checkpoints" : ck.dir();
+  for (int64_t step = first; step < cfg.steps(); ++step) {
     StepSums sums;
     sums.metrics.assign(metricBuffers.size(), 0.0);
     for (const Optimizer::Slot &s : optimizer->slots())
@@ -172,6 +209,22 @@ Status train(const config::TrainConfig &cfg, StepRun run,
     samplesSinceLog += uint64_t(cfg.batch().global());
 
     bool last = step + 1 == cfg.steps();
+    bool periodic = ck.every() > 0 && (step + 1) % ck.every() == 0;
+    int signal = interruptSignal();
+    if ((!ck.dir().empty() && (periodic || last)) || signal) {
+      Expected<std::string> saved =
+          saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
+                         buffers, *optimizer);
+      if (!saved.ok())
+        return saved.status();
+      if (signal) {
+        std::printf("interrupted at step %lld: checkpoint %s written; set "
+                    "checkpoint { dir: \"%s\" resume: true } to continue\n",
+                    (long long)(step + 1), saved->c_str(), checkpointDir.c_str());
+        std::fflush(stdout);
+        return Status::error(kInterrupted);
+      }
+    }
     if ((step + 1) % cfg.log().every() == 0 || last) {
       auto now = std::chrono::steady_clock::now();
       double seconds = std::chrono::duration<double>(now - start).count();

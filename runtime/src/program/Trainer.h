@@ -21,10 +21,18 @@ struct StepRun {
 /// k = batch.global / batch.micro micro-batches of `trainData` (sampled as
 /// DistributedSampler does), averages their gradients, losses, metrics and
 /// new states, clips, and applies the optimizer. Logs every log.every steps
-/// and evaluates every eval.every steps with `eval` when given.
+/// and evaluates every eval.every steps with `eval` when given. Saves a
+/// checkpoint every checkpoint.every steps and at the end (checkpoint.dir),
+/// and resumes from the newest one when checkpoint.resume is set.
 Status train(const config::TrainConfig &cfg, StepRun trainStep,
              std::shared_ptr<const BatchSource> trainData, StepRun *evalStep,
              std::shared_ptr<const BatchSource> evalData);
+
+/// SIGINT and SIGTERM end training after the current step, with a
+/// checkpoint; train() then fails with the message kInterrupted.
+void installInterruptHandlers();
+int interruptSignal();
+extern const char *const kInterrupted;
 
 /// Copies params and states from one step's buffers to another's, by name.
 void copyParameters(const StepPlan &from, const BufferSet &src,

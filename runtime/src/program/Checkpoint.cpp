@@ -1,0 +1,148 @@
+//===- Checkpoint.cpp - Saving and resuming a training run --------------===//
+
+#include "program/Checkpoint.h"
+
+#include "checkpoint/Safetensors.h"
+#include "program/Parameters.h"
+
+#include <algorithm>
+#include <cstring>
+#include <dirent.h>
+#include <sys/stat.h>
+
+namespace sinter::rt {
+
+static constexpr const char *kFormat = "sinter-checkpoint-1";
+
+/// The steps of the checkpoints in `dir`, ascending.
+static std::vector<int64_t> checkpointSteps(const std::string &dir) {
+  std::vector<int64_t> steps;
+  DIR *d = opendir(dir.c_str());
+  if (!d)
+    return steps;
+  while (dirent *e = readdir(d)) {
+    long long step;
+    char tail[32];
+    if (std::sscanf(e->d_name, "step-%lld.safetensor%31s", &step, tail) == 2 &&
+        std::strcmp(tail, "s") == 0)
+      steps.push_back(step);
+  }
+  closedir(d);
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+static std::string pathOf(const std::string &dir, int64_t step) {
+  return dir + "/step-" + std::to_string(step) + ".safetensors";
+}
+
+std::string latestCheckpoint(const std::string &dir) {
+  std::vector<int64_t> steps = checkpointSteps(dir);
+  return steps.empty() ? "" : pathOf(dir, steps.back());
+}
+
+Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
+                                     int64_t step, uint64_t seed,
+                                     const StepPlan &plan,
+                                     const BufferSet &buffers,
+                                     const Optimizer &optimizer) {
+  if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    return Status::error("checkpoint.dir '" + dir + "': cannot create it: " +
+                         std::strerror(errno));
+  std::vector<SafetensorsTensor> tensors;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &b = plan.buffers[i];
+    if (b.kind == BufferKind::Param || b.kind == BufferKind::State)
+      tensors.push_back({b.name, b.dtype, b.shape, buffers.data(i)});
+  }
+  std::vector<std::string> names;
+  for (const Optimizer::Slot &s : optimizer.slots()) {
+    Shape shape = plan.buffers[s.param].shape;
+    if (!s.m.empty())
+      tensors.push_back({"optimizer." + s.name + ".m", DType::F64, shape,
+                         s.m.data()});
+    if (!s.v.empty())
+      tensors.push_back({"optimizer." + s.name + ".v", DType::F64, shape,
+                         s.v.data()});
+  }
+  std::map<std::string, std::string> meta = {
+      {"format", kFormat},
+      {"model", plan.model},
+      {"step", std::to_string(step)},
+      {"optimizer_steps", std::to_string(optimizer.stepsTaken())},
+      {"seed", std::to_string(seed)}};
+  std::string path = pathOf(dir, step);
+  SINTER_RT_RETURN_IF_ERROR(writeSafetensors(path, tensors, meta));
+  std::vector<int64_t> steps = checkpointSteps(dir);
+  for (size_t i = 0; i + size_t(std::max<int64_t>(keep, 1)) < steps.size(); ++i)
+    std::remove(pathOf(dir, steps[i]).c_str());
+  return path;
+}
+
+static Expected<int64_t> metaInt(const SafetensorsFile &f, const char *key) {
+  auto it = f.metadata().find(key);
+  char *end = nullptr;
+  if (it == f.metadata().end() || it->second.empty())
+    return Status::error(f.path() + ": not a Sinter checkpoint (no '" +
+                         std::string(key) + "' in its metadata)");
+  long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (*end)
+    return Status::error(f.path() + ": metadata '" + key + "' is not a number");
+  return int64_t(v);
+}
+
+Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
+                                 const StepPlan &plan, BufferSet &buffers,
+                                 Optimizer &optimizer) {
+  Expected<SafetensorsFile> file = SafetensorsFile::read(path);
+  if (!file.ok())
+    return file.status();
+  auto format = file->metadata().find("format");
+  if (format == file->metadata().end() || format->second != kFormat)
+    return Status::error(path + ": not a Sinter checkpoint of format " + kFormat);
+  Expected<int64_t> step = metaInt(*file, "step");
+  Expected<int64_t> taken = metaInt(*file, "optimizer_steps");
+  Expected<int64_t> savedSeed = metaInt(*file, "seed");
+  if (!step.ok())
+    return step.status();
+  if (!taken.ok())
+    return taken.status();
+  if (!savedSeed.ok())
+    return savedSeed.status();
+  if (uint64_t(*savedSeed) != seed)
+    return Status::error(path + ": written with seed " +
+                         std::to_string(*savedSeed) + " but this run has seed " +
+                         std::to_string(seed) +
+                         "; the data order would differ, so it cannot resume");
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &b = plan.buffers[i];
+    if (b.kind != BufferKind::Param && b.kind != BufferKind::State)
+      continue;
+    const SafetensorsEntry *e = file->find(b.name);
+    if (!e || e->dtype != b.dtype || e->shape != b.shape)
+      return Status::error(path + ": " + (e ? "tensor '" + b.name +
+                                                  "' has another dtype or shape"
+                                            : "has no tensor '" + b.name + "'") +
+                           " than model '" + plan.model + "'");
+    std::memcpy(buffers.data(i), file->data(*e), b.byteSize);
+  }
+  for (Optimizer::Slot &s : optimizer.slots()) {
+    for (auto [suffix, moments] : {std::make_pair(".m", &s.m),
+                                   std::make_pair(".v", &s.v)}) {
+      const SafetensorsEntry *e = file->find("optimizer." + s.name + suffix);
+      if (!e) {
+        moments->clear();
+        continue;
+      }
+      if (e->dtype != DType::F64 || e->byteSize() != s.size * 8)
+        return Status::error(path + ": optimizer state of '" + s.name +
+                             "' does not match the parameter");
+      moments->resize(s.size);
+      std::memcpy(moments->data(), file->data(*e), s.size * 8);
+    }
+  }
+  optimizer.setStepsTaken(*taken);
+  return *step;
+}
+
+} // namespace sinter::rt

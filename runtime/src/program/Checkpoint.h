@@ -1,0 +1,42 @@
+//===- Checkpoint.h - Saving and resuming a training run ----------------===//
+//
+// A checkpoint is one safetensors file, `DIR/step-N.safetensors`: every
+// param and state under its own name (so numpy and PyTorch read it as a
+// state_dict), the optimizer's moments as `optimizer.NAME.m` / `.v` in f64,
+// and in the metadata the step, the optimizer's step count and the seed.
+// The data position follows from the step (the sampler is a function of the
+// seed and the step), so a resumed run sees exactly the batches an
+// uninterrupted run would, and computes the same losses bit for bit. Files
+// are written atomically; only the last `keep` are kept.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RT_PROGRAM_CHECKPOINT_H
+#define SINTER_RT_PROGRAM_CHECKPOINT_H
+
+#include "program/Optimizer.h"
+
+#include <string>
+
+namespace sinter::rt {
+
+/// Writes the checkpoint of `step` completed steps into `dir` (created if
+/// needed), then removes all but the newest `keep`. Returns its path.
+Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
+                                     int64_t step, uint64_t seed,
+                                     const StepPlan &plan,
+                                     const BufferSet &buffers,
+                                     const Optimizer &optimizer);
+
+/// The newest checkpoint in `dir`, or "" when there is none.
+std::string latestCheckpoint(const std::string &dir);
+
+/// Restores params, states and optimizer state from `path`; returns the
+/// number of completed steps. Any mismatch or damage is an error naming the
+/// file: a resumed run never silently starts from scratch.
+Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
+                                 const StepPlan &plan, BufferSet &buffers,
+                                 Optimizer &optimizer);
+
+} // namespace sinter::rt
+
+#endif // SINTER_RT_PROGRAM_CHECKPOINT_H

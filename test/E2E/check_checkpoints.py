@@ -1,0 +1,106 @@
+"""Checkpoints: a run resumed from a mid-run checkpoint continues bit for
+bit like the uninterrupted run; SIGINT and SIGTERM stop a run cleanly with
+a checkpoint; a damaged checkpoint is an error naming it, never a silent
+start from scratch.
+
+    python3 check_checkpoints.py WORKDIR EXAMPLES_DIR
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from sinter_testing import run
+
+STEP = re.compile(r"^step (\d+)/\d+  (loss .*)  lr")
+
+
+def losses(out):
+    return {int(m.group(1)): m.group(2) for m in map(STEP.match, out.splitlines()) if m}
+
+
+def main():
+    work, examples = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(0)
+    np.save(os.path.join(work, "x.npy"), rng.uniform(0, 1, (640, 64)).astype(np.float32))
+    np.save(os.path.join(work, "y.npy"), rng.integers(0, 10, 640).astype(np.int32))
+    with open(os.path.join(work, "run.pbtxt"), "w") as f:
+        f.write('data { train { npy { input: "x" path: "x.npy" } npy { input: "y" path: "y.npy" } } '
+                'shuffle: true }\nsteps: 40\nlog { every: 1 }\neval { every: 0 }\n'
+                'optimizer { adamw { lr: 0.003 } }\nseed: 5\n')
+    prog = os.path.join(work, "prog")
+    run(["sinterc", "--config", os.path.join(examples, "mlp/mlp.pbtxt"), "-o", prog])
+    cfg = os.path.join(work, "run.pbtxt")
+
+    # 1. Resume from step 20 of a 40-step run gives the same losses.
+    whole = losses(run([prog, "--config", cfg]))
+    ck = os.path.join(work, "ck")
+    run([prog, "--config", cfg, "--set", f"checkpoint.dir={ck}",
+         "--set", "checkpoint.every=10", "--set", "checkpoint.keep=4"])
+    kept = sorted(os.listdir(ck))
+    if kept != ["step-10.safetensors", "step-20.safetensors",
+                "step-30.safetensors", "step-40.safetensors"]:
+        sys.exit(f"FAIL: checkpoints kept: {kept}")
+    for late in ("step-30.safetensors", "step-40.safetensors"):
+        os.remove(os.path.join(ck, late))
+    out = run([prog, "--config", cfg, "--set", f"checkpoint.dir={ck}",
+               "--set", "checkpoint.resume=true"])
+    if "resumed from" not in out or "at step 20" not in out:
+        sys.exit(f"FAIL: did not resume at step 20:\n{out}")
+    resumed = losses(out)
+    if sorted(resumed) != list(range(21, 41)):
+        sys.exit(f"FAIL: resumed steps {sorted(resumed)}")
+    for step, line in resumed.items():
+        if line != whole[step]:
+            sys.exit(f"FAIL: step {step} after resuming: {line} != {whole[step]}")
+    print("resume: steps 21-40 identical to the uninterrupted run")
+
+    # 2. SIGINT and SIGTERM stop cleanly with a checkpoint.
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        sigdir = os.path.join(work, f"sig{int(sig)}")
+        p = subprocess.Popen([prog, "--config", cfg, "--set", "steps=100000000",
+                              "--set", f"checkpoint.dir={sigdir}"],
+                             stdout=subprocess.PIPE, text=True)
+        seen = 0
+        while seen < 3:
+            if p.stdout.readline().startswith("step "):
+                seen += 1
+        p.send_signal(sig)
+        try:
+            out, _ = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            sys.exit(f"FAIL: no exit within 60 s of {sig.name}")
+        if p.returncode != code or "interrupted at step" not in out:
+            sys.exit(f"FAIL: {sig.name}: exit {p.returncode}, output:\n{out}")
+        if not os.listdir(sigdir):
+            sys.exit(f"FAIL: {sig.name}: no checkpoint written")
+    print("signals: SIGINT and SIGTERM stop with a checkpoint (exit 130, 143)")
+
+    # 3. A damaged checkpoint stops the run with its name.
+    src = os.path.join(ck, "step-40.safetensors")
+    for damage in ("truncated", "flipped"):
+        dmg = os.path.join(work, "dmg-" + damage)
+        os.makedirs(dmg, exist_ok=True)
+        data = bytearray(open(src, "rb").read())
+        if damage == "truncated":
+            data = data[:len(data) // 2]
+        else:
+            data[20] ^= 0xFF
+        open(os.path.join(dmg, "step-40.safetensors"), "wb").write(data)
+        r = subprocess.run([prog, "--config", cfg, "--set", f"checkpoint.dir={dmg}",
+                            "--set", "checkpoint.resume=true"],
+                           capture_output=True, text=True)
+        if r.returncode == 0 or "step-40.safetensors" not in r.stderr or "step 1/" in r.stdout:
+            sys.exit(f"FAIL: {damage} checkpoint: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    print("damaged checkpoints: truncated and flipped bytes are errors naming the file")
+
+
+if __name__ == "__main__":
+    main()

@@ -59,6 +59,10 @@ CASES = [
     ("ln_var", (3, 4), "layer_norm_stats(w)[1]", (3, 1)),
     ("bn_var", (3, 4), "batch_norm_stats(a * w, [0, 1])[1]", (4,)),
     ("global_avg_pool2d", (3, 1, 1), "global_avg_pool2d(img * w)", (3,)),
+    ("conv2d_weight", (2, 3, 3, 3), "conv2d(img, w, stride=1, padding=1)", (2, 4, 4)),
+    ("conv2d_weight_strided", (2, 3, 2, 2), "conv2d(img, w, stride=2, padding=1, dilation=1)", (2, 3, 3)),
+    ("conv2d_input", (3, 4, 4), "conv2d(img * w, k, stride=2, padding=1)", (2, 2, 2)),
+    ("conv2d_input_dilated", (3, 4, 4), "conv2d(img * w, k, padding=2, dilation=2)", (2, 4, 4)),
     ("embedding", (10, 4), "embedding(ids, w)", (6, 4)),
     ("attention_q", (3, 4), "scaled_dot_product_attention(a * w, b, p)", (3, 4)),
     ("attention_kv_causal", (3, 4),
@@ -83,6 +87,8 @@ INPUTS = {
     "t01": ((3, 4), lambda r, s: r.uniform(0, 1, s)),
     "img": ((3, 4, 4), lambda r, s: r.standard_normal(s)),
 }
+# Parameters some cases use but that are not checked themselves.
+FIXED_PARAMS = {"k": (2, 3, 3, 3)}
 INT_INPUTS = {
     "ids": ((6,), 10),
     "y": ((), 5),
@@ -96,6 +102,8 @@ def model_source():
         lines.append(f"  input {name}: f64[{', '.join(['B'] + [str(d) for d in shape])}]")
     for name, (shape, _) in INT_INPUTS.items():
         lines.append(f"  input {name}: i32[{', '.join(['B'] + [str(d) for d in shape])}]")
+    for name, shape in FIXED_PARAMS.items():
+        lines.append(f"  param {name}: f64[{', '.join(map(str, shape))}] = zeros")
     terms = []
     for k, (name, pshape, expr, oshape) in enumerate(CASES):
         lines.append(f"  param w{k}: f64[{', '.join(map(str, pshape))}] = zeros")
@@ -163,6 +171,7 @@ def main():
 
     params = {f"w{k}": rng.standard_normal(shape) for k, (_, shape, _, _) in
               enumerate(CASES)}
+    params.update({n: rng.standard_normal(s) for n, s in FIXED_PARAMS.items()})
     init = os.path.join(workdir, "params.safetensors")
     write_safetensors(init, params)
     grads_dir = os.path.join(workdir, "grads")

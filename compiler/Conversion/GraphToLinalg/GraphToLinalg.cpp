@@ -553,6 +553,139 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op) {
   return one(tb.reshape(y, os));
 }
 
+/// Pads the last two axes by `low` before and `high` after with zeros.
+Value padLowHigh(TensorBuilder &tb, Value v, const int64_t low[2],
+                 const int64_t high[2]) {
+  if (!low[0] && !low[1] && !high[0] && !high[1])
+    return v;
+  OpBuilder &b = tb.builder();
+  RankedTensorType t = typeOf(v);
+  int64_t rank = t.getRank();
+  SmallVector<int64_t> shape(t.getShape());
+  SmallVector<OpFoldResult> lo(rank, b.getIndexAttr(0)), hi(rank, b.getIndexAttr(0));
+  for (int i = 0; i < 2; ++i) {
+    shape[rank - 2 + i] += low[i] + high[i];
+    lo[rank - 2 + i] = b.getIndexAttr(low[i]);
+    hi[rank - 2 + i] = b.getIndexAttr(high[i]);
+  }
+  Value zero = tb.scalar(0.0, t.getElementType());
+  return tensor::PadOp::create(b, tb.location(),
+                               RankedTensorType::get(shape, t.getElementType()),
+                               v, lo, hi, zero);
+}
+
+/// dW[o, c, kh, kw] = sum over n, oh, ow of
+///   g[n, o, oh, ow] * xpad[n, c, oh*s + kh*d, ow*s + kw*d].
+Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op) {
+  OpBuilder &b = tb.builder();
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
+  int64_t pad[2] = {p[0], p[1]};
+  Value x = tb.padSpatial(op.getInput(), pad, 0.0);
+  RankedTensorType out = op.getType();
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  // (o, c, kh, kw, n, oh, ow)
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(7, 0, {dim(4), dim(0), dim(5), dim(6)}, ctx),
+      AffineMap::get(7, 0,
+                     {dim(4), dim(1), dim(5) * s[0] + dim(2) * d[0],
+                      dim(6) * s[1] + dim(3) * d[1]},
+                     ctx),
+      AffineMap::get(7, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.append(3, utils::IteratorType::reduction);
+  Value init = tb.filled(out.getShape(), out.getElementType(), 0.0);
+  auto generic = linalg::GenericOp::create(
+      b, tb.location(), TypeRange{out}, ValueRange{op.getGrad(), x},
+      ValueRange{init}, maps, iterators,
+      [](OpBuilder &nb, Location l, ValueRange a) {
+        linalg::YieldOp::create(
+            nb, l, scalar::add(nb, l, a[2], scalar::mul(nb, l, a[0], a[1])));
+      });
+  return one(generic.getResult(0));
+}
+
+/// The transposed convolution: g dilated by the stride, padded so that
+///   dXpad[n, c, i, j] = sum over o, kh, kw of
+///     gpad[n, o, i + kh*d, j + kw*d] * flip(w)[o, c, kh, kw],
+/// then the padding of the forward pass cut off.
+Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op) {
+  OpBuilder &b = tb.builder();
+  Location loc = tb.location();
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
+  Value g = op.getGrad(), w = op.getWeight();
+  RankedTensorType gt = typeOf(g), out = op.getType();
+  ArrayRef<int64_t> gs = gt.getShape(), ws = typeOf(w).getShape();
+  int64_t n = gs[0], o = gs[1], c = ws[1], kh = ws[2], kw = ws[3];
+  int64_t k[2] = {kh, kw};
+  int64_t hp = out.getDimSize(2) + 2 * p[0], wp = out.getDimSize(3) + 2 * p[1];
+  // Dilate by the stride: g lands every s-th position of a zero tensor.
+  int64_t dil[2] = {(gs[2] - 1) * s[0] + 1, (gs[3] - 1) * s[1] + 1};
+  Value gdil = g;
+  if (s[0] != 1 || s[1] != 1) {
+    Value zeros = tb.filled({n, o, dil[0], dil[1]}, gt.getElementType(), 0.0);
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes, strides;
+    for (int64_t v : gs)
+      sizes.push_back(b.getIndexAttr(v));
+    strides = {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(s[0]),
+               b.getIndexAttr(s[1])};
+    gdil = tensor::InsertSliceOp::create(b, loc, g, zeros, offsets, sizes, strides);
+  }
+  int64_t low[2], high[2];
+  for (int i = 0; i < 2; ++i) {
+    low[i] = (k[i] - 1) * d[i];
+    high[i] = (i == 0 ? hp : wp) + (k[i] - 1) * d[i] - low[i] - dil[i];
+  }
+  Value gpad = padLowHigh(tb, gdil, low, high);
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  // The kernel flipped in space, materialized: linalg needs every loop to
+  // appear as a plain dimension of some operand.
+  RankedTensorType wt = typeOf(w);
+  AffineMap flipMap = AffineMap::get(
+      4, 0,
+      {dim(0), dim(1), getAffineConstantExpr(kh - 1, ctx) - dim(2),
+       getAffineConstantExpr(kw - 1, ctx) - dim(3)},
+      ctx);
+  Value flipped =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{wt}, ValueRange{w},
+          ValueRange{tb.empty(wt.getShape(), wt.getElementType())},
+          {flipMap, AffineMap::getMultiDimIdentityMap(4, ctx)},
+          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+          [](OpBuilder &nb, Location l, ValueRange a) {
+            linalg::YieldOp::create(nb, l, a[0]);
+          })
+          .getResult(0);
+  // (n, c, i, j, o, kh, kw)
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(7, 0,
+                     {dim(0), dim(4), dim(2) + dim(5) * d[0], dim(3) + dim(6) * d[1]},
+                     ctx),
+      AffineMap::get(7, 0, {dim(4), dim(1), dim(5), dim(6)}, ctx),
+      AffineMap::get(7, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.append(3, utils::IteratorType::reduction);
+  Value init = tb.filled({n, c, hp, wp}, out.getElementType(), 0.0);
+  Value full = linalg::GenericOp::create(
+                   b, loc, TypeRange{init.getType()}, ValueRange{gpad, flipped},
+                   ValueRange{init}, maps, iterators,
+                   [](OpBuilder &nb, Location l, ValueRange a) {
+                     linalg::YieldOp::create(
+                         nb, l,
+                         scalar::add(nb, l, a[2], scalar::mul(nb, l, a[0], a[1])));
+                   })
+                   .getResult(0);
+  if (p[0] == 0 && p[1] == 0)
+    return one(full);
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                       b.getIndexAttr(p[0]), b.getIndexAttr(p[1])};
+  SmallVector<OpFoldResult> sizes, unit(4, b.getIndexAttr(1));
+  for (int64_t v : out.getShape())
+    sizes.push_back(b.getIndexAttr(v));
+  return one(tensor::ExtractSliceOp::create(b, loc, out, full, offsets, sizes, unit));
+}
+
 template <typename PoolOp>
 Results lowerPool(TensorBuilder &tb, PoolOp op, bool isMax) {
   OpBuilder &b = tb.builder();
@@ -663,6 +796,8 @@ Results lower(Operation *op) {
         return one(tb.logSoftmax(s.getInput(), s.getAxis()));
       })
       .Case([&](Conv2dOp c) { return lowerConv(tb, c); })
+      .Case([&](Conv2dGradInputOp c) { return lowerConvGradInput(tb, c); })
+      .Case([&](Conv2dGradWeightOp c) { return lowerConvGradWeight(tb, c); })
       .Case([&](MaxPool2dOp p) { return lowerPool(tb, p, true); })
       .Case([&](AvgPool2dOp p) { return lowerPool(tb, p, false); })
       .Case([&](GlobalAvgPool2dOp p) {

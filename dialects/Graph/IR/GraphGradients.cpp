@@ -487,6 +487,20 @@ GRADIENT(LayerNormStatsOp) {
   return success();
 }
 
+GRADIENT(Conv2dOp) {
+  if (getGroups() != 1)
+    return emitError("the gradient of a grouped convolution is not built yet");
+  Location l = getLoc();
+  Value g = rg[0];
+  og.push_back(Conv2dGradInputOp::create(b, l, getInput().getType(), g,
+                                         getWeight(), getStrideAttr(),
+                                         getPaddingAttr(), getDilationAttr()));
+  og.push_back(Conv2dGradWeightOp::create(b, l, getWeight().getType(),
+                                          getInput(), g, getStrideAttr(),
+                                          getPaddingAttr(), getDilationAttr()));
+  return success();
+}
+
 GRADIENT(EmbeddingOp) {
   og.push_back(Value());
   og.push_back(EmbeddingGradOp::create(b, getLoc(), getTable().getType(),

@@ -305,6 +305,38 @@ def Graph_EmbeddingGradOp : Graph_Op<"embedding_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_Conv2dGradInputOp : Graph_Op<"conv2d_grad_input", [Pure]> {
+  let summary = "The gradient of conv2d with respect to its input";
+  let description = [{
+    Given `grad` (the gradient of a `graph.conv2d` result, `[N, O, OH, OW]`)
+    and its `weight` (`[O, C, KH, KW]`), the gradient with respect to the
+    convolution's input, of the result's type `[N, C, H, W]`. The attributes
+    are the convolution's; `groups` must be 1.
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$weight,
+                       Graph_PairAttr:$stride, Graph_PairAttr:$padding,
+                       Graph_PairAttr:$dilation);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_Conv2dGradWeightOp : Graph_Op<"conv2d_grad_weight", [Pure]> {
+  let summary = "The gradient of conv2d with respect to its weight";
+  let description = [{
+    Given the convolution's `input` (`[N, C, H, W]`) and `grad` (the
+    gradient of its result, `[N, O, OH, OW]`), the gradient with respect to
+    the weight, of the result's type `[O, C, KH, KW]`. The attributes are the
+    convolution's; `groups` must be 1.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grad,
+                       Graph_PairAttr:$stride, Graph_PairAttr:$padding,
+                       Graph_PairAttr:$dilation);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $grad attr-dict `:` functional-type(operands, results)";
+}
+
 def Graph_ConstantOp : Graph_Op<"constant", [
     ConstantLike, Pure, InferTypeOpAdaptor]> {
   let summary = "A constant tensor";
@@ -664,7 +696,7 @@ def Graph_LogSoftmaxOp : Graph_SoftmaxOp<"log_softmax", "Log-softmax">;
 // Neural-network primitives
 //===----------------------------------------------------------------------===//
 
-def Graph_Conv2dOp : Graph_InferOp<"conv2d", [Pure]> {
+def Graph_Conv2dOp : Graph_InferOp<"conv2d", [Pure, Graph_Differentiable]> {
   let summary = "2-D convolution, NCHW input and OIHW weight";
   let description = [{
     Convolves an NCHW `input` with an OIHW `weight` (one floating-point

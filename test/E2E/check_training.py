@@ -1,4 +1,5 @@
-"""Training equals JAX: examples/mlp and the tiny gpt, trained 20 steps with
+"""Training equals JAX: examples/mlp, a small CNN with batch-norm and the tiny
+gpt, trained 20 steps with
 SGD (momentum, weight decay) and 20 with AdamW (warm-up, cosine schedule,
 clipping), from the same weights and batches as a JAX implementation of the
 same step (models_jax.py, float64). Per-step losses must agree within 1e-5
@@ -33,6 +34,19 @@ OPTIMIZERS = {
               "schedule { warmup_steps: 5 cosine { min_lr: 0.0003 } }\n"
               "clip_grad_norm: 1.0\n"),
 }
+
+
+# A small CNN with batch-norm (statistics per micro-batch, as PyTorch).
+CNN = """import "std/nn.sn"
+model cnn {
+  input x: f32[B, 3, 8, 8]
+  input y: i32[B]
+  h = relu(batch_norm(conv2d(x, 4, 3, padding=1, bias=false, name="conv"), name="bn"))
+  logits = linear(global_avg_pool2d(h), 10, name="fc")
+  loss cross_entropy(logits, y)
+  metric accuracy = accuracy(logits, y)
+}
+"""
 
 
 def learning_rate(kind, step):
@@ -96,9 +110,16 @@ def ignore(name, value):
     return value
 
 
-def check(name, workdir, config, micro, data, loss_fn, seed):
+def check(name, workdir, config, micro, data, loss_fn, seed, source=None):
     work = os.path.join(workdir, name)
     os.makedirs(work, exist_ok=True)
+    if source:  # a model of the test's own, with `config` as its body
+        with open(os.path.join(work, "model.sn"), "w") as f:
+            f.write(source)
+        path = os.path.join(work, "model.pbtxt")
+        with open(path, "w") as f:
+            f.write('model: "model.sn"\n' + config)
+        config = path
     npy = ""
     for k, v in data.items():
         np.save(os.path.join(work, k + ".npy"), v)
@@ -120,7 +141,9 @@ def check(name, workdir, config, micro, data, loss_fn, seed):
         final = os.path.join(work, kind + ".safetensors")
         out = run([prog, "--config", overlay, "--init", init, "--save", final])
         losses = [float(m.group(2)) for m in map(STEP_LINE.match, out.splitlines()) if m]
-        params = {k: np.asarray(v, np.float64) for k, v in read_safetensors(init).items()}
+        # Batch-norm's running statistics are states, not trained.
+        params = {k: np.asarray(v, np.float64) for k, v in read_safetensors(init).items()
+                  if not any(s in k for s in ("running_", "num_batches_tracked"))}
         batches = []
         for j in range(STEPS):
             start = (j * global_batch) % n
@@ -169,6 +192,10 @@ def main():
     # JAX f64 do too).
     starts = rng.integers(0, 256, (16 * STEPS, 1))
     tokens = ((starts + 3 * np.arange(33)) % 256).astype(np.int32)
+    check("cnn_batch_norm", workdir, "batch { global: 16 micro: 8 }\n", 8,
+          {"x": rng.standard_normal((16 * STEPS, 3, 8, 8)).astype(np.float32),
+           "y": rng.integers(0, 10, 16 * STEPS).astype(np.int32)},
+          models_jax.small_cnn, seed, source=CNN)
     check("gpt_tiny", workdir, os.path.join(examples, "gpt/gpt_tiny.pbtxt"), 8,
           {"idx": tokens[:, :32], "targets": tokens[:, 1:]},
           lambda p, i, t: models_jax.gpt(p, i, t, heads=4, layers=2), seed)

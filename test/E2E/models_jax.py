@@ -103,3 +103,19 @@ def gpt(p, idx, targets, heads, layers):
         x = x + linear(p, f"h.{i}.mlp.c_proj", h)
     logits = layer_norm(p, "ln_f", x) @ p["wte"].T
     return cross_entropy(logits, targets, ignore_index=-1), {}
+
+
+# A small CNN with batch-norm in training mode (check_training.py) --------------
+
+def batch_norm_train(p, name, x, eps=1e-5):
+    mean = x.mean((0, 2, 3), keepdims=True)
+    var = ((x - mean) ** 2).mean((0, 2, 3), keepdims=True)
+    c = (1, -1, 1, 1)
+    return (x - mean) / jnp.sqrt(var + eps) * p[name + ".weight"].reshape(c) + \
+        p[name + ".bias"].reshape(c)
+
+
+def small_cnn(p, x, y):
+    h = jax.nn.relu(batch_norm_train(p, "bn", conv(p, "conv", x, 1, 1)))
+    logits = linear(p, "fc", h.mean((2, 3)))
+    return cross_entropy(logits, y), {"accuracy": accuracy(logits, y)}

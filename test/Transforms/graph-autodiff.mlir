@@ -33,10 +33,9 @@ graph.model @m.eval phase "eval" {
 // An op without a gradient on a path from a parameter to the loss is an
 // error at that op.
 graph.model @n phase "train" {
-  %x = graph.input "x" : tensor<1x3x8x8xf32>
-  %w = graph.param "w" {init = "zeros", init_args = array<f64>} : tensor<4x3x3x3xf32>
-  // expected-error @below {{'graph.conv2d' has no gradient yet, and the loss depends on a parameter through it}}
-  %y = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
-  %l = graph.reduce_mean %y {axes = array<i64>, keepdim = false} : (tensor<1x4x6x6xf32>) -> tensor<f32>
+  %w = graph.param "w" {init = "zeros", init_args = array<f64>} : tensor<1x3x8x8xf32>
+  // expected-error @below {{'graph.max_pool2d' has no gradient yet, and the loss depends on a parameter through it}}
+  %y = graph.max_pool2d %w {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+  %l = graph.reduce_mean %y {axes = array<i64>, keepdim = false} : (tensor<1x3x4x4xf32>) -> tensor<f32>
   graph.loss %l : tensor<f32>
 }

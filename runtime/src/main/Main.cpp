@@ -110,60 +110,86 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
   return true;
 }
 
+/// A compiled step with its buffers allocated and its params and states set
+/// from the initialisers, or from --init.
+struct Step {
+  StepPlan plan;
+  BufferSet buffers;
+  StepFn fn = nullptr;
+  StepRun run() { return {&plan, &buffers, fn}; }
+};
+
+Expected<Step> prepare(StepFn fn, const char *planBytes, int64_t planSize,
+                       const config::TrainConfig &cfg,
+                       const std::string &initFile) {
+  Expected<StepPlan> plan = StepPlan::parse(planBytes, planSize);
+  if (!plan.ok())
+    return plan.status();
+  Expected<BufferSet> buffers = BufferSet::allocate(*plan);
+  if (!buffers.ok())
+    return buffers.status();
+  Status params = initFile.empty()
+                      ? initialiseParameters(*plan, *buffers, cfg.seed())
+                      : loadParameters(*plan, *buffers, initFile);
+  if (!params.ok())
+    return params;
+  return Step{plan.take(), buffers.take(), fn};
+}
+
+Expected<std::shared_ptr<const BatchSource>>
+openData(const config::TrainConfig &cfg, bool eval, const std::string &baseDir,
+         const StepPlan &plan) {
+  const auto &data = cfg.data();
+  bool useEval = eval && data.has_eval();
+  auto source = openDataSource(useEval ? data.eval() : data.train(), baseDir,
+                               plan, useEval ? "data.eval" : "data.train",
+                               cfg.seed());
+  if (!source.ok())
+    return source.status();
+  return std::shared_ptr<const BatchSource>(source.take());
+}
+
+const char *const kNoTrainStep =
+    "this program has no training step (see sinterc's warning when it was "
+    "compiled); run it with --eval";
+
 /// The default: train for cfg.steps steps, evaluating every eval.every.
 int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
                 const Options &opts) {
   if (!sinter_step_train || !sinter_plan_train)
-    return fail("this program has no training step (see sinterc's warning "
-                "when it was compiled); run it with --eval");
-  Expected<StepPlan> plan =
-      StepPlan::parse(sinter_plan_train, sinter_plan_train_size);
-  if (!plan.ok())
-    return fail(plan.message());
-  Expected<BufferSet> buffers = BufferSet::allocate(*plan);
-  if (!buffers.ok())
-    return fail(buffers.message());
-  Status params = opts.initFile.empty()
-                      ? initialiseParameters(*plan, *buffers, cfg.seed())
-                      : loadParameters(*plan, *buffers, opts.initFile);
-  if (!params.ok())
-    return fail(params.message());
-  auto trainData = openDataSource(cfg.data().train(), baseDir, *plan,
-                                  "data.train", cfg.seed());
+    return fail(kNoTrainStep);
+  Expected<Step> step = prepare(sinter_step_train, sinter_plan_train,
+                                sinter_plan_train_size, cfg, opts.initFile);
+  if (!step.ok())
+    return fail(step.message());
+  auto trainData = openData(cfg, /*eval=*/false, baseDir, step->plan);
   if (!trainData.ok())
     return fail(trainData.message());
-
-  // The eval step, when the program has one and the config evaluates.
-  std::optional<StepPlan> evalPlan;
-  std::optional<BufferSet> evalBuffers;
+  // The eval step, when the program has one and the config evaluates; its
+  // parameters are copied from the training step's before each evaluation.
+  std::optional<Step> eval;
   std::shared_ptr<const BatchSource> evalData;
-  StepRun evalRun;
   if (cfg.eval().every() > 0 && sinter_step_eval && cfg.data().has_eval()) {
-    Expected<StepPlan> ep = StepPlan::parse(sinter_plan_eval, sinter_plan_eval_size);
-    if (!ep.ok())
-      return fail(ep.message());
-    evalPlan = ep.take();
-    Expected<BufferSet> eb = BufferSet::allocate(*evalPlan);
-    if (!eb.ok())
-      return fail(eb.message());
-    evalBuffers.emplace(eb.take());
-    auto ed = openDataSource(cfg.data().eval(), baseDir, *evalPlan, "data.eval",
-                             cfg.seed());
-    if (!ed.ok())
-      return fail(ed.message());
-    evalData = std::shared_ptr<const BatchSource>(ed.take());
-    evalRun = {&*evalPlan, &*evalBuffers, sinter_step_eval};
+    Expected<Step> e = prepare(sinter_step_eval, sinter_plan_eval,
+                               sinter_plan_eval_size, cfg, "");
+    if (!e.ok())
+      return fail(e.message());
+    eval.emplace(e.take());
+    auto data = openData(cfg, /*eval=*/true, baseDir, eval->plan);
+    if (!data.ok())
+      return fail(data.message());
+    evalData = data.take();
   }
   installInterruptHandlers();
-  Status trained = train(cfg, {&*plan, &*buffers, sinter_step_train},
-                         std::shared_ptr<const BatchSource>(trainData.take()),
-                         evalData ? &evalRun : nullptr, evalData);
+  StepRun evalRun = eval ? eval->run() : StepRun();
+  Status trained = train(cfg, step->run(), trainData.take(),
+                         eval ? &evalRun : nullptr, evalData);
   if (!trained.ok() && trained.message() == kInterrupted)
     return 128 + interruptSignal(); // stopped cleanly, with a checkpoint
   if (!trained.ok())
     return fail(trained.message());
   if (!opts.saveFile.empty()) {
-    Status saved = saveParameters(*plan, *buffers, opts.saveFile);
+    Status saved = saveParameters(step->plan, step->buffers, opts.saveFile);
     if (!saved.ok())
       return fail(saved.message());
   }
@@ -174,30 +200,60 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
 int runGradients(const config::TrainConfig &cfg, const std::string &baseDir,
                  const Options &opts) {
   if (!sinter_step_train || !sinter_plan_train)
-    return fail("this program has no training step (see sinterc's warning "
-                "when it was compiled)");
-  Expected<StepPlan> plan =
-      StepPlan::parse(sinter_plan_train, sinter_plan_train_size);
-  if (!plan.ok())
-    return fail(plan.message());
-  Expected<BufferSet> buffers = BufferSet::allocate(*plan);
-  if (!buffers.ok())
-    return fail(buffers.message());
-  Status params = opts.initFile.empty()
-                      ? initialiseParameters(*plan, *buffers, cfg.seed())
-                      : loadParameters(*plan, *buffers, opts.initFile);
-  if (!params.ok())
-    return fail(params.message());
-  auto source = openDataSource(cfg.data().train(), baseDir, *plan,
-                               "data.train", cfg.seed());
-  if (!source.ok())
-    return fail(source.message());
-  Expected<double> loss = writeGradients(*plan, *buffers, sinter_step_train,
-                                         **source, opts.gradientsDir);
+    return fail(kNoTrainStep);
+  Expected<Step> step = prepare(sinter_step_train, sinter_plan_train,
+                                sinter_plan_train_size, cfg, opts.initFile);
+  if (!step.ok())
+    return fail(step.message());
+  auto data = openData(cfg, /*eval=*/false, baseDir, step->plan);
+  if (!data.ok())
+    return fail(data.message());
+  Expected<double> loss = writeGradients(step->plan, step->buffers, step->fn,
+                                         **data, opts.gradientsDir);
   if (!loss.ok())
     return fail(loss.message());
   std::printf("train: loss %.17g, gradients written to %s\n", *loss,
               opts.gradientsDir.c_str());
+  return 0;
+}
+
+/// --eval: the eval step over data.eval (or data.train).
+int runEval(const config::TrainConfig &cfg, const std::string &baseDir,
+            const Options &opts) {
+  if (!sinter_step_eval || !sinter_plan_eval)
+    return fail("this program was compiled without an eval step");
+  Expected<Step> step = prepare(sinter_step_eval, sinter_plan_eval,
+                                sinter_plan_eval_size, cfg, opts.initFile);
+  if (!step.ok())
+    return fail(step.message());
+  auto data = openData(cfg, /*eval=*/true, baseDir, step->plan);
+  if (!data.ok())
+    return fail(data.message());
+  Expected<EvalResult> result =
+      evaluate(step->plan, step->buffers, step->fn, data.take(),
+               uint64_t(cfg.eval().batches()), isatty(2));
+  if (!result.ok())
+    return fail(result.message());
+  std::printf("eval: loss %.6f", result->loss);
+  for (const auto &[name, value] : result->metrics)
+    std::printf("  %s %.6f", name.c_str(), value);
+  std::printf("  (%llu batches, %llu samples, %.3f s, %.0f samples/s)\n",
+              (unsigned long long)result->batches,
+              (unsigned long long)result->samples, result->seconds,
+              result->seconds > 0 ? double(result->samples) / result->seconds
+                                  : 0.0);
+  if (!opts.outputsDir.empty())
+    for (const HostTensor &t : result->outputs) {
+      Status written = writeNpy(opts.outputsDir + "/" + t.name + ".npy",
+                                t.dtype, t.shape, t.bytes.data());
+      if (!written.ok())
+        return fail(written.message());
+    }
+  if (!opts.saveFile.empty()) {
+    Status saved = saveParameters(step->plan, step->buffers, opts.saveFile);
+    if (!saved.ok())
+      return fail(saved.message());
+  }
   return 0;
 }
 
@@ -236,59 +292,7 @@ int main(int argc, char **argv) {
 
   if (!opts.gradientsDir.empty())
     return runGradients(*cfg, baseDir, opts);
-  if (!opts.eval)
-    return runTraining(*cfg, baseDir, opts);
-  if (!sinter_step_eval || !sinter_plan_eval)
-    return fail("this program was compiled without an eval step");
-
-  Expected<StepPlan> plan = StepPlan::parse(sinter_plan_eval, sinter_plan_eval_size);
-  if (!plan.ok())
-    return fail(plan.message());
-  Expected<BufferSet> buffers = BufferSet::allocate(*plan);
-  if (!buffers.ok())
-    return fail(buffers.message());
-  Status params = opts.initFile.empty()
-                      ? initialiseParameters(*plan, *buffers, cfg->seed())
-                      : loadParameters(*plan, *buffers, opts.initFile);
-  if (!params.ok())
-    return fail(params.message());
-
-  const config::TrainConfig::Data &data = cfg->data();
-  const config::TrainConfig::DataSource &source =
-      data.has_eval() ? data.eval() : data.train();
-  auto batches = openDataSource(source, baseDir, *plan,
-                                data.has_eval() ? "data.eval" : "data.train",
-                                cfg->seed());
-  if (!batches.ok())
-    return fail(batches.message());
-  Expected<EvalResult> result =
-      evaluate(*plan, *buffers, sinter_step_eval,
-               std::shared_ptr<const BatchSource>(batches.take()),
-               uint64_t(cfg->eval().batches()), isatty(2));
-  if (!result.ok())
-    return fail(result.message());
-
-  std::printf("eval: loss %.6f", result->loss);
-  for (const auto &[name, value] : result->metrics)
-    std::printf("  %s %.6f", name.c_str(), value);
-  std::printf("  (%llu batches, %llu samples, %.3f s, %.0f samples/s)\n",
-              (unsigned long long)result->batches,
-              (unsigned long long)result->samples, result->seconds,
-              result->seconds > 0 ? double(result->samples) / result->seconds
-                                  : 0.0);
-  for (const HostTensor &t : result->outputs) {
-    if (opts.outputsDir.empty())
-      break;
-    Status written =
-        writeNpy(opts.outputsDir + "/" + t.name + ".npy", t.dtype, t.shape,
-                 t.bytes.data());
-    if (!written.ok())
-      return fail(written.message());
-  }
-  if (!opts.saveFile.empty()) {
-    Status saved = saveParameters(*plan, *buffers, opts.saveFile);
-    if (!saved.ok())
-      return fail(saved.message());
-  }
-  return 0;
+  if (opts.eval)
+    return runEval(*cfg, baseDir, opts);
+  return runTraining(*cfg, baseDir, opts);
 }

@@ -8,6 +8,8 @@
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GraphDialect.h"
 #include "dialects/Graph/Transforms/Passes.h"
+#include "dialects/Train/IR/TrainDialect.h"
+#include "dialects/Train/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -30,6 +32,7 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
@@ -46,7 +49,7 @@
 namespace sinter {
 
 void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<graph::GraphDialect, mlir::affine::AffineDialect,
+  registry.insert<graph::GraphDialect, train::TrainDialect, mlir::affine::AffineDialect,
                   mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
@@ -60,6 +63,8 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   mlir::linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  // Lets results be computed directly in the caller's output buffers.
+  mlir::memref::registerAllocationOpInterfaceExternalModels(registry);
   mlir::scf::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::func::registerAllExtensions(registry);
@@ -75,6 +80,7 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
 
 void registerAllPasses() {
   graph::registerGraphPasses();
+  train::registerTrainPasses();
   registerConversionPasses();
   cpu::registerCPUPasses();
   registerTransformsPasses();

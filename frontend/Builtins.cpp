@@ -716,7 +716,8 @@ std::map<std::string, Builtin> makeTable() {
                                              "[0, 1)");
                     if (!e.training() || *p == 0)
                       return x; // Identity in evaluation.
-                    return e.emit1("dropout", c.loc(), {x}, {{"p", *p}},
+                    return e.emit1("dropout", c.loc(), {x},
+                                   {{"p", *p}, {"stream", e.nextNodeIndex()}},
                                    e.typeOf(x));
                   }};
 

@@ -46,6 +46,8 @@ public:
 
   //===--- Helpers for builtins ----------------------------------------===//
   bool training() const { return graph_.training; }
+  /// A number no other node of this model has: keys a dropout's mask.
+  int64_t nextNodeIndex() const { return int64_t(graph_.nodes.size()); }
   const TensorType &typeOf(const Value &v) const { return graph_.values[v.tensor]; }
   /// Reports an error at `loc` (with the call chain) and returns poison.
   Value fail(Loc loc, const std::string &message);

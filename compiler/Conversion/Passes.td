@@ -19,7 +19,7 @@ def ConvertGraphToLinalg : Pass<"convert-graph-to-linalg", "mlir::ModuleOp"> {
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect", "mlir::scf::SCFDialect",
-    "mlir::tensor::TensorDialect"
+    "mlir::tensor::TensorDialect", "sinter::train::TrainDialect"
   ];
 }
 

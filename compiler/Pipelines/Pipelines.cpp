@@ -6,6 +6,7 @@
 #include "compiler/Target/CPU/Passes.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/Transforms/Passes.h"
+#include "dialects/Train/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -18,11 +19,23 @@
 
 namespace sinter {
 
-void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
+void buildLossPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(train::createTrainNormalizeLoss());
+}
+
+void buildGraphToTrainPipeline(mlir::OpPassManager &pm) {
+  // The loss first: autodiff then differentiates each micro-batch's exact
+  // share of the global batch's loss.
+  buildLossPipeline(pm);
   pm.addPass(graph::createGraphAutodiff());
   pm.addPass(graph::createGraphModelToFunc());
   pm.addPass(createConvertGraphToLinalg());
   pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(train::createTrainAccumulate());
+}
+
+void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
+  buildGraphToTrainPipeline(pm);
   // Elementwise maps and broadcasts fold into their consumers, so a chain
   // such as exp(x - max) / sum becomes few loops.
   pm.addPass(createFuseElementwise());
@@ -38,8 +51,13 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       mlir::bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(mlir::bufferization::createOneShotBufferizePass(bufferize));
+  // A loop that updates its buffers in place yields them unchanged; folding
+  // that lets its results be the caller's output buffers (below).
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(cpu::createCPURuntimeCalls());
   // Results become caller-owned output buffers: the runtime allocates every
   // buffer of the plan, and a step returns nothing.
+  pm.addPass(createDistinctResults());
   mlir::bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
@@ -76,6 +94,10 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
 }
 
 void registerPipelines() {
+  mlir::PassPipelineRegistration<>(
+      "sinter-graph-to-train",
+      "Differentiate graph models and build the step's micro-batch loop",
+      buildGraphToTrainPipeline);
   mlir::PassPipelineRegistration<>(
       "sinter-graph-to-linalg",
       "Lower graph models to fused linalg functions",

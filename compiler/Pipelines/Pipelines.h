@@ -14,6 +14,14 @@ class OpPassManager;
 namespace sinter {
 
 /// graph.model ops to functions of linalg/tensor ops, fused.
+/// The train phase's loss as each micro-batch's exact share of the global
+/// batch's loss (train-normalize-loss): the first step of the pipelines
+/// below, and the one whose failure is the user's error.
+void buildLossPipeline(mlir::OpPassManager &pm);
+/// Graph models to functions whose train step is the whole step of one rank:
+/// the normalized loss, autodiff, the lowering to linalg and the micro-batch
+/// loop (what `sinterc --emit=train` prints).
+void buildGraphToTrainPipeline(mlir::OpPassManager &pm);
 void buildGraphToLinalgPipeline(mlir::OpPassManager &pm);
 /// Tensors to buffers to the LLVM dialect (after buildGraphToLinalgPipeline).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);

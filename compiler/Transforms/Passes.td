@@ -28,11 +28,24 @@ def PlanMemory : Pass<"sinter-plan-memory", "mlir::ModuleOp"> {
     takes as a new last argument tagged `sinter.workspace`, and its
     deallocations disappear. The arena's size is recorded as
     `sinter.arena_bytes`; the runtime allocates it once. Allocations must be
-    static and at the top level of the step, which is what bufferizing
-    linalg on tensors produces.
+    static. Allocations in a loop's body are planned first into an arena of
+    their own, which is then one allocation of the enclosing block, live
+    while the loop runs.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
+}
+
+def DistinctResults : Pass<"sinter-distinct-results", "mlir::ModuleOp"> {
+  let summary = "Gives every buffer a step returns its own allocation";
+  let description = [{
+    After bufferization, a step may return one buffer for two results (two
+    outputs of equal value) or return an argument. Each such result gets a
+    copy in a fresh allocation, so that every result can become the
+    caller's output buffer, computed in place (buffer-results-to-out-params
+    with hoisted allocations).
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
 #endif // SINTER_TRANSFORMS_PASSES_TD

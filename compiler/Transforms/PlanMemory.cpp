@@ -24,10 +24,12 @@ uint64_t byteSize(MemRefType type) {
   return type.getNumElements() * ((bits + 7) / 8);
 }
 
-/// The position (in `entry`) of the last op that uses `root` or a view of it.
-int64_t lastUse(Value root, Block &entry,
-                const DenseMap<Operation *, int64_t> &position,
-                SmallVectorImpl<Operation *> &deallocs) {
+/// The position (in `block`) of the last op that uses `root` or a view of
+/// it, or failure when the buffer leaves its block through a terminator
+/// (a loop iteration's buffer carried into the next).
+FailureOr<int64_t> lastUse(Value root, Block &block,
+                           const DenseMap<Operation *, int64_t> &position,
+                           SmallVectorImpl<Operation *> &deallocs) {
   int64_t last = -1;
   SmallVector<Value> worklist = {root};
   while (!worklist.empty()) {
@@ -37,12 +39,14 @@ int64_t lastUse(Value root, Block &entry,
         deallocs.push_back(user);
         continue;
       }
+      if (user->getBlock() == &block && user->hasTrait<OpTrait::IsTerminator>())
+        return failure();
       // A buffer result of a user may alias the buffer: a view, or a loop
       // that carries it (scf.for iter_args). Follow them all.
       for (Value r : user->getResults())
         if (isa<BaseMemRefType>(r.getType()))
           worklist.push_back(r);
-      Operation *top = entry.findAncestorOpInBlock(*user);
+      Operation *top = block.findAncestorOpInBlock(*user);
       if (top)
         last = std::max(last, position.lookup(top));
     }
@@ -50,59 +54,106 @@ int64_t lastUse(Value root, Block &entry,
   return last;
 }
 
-LogicalResult planStep(func::FuncOp step) {
-  Block &entry = step.getBody().front();
+const char *const kNestedArena = "sinter.nested_arena";
+
+/// Makes the arena of a block once its size is known.
+using ArenaMaker = function_ref<FailureOr<Value>(uint64_t bytes)>;
+
+struct PlannedBytes {
+  uint64_t arena = 0;
+  uint64_t unplanned = 0;
+};
+
+/// Plans the allocations of `block` into one arena by liveness. Blocks
+/// nested in its ops (a loop's body) are planned first, each into an arena
+/// of its own that is allocated, in `block`, just before the op: buffers of
+/// one loop iteration share memory with each other, and the loop's arena
+/// with whatever `block` no longer needs while the loop runs.
+FailureOr<PlannedBytes> planBlock(Block &block, ArenaMaker makeArena) {
+  PlannedBytes bytes;
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    for (Region &region : op.getRegions()) {
+      for (Block &inner : region) {
+        auto innerArena = [&](uint64_t size) -> FailureOr<Value> {
+          OpBuilder b(&op);
+          auto arena = memref::AllocOp::create(
+              b, op.getLoc(), MemRefType::get({int64_t(size)}, b.getI8Type()));
+          arena->setAttr(kNestedArena, b.getUnitAttr());
+          return Value(arena);
+        };
+        FailureOr<PlannedBytes> nested = planBlock(inner, innerArena);
+        if (failed(nested))
+          return failure();
+        bytes.unplanned += nested->unplanned;
+      }
+    }
+  }
+
   DenseMap<Operation *, int64_t> position;
   int64_t i = 0;
-  for (Operation &op : entry)
+  for (Operation &op : block)
     position[&op] = i++;
-
   SmallVector<memref::AllocOp> allocs;
-  WalkResult walk = step.walk([&](memref::AllocOp alloc) {
-    if (alloc->getBlock() != &entry || !alloc.getType().hasStaticShape() ||
-        !alloc.getType().getLayout().isIdentity()) {
-      alloc.emitError("memory planning needs static, top-level allocations "
-                      "with the identity layout");
-      return WalkResult::interrupt();
-    }
+  for (auto alloc : block.getOps<memref::AllocOp>()) {
+    if (!alloc.getType().hasStaticShape() ||
+        !alloc.getType().getLayout().isIdentity())
+      return alloc.emitError("memory planning needs static allocations with "
+                             "the identity layout");
     allocs.push_back(alloc);
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return failure();
+  }
   if (allocs.empty())
-    return success();
+    return bytes;
 
   std::vector<memory::Lifetime> lifetimes;
   SmallVector<Operation *> deallocs;
   for (memref::AllocOp alloc : allocs) {
+    // A nested arena's buffers were counted when it was planned.
+    if (!alloc->hasAttr(kNestedArena))
+      bytes.unplanned += byteSize(alloc.getType());
     int64_t first = position.lookup(alloc);
-    int64_t last = std::max(first, lastUse(alloc, entry, position, deallocs));
-    lifetimes.push_back({byteSize(alloc.getType()), first, last});
+    FailureOr<int64_t> last = lastUse(alloc, block, position, deallocs);
+    if (failed(last))
+      return alloc.emitError("memory planning: a buffer outlives its loop "
+                             "iteration");
+    lifetimes.push_back({byteSize(alloc.getType()), first, std::max(first, *last)});
   }
   memory::ArenaPlan plan = memory::planArena(lifetimes);
-
-  OpBuilder b(step.getContext());
-  auto arenaType = MemRefType::get({int64_t(plan.size)}, b.getI8Type());
-  unsigned index = step.getNumArguments();
-  if (failed(step.insertArgument(index, arenaType,
-                                 b.getDictionaryAttr(b.getNamedAttr(
-                                     "sinter.workspace", b.getUnitAttr())),
-                                 step.getLoc())))
+  FailureOr<Value> arena = makeArena(plan.size);
+  if (failed(arena))
     return failure();
-  Value arena = step.getArgument(index);
   for (Operation *dealloc : deallocs)
     dealloc->erase();
+  OpBuilder b(block.getParentOp()->getContext());
   for (auto [alloc, offset] : llvm::zip(allocs, plan.offsets)) {
     b.setInsertionPoint(alloc);
     Value at = arith::ConstantIndexOp::create(b, alloc.getLoc(), int64_t(offset));
-    Value view = memref::ViewOp::create(b, alloc.getLoc(), alloc.getType(), arena,
-                                        at, ValueRange{});
+    Value view = memref::ViewOp::create(b, alloc.getLoc(), alloc.getType(),
+                                        *arena, at, ValueRange{});
     alloc.replaceAllUsesWith(view);
     alloc.erase();
   }
-  step->setAttr("sinter.arena_bytes", b.getI64IntegerAttr(plan.size));
-  step->setAttr("sinter.unplanned_bytes", b.getI64IntegerAttr(plan.sumOfSizes));
+  bytes.arena = plan.size;
+  return bytes;
+}
+
+LogicalResult planStep(func::FuncOp step) {
+  OpBuilder b(step.getContext());
+  auto topArena = [&](uint64_t size) -> FailureOr<Value> {
+    auto arenaType = MemRefType::get({int64_t(size)}, b.getI8Type());
+    unsigned index = step.getNumArguments();
+    if (failed(step.insertArgument(
+            index, arenaType,
+            b.getDictionaryAttr(
+                b.getNamedAttr("sinter.workspace", b.getUnitAttr())),
+            step.getLoc())))
+      return failure();
+    return Value(step.getArgument(index));
+  };
+  FailureOr<PlannedBytes> bytes = planBlock(step.getBody().front(), topArena);
+  if (failed(bytes))
+    return failure();
+  step->setAttr("sinter.arena_bytes", b.getI64IntegerAttr(bytes->arena));
+  step->setAttr("sinter.unplanned_bytes", b.getI64IntegerAttr(bytes->unplanned));
   return success();
 }
 

@@ -6,9 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/GraphToLinalg/Dropout.h"
+#include "compiler/Conversion/GraphToLinalg/Pooling.h"
 #include "compiler/Conversion/GraphToLinalg/TensorBuilder.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Train/IR/TrainDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -553,27 +556,6 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op) {
   return one(tb.reshape(y, os));
 }
 
-/// Pads the last two axes by `low` before and `high` after with zeros.
-Value padLowHigh(TensorBuilder &tb, Value v, const int64_t low[2],
-                 const int64_t high[2]) {
-  if (!low[0] && !low[1] && !high[0] && !high[1])
-    return v;
-  OpBuilder &b = tb.builder();
-  RankedTensorType t = typeOf(v);
-  int64_t rank = t.getRank();
-  SmallVector<int64_t> shape(t.getShape());
-  SmallVector<OpFoldResult> lo(rank, b.getIndexAttr(0)), hi(rank, b.getIndexAttr(0));
-  for (int i = 0; i < 2; ++i) {
-    shape[rank - 2 + i] += low[i] + high[i];
-    lo[rank - 2 + i] = b.getIndexAttr(low[i]);
-    hi[rank - 2 + i] = b.getIndexAttr(high[i]);
-  }
-  Value zero = tb.scalar(0.0, t.getElementType());
-  return tensor::PadOp::create(b, tb.location(),
-                               RankedTensorType::get(shape, t.getElementType()),
-                               v, lo, hi, zero);
-}
-
 /// dW[o, c, kh, kw] = sum over n, oh, ow of
 ///   g[n, o, oh, ow] * xpad[n, c, oh*s + kh*d, ow*s + kw*d].
 Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op) {
@@ -617,27 +599,19 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op) {
   Value g = op.getGrad(), w = op.getWeight();
   RankedTensorType gt = typeOf(g), out = op.getType();
   ArrayRef<int64_t> gs = gt.getShape(), ws = typeOf(w).getShape();
-  int64_t n = gs[0], o = gs[1], c = ws[1], kh = ws[2], kw = ws[3];
+  int64_t n = gs[0], c = ws[1], kh = ws[2], kw = ws[3];
   int64_t k[2] = {kh, kw};
   int64_t hp = out.getDimSize(2) + 2 * p[0], wp = out.getDimSize(3) + 2 * p[1];
   // Dilate by the stride: g lands every s-th position of a zero tensor.
-  int64_t dil[2] = {(gs[2] - 1) * s[0] + 1, (gs[3] - 1) * s[1] + 1};
-  Value gdil = g;
-  if (s[0] != 1 || s[1] != 1) {
-    Value zeros = tb.filled({n, o, dil[0], dil[1]}, gt.getElementType(), 0.0);
-    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes, strides;
-    for (int64_t v : gs)
-      sizes.push_back(b.getIndexAttr(v));
-    strides = {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(s[0]),
-               b.getIndexAttr(s[1])};
-    gdil = tensor::InsertSliceOp::create(b, loc, g, zeros, offsets, sizes, strides);
-  }
+  int64_t stride[2] = {s[0], s[1]};
+  Value gdil = tb.dilateSpatial(g, stride);
+  int64_t dil[2] = {shapeOf(gdil)[2], shapeOf(gdil)[3]};
   int64_t low[2], high[2];
   for (int i = 0; i < 2; ++i) {
     low[i] = (k[i] - 1) * d[i];
     high[i] = (i == 0 ? hp : wp) + (k[i] - 1) * d[i] - low[i] - dil[i];
   }
-  Value gpad = padLowHigh(tb, gdil, low, high);
+  Value gpad = tb.padSpatial(gdil, low, high, 0.0);
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   // The kernel flipped in space, materialized: linalg needs every loop to
   // appear as a plain dimension of some operand.
@@ -676,43 +650,19 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op) {
                          scalar::add(nb, l, a[2], scalar::mul(nb, l, a[0], a[1])));
                    })
                    .getResult(0);
-  if (p[0] == 0 && p[1] == 0)
-    return one(full);
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
-                                       b.getIndexAttr(p[0]), b.getIndexAttr(p[1])};
-  SmallVector<OpFoldResult> sizes, unit(4, b.getIndexAttr(1));
-  for (int64_t v : out.getShape())
-    sizes.push_back(b.getIndexAttr(v));
-  return one(tensor::ExtractSliceOp::create(b, loc, out, full, offsets, sizes, unit));
+  int64_t pad[2] = {p[0], p[1]};
+  return one(tb.cropSpatial(full, pad, out));
 }
 
-template <typename PoolOp>
-Results lowerPool(TensorBuilder &tb, PoolOp op, bool isMax) {
-  OpBuilder &b = tb.builder();
-  Location loc = tb.location();
-  ArrayRef<int64_t> k = op.getKernel(), s = op.getStride(), p = op.getPadding();
-  int64_t padding[2] = {p[0], p[1]};
-  double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
-  Value x = tb.padSpatial(op.getInput(), padding, padValue);
-  RankedTensorType out = op.getType();
-  Type et = out.getElementType();
-  Value window = tb.empty({k[0], k[1]}, et);
-  Value init = tb.filled(out.getShape(), et, padValue);
-  auto strides = b.getI64TensorAttr(s);
-  auto dilations = b.getI64TensorAttr({1, 1});
-  if (isMax)
-    return one(linalg::PoolingNchwMaxOp::create(b, loc, TypeRange{out},
-                                                ValueRange{x, window},
-                                                ValueRange{init}, strides,
-                                                dilations)
-                   .getResult(0));
-  // PyTorch's default count_include_pad=True: divide by the full window.
-  Value sum = linalg::PoolingNchwSumOp::create(b, loc, TypeRange{out},
-                                               ValueRange{x, window},
-                                               ValueRange{init}, strides,
-                                               dilations)
-                  .getResult(0);
-  return one(tb.scale(sum, 1.0 / double(k[0] * k[1])));
+template <typename PoolOp> PoolWindow windowOf(PoolOp op, bool isMax) {
+  PoolWindow w;
+  for (int i = 0; i < 2; ++i) {
+    w.kernel[i] = op.getKernel()[i];
+    w.stride[i] = op.getStride()[i];
+    w.padding[i] = op.getPadding()[i];
+  }
+  w.max = isMax;
+  return w;
 }
 
 /// Mean and biased variance over `axes`, optionally keeping them.
@@ -798,8 +748,16 @@ Results lower(Operation *op) {
       .Case([&](Conv2dOp c) { return lowerConv(tb, c); })
       .Case([&](Conv2dGradInputOp c) { return lowerConvGradInput(tb, c); })
       .Case([&](Conv2dGradWeightOp c) { return lowerConvGradWeight(tb, c); })
-      .Case([&](MaxPool2dOp p) { return lowerPool(tb, p, true); })
-      .Case([&](AvgPool2dOp p) { return lowerPool(tb, p, false); })
+      .Case([&](MaxPool2dOp p) {
+        return one(pool2d(tb, p.getInput(), p.getType(), windowOf(p, true)));
+      })
+      .Case([&](AvgPool2dOp p) {
+        return one(pool2d(tb, p.getInput(), p.getType(), windowOf(p, false)));
+      })
+      .Case([&](Pool2dGradOp p) {
+        return one(pool2dGrad(tb, p.getInput(), p.getGrad(),
+                              windowOf(p, p.getMax())));
+      })
       .Case([&](GlobalAvgPool2dOp p) {
         return one(tb.mean(p.getInput(), {2, 3}, false));
       })
@@ -828,10 +786,9 @@ Results lower(Operation *op) {
         return lowerPairLoss(tb, op, l.getLhs(), l.getRhs(), l.getReduction());
       })
       .Case([&](AccuracyOp a) { return lowerAccuracy(tb, a); })
-      .Case([&](DropoutOp) -> Results {
-        op->emitError("dropout in a training step is lowered with the "
-                      "training pipeline; evaluation graphs have none");
-        return failure();
+      .Case([&](DropoutOp d) {
+        return one(dropout(tb, d.getInput(), d.getP().convertToDouble(),
+                           d.getStream()));
       })
       .Default([&](Operation *) -> Results {
         op->emitError() << "no lowering to linalg for '" << op->getName()

@@ -361,24 +361,61 @@ Value TensorBuilder::broadcastMatmul(Value a, Value bMat,
 
 Value TensorBuilder::padSpatial(Value input, const int64_t pad[2],
                                 double value) {
-  if (pad[0] == 0 && pad[1] == 0)
+  return padSpatial(input, pad, pad, value);
+}
+
+Value TensorBuilder::padSpatial(Value input, const int64_t low[2],
+                                const int64_t high[2], double value) {
+  if (!low[0] && !low[1] && !high[0] && !high[1])
     return input;
   RankedTensorType type = typeOf(input);
   int64_t rank = type.getRank();
-  SmallVector<int64_t> low(rank, 0), shape(type.getShape());
-  low[rank - 2] = pad[0];
-  low[rank - 1] = pad[1];
-  shape[rank - 2] += 2 * pad[0];
-  shape[rank - 1] += 2 * pad[1];
-  auto resultType = RankedTensorType::get(shape, type.getElementType());
-  SmallVector<OpFoldResult> lowOfr, highOfr;
-  for (int64_t l : low) {
-    lowOfr.push_back(b.getIndexAttr(l));
-    highOfr.push_back(b.getIndexAttr(l));
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<OpFoldResult> lowOfr(rank, b.getIndexAttr(0)),
+      highOfr(rank, b.getIndexAttr(0));
+  for (int i = 0; i < 2; ++i) {
+    shape[rank - 2 + i] += low[i] + high[i];
+    lowOfr[rank - 2 + i] = b.getIndexAttr(low[i]);
+    highOfr[rank - 2 + i] = b.getIndexAttr(high[i]);
   }
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
   Value padValue = scalar(value, type.getElementType());
   return tensor::PadOp::create(b, loc, resultType, input, lowOfr, highOfr,
                                padValue);
+}
+
+Value TensorBuilder::dilateSpatial(Value input, const int64_t stride[2]) {
+  if (stride[0] == 1 && stride[1] == 1)
+    return input;
+  RankedTensorType type = typeOf(input);
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape(type.getShape());
+  for (int i = 0; i < 2; ++i)
+    shape[rank - 2 + i] = (shape[rank - 2 + i] - 1) * stride[i] + 1;
+  Value zeros = filled(shape, type.getElementType(), 0.0);
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+      strides(rank, b.getIndexAttr(1));
+  for (int64_t v : type.getShape())
+    sizes.push_back(b.getIndexAttr(v));
+  strides[rank - 2] = b.getIndexAttr(stride[0]);
+  strides[rank - 1] = b.getIndexAttr(stride[1]);
+  return tensor::InsertSliceOp::create(b, loc, input, zeros, offsets, sizes,
+                                       strides);
+}
+
+Value TensorBuilder::cropSpatial(Value input, const int64_t pad[2],
+                                 RankedTensorType resultType) {
+  if (pad[0] == 0 && pad[1] == 0 && typeOf(input) == resultType)
+    return input;
+  int64_t rank = resultType.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+      unit(rank, b.getIndexAttr(1));
+  offsets[rank - 2] = b.getIndexAttr(pad[0]);
+  offsets[rank - 1] = b.getIndexAttr(pad[1]);
+  for (int64_t v : resultType.getShape())
+    sizes.push_back(b.getIndexAttr(v));
+  return tensor::ExtractSliceOp::create(b, loc, resultType, input, offsets,
+                                        sizes, unit);
 }
 
 //===----------------------------------------------------------------------===//

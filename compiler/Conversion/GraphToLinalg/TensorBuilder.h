@@ -66,6 +66,15 @@ public:
                               llvm::ArrayRef<int64_t> shape);
   /// Pads the last two axes by `pad` on both sides with `value`.
   mlir::Value padSpatial(mlir::Value input, const int64_t pad[2], double value);
+  /// Pads the last two axes by `low` before and `high` after with `value`.
+  mlir::Value padSpatial(mlir::Value input, const int64_t low[2],
+                         const int64_t high[2], double value);
+  /// Spreads the last two axes `stride` apart, zeros between (the input of
+  /// a transposed strided window op).
+  mlir::Value dilateSpatial(mlir::Value input, const int64_t stride[2]);
+  /// Cuts `pad` off the start of the last two axes, down to `resultType`.
+  mlir::Value cropSpatial(mlir::Value input, const int64_t pad[2],
+                          mlir::RankedTensorType resultType);
 
   //===--- Common compositions -----------------------------------------===//
   mlir::Value add(mlir::Value x, mlir::Value y);

@@ -1,10 +1,6 @@
 //===- LibraryCalls.cpp - f32 matmul and convolution to the runtime -------===//
-//
-// The runtime's kernels take bare pointers and sizes (abi.h); buffers here
-// are static, dense memrefs, so a call passes each buffer's aligned pointer.
-//
-//===----------------------------------------------------------------------===//
 
+#include "compiler/Target/CPU/CallBuilder.h"
 #include "compiler/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,43 +27,6 @@ bool isDenseF32(Value v) {
   return type && type.getElementType().isF32() && type.hasStaticShape() &&
          type.getLayout().isIdentity();
 }
-
-class CallBuilder {
-public:
-  CallBuilder(ModuleOp module, Operation *at) : module(module), b(at) {}
-
-  Value pointer(Value memref) {
-    Location loc = memref.getLoc();
-    Value index =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-    return LLVM::IntToPtrOp::create(b, loc,
-                                    LLVM::LLVMPointerType::get(b.getContext()),
-                                    i64);
-  }
-
-  Value constant(Location loc, int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  }
-
-  /// Calls `name`, declaring it on first use.
-  void call(Location loc, StringRef name, ValueRange args) {
-    auto callee = module.lookupSymbol<func::FuncOp>(name);
-    if (!callee) {
-      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-      callee = func::FuncOp::create(
-          top, loc, name, top.getFunctionType(ValueRange(args).getTypes(), {}));
-      callee.setPrivate();
-    }
-    func::CallOp::create(b, loc, callee, args);
-  }
-
-  OpBuilder &builder() { return b; }
-
-private:
-  ModuleOp module;
-  OpBuilder b;
-};
 
 /// True for linalg.matmul's maps of C = A @ transpose(B).
 bool isTransposedB(linalg::MatmulOp op) {

@@ -27,6 +27,17 @@ def CPULibraryCalls : Pass<"sinter-cpu-library-calls", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
+def CPURuntimeCalls : Pass<"sinter-cpu-runtime-calls", "mlir::ModuleOp"> {
+  let summary = "Turns train ops into calls of the runtime's C ABI";
+  let description = [{
+    After bufferization: `train.micro_batch_count`, `train.global_batch`,
+    `train.random_key`, `train.load_input` and `train.gradients_ready`
+    become calls of the `sinter_rt_*` functions of `sinter/rt/abi.h`.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
+}
+
 def CPUMathApproximations
     : Pass<"sinter-cpu-math-approximations", "mlir::ModuleOp"> {
   let summary = "Polynomial f32 exp, log, tanh, erf, ... that vectorize";

@@ -56,12 +56,15 @@ static cl::list<std::string>
             cl::desc("Override a const or bind a shape symbol (B, T, ...)"),
             cl::value_desc("NAME=VALUE"), cl::cat(category));
 
-enum class Emit { Ast, Graph, Linalg, LLVMDialect, LLVM, Obj, Exe };
+enum class Emit { Ast, Graph, Train, Linalg, LLVMDialect, LLVM, Obj, Exe };
 static cl::opt<Emit> emitStage(
     "emit", cl::desc("Stop after this stage and print it"), cl::init(Emit::Graph),
     cl::values(
         clEnumValN(Emit::Ast, "ast", "the syntax tree"),
         clEnumValN(Emit::Graph, "graph", "the graph dialect (train and eval)"),
+        clEnumValN(Emit::Train, "train",
+                   "the steps after autodiff, with the train step's "
+                   "micro-batch loop"),
         clEnumValN(Emit::Linalg, "linalg",
                    "the evaluation step as fused linalg on tensors"),
         clEnumValN(Emit::LLVMDialect, "llvm-dialect",
@@ -116,11 +119,15 @@ void bindConfig(const sinter::config::TrainConfig &cfg,
   options.defines.push_back({"B", std::to_string(cfg.batch().micro())});
 }
 
-/// Whether the train phase can be differentiated and lowered yet (some ops
-/// have no gradient or no training lowering). If not, says why as a warning
-/// at the op, and the program is built for evaluation only.
-bool trainStepLowers(mlir::MLIRContext &context, const sinter::ModelGraph &train,
-                     const sinter::SourceManager &sources) {
+enum class TrainStep { Lowers, EvalOnly, Error };
+
+/// Whether the train phase can be differentiated and lowered. A loss that
+/// breaks LANGUAGE.md 9 is an error. Otherwise, if some op has no gradient
+/// or no training lowering yet, says why as a warning at the op, and the
+/// program is built for evaluation only.
+TrainStep probeTrainStep(mlir::MLIRContext &context,
+                         const sinter::ModelGraph &train,
+                         const sinter::SourceManager &sources) {
   // Diagnostics of the probe are collected, formatted at the user's source,
   // and shown as the reason if it fails.
   std::ostringstream reason;
@@ -130,15 +137,53 @@ bool trainStepLowers(mlir::MLIRContext &context, const sinter::ModelGraph &train
   mlir::OwningOpRef<mlir::ModuleOp> probe =
       sinter::generateModule(context, {train}, sources);
   if (!probe)
-    return false;
+    return TrainStep::Error;
+  mlir::PassManager loss(&context);
+  sinter::buildLossPipeline(loss);
+  if (mlir::failed(loss.run(*probe))) {
+    std::cerr << reason.str();
+    return TrainStep::Error;
+  }
   mlir::PassManager pm(&context);
   sinter::buildGraphToLinalgPipeline(pm);
   if (mlir::succeeded(pm.run(*probe)))
-    return true;
+    return TrainStep::Lowers;
   std::cerr << "sinterc: warning: no training step for model '" << train.name
             << "'; the program will only evaluate, because:\n"
             << reason.str();
-  return false;
+  return TrainStep::EvalOnly;
+}
+
+/// DOMAIN.md 4: batch-norm normalizes with the statistics of what one rank
+/// sees in one micro-batch. Unless that is the global batch, the step is not
+/// the step over the global batch, and the user should know.
+void warnLocalBatchNorm(const sinter::config::TrainConfig &cfg,
+                        const sinter::ModelGraph &train,
+                        sinter::DiagnosticEngine &diags) {
+  using Parallel = sinter::config::TrainConfig::Parallel;
+  if (cfg.parallel().batch_norm() != Parallel::LOCAL ||
+      cfg.batch().global() == cfg.batch().micro())
+    return;
+  int layers = 0;
+  const sinter::Node *first = nullptr;
+  for (const sinter::Node &node : train.nodes)
+    if (node.op == "batch_norm_stats" && layers++ == 0)
+      first = &node;
+  if (!first)
+    return;
+  std::string micro = std::to_string(cfg.batch().micro());
+  diags.warning(
+      first->where.back(),
+      "batch_norm in LOCAL mode normalizes each micro-batch of " + micro +
+          " samples with its own statistics, but a step covers " +
+          std::to_string(cfg.batch().global()) +
+          " (batch.global): with several micro-batches or ranks the step is "
+          "not the step over the global batch, and running statistics move "
+          "to the mean of the micro-batches' statistics (DOMAIN.md 4). Set "
+          "parallel { batch_norm: SYNC } to share statistics across ranks, or "
+          "batch.micro to batch.global (" +
+          std::to_string(layers) + " batch-norm layer" +
+          (layers == 1 ? "" : "s") + ")");
 }
 
 /// Links the compiled steps with the runtime and its stock main into the
@@ -195,12 +240,17 @@ int linkProgram(llvm::Module &llvmModule) {
 int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
           llvm::ToolOutputFile *output) {
   mlir::PassManager pm(&context);
-  sinter::buildGraphToLinalgPipeline(pm);
-  if (emitStage != Emit::Linalg)
-    sinter::buildLinalgToLLVMPipeline(pm);
+  if (emitStage == Emit::Train) {
+    sinter::buildGraphToTrainPipeline(pm);
+  } else {
+    sinter::buildGraphToLinalgPipeline(pm);
+    if (emitStage != Emit::Linalg)
+      sinter::buildLinalgToLLVMPipeline(pm);
+  }
   if (mlir::failed(pm.run(module)))
     return 1;
-  if (emitStage == Emit::Linalg || emitStage == Emit::LLVMDialect) {
+  if (emitStage == Emit::Train || emitStage == Emit::Linalg ||
+      emitStage == Emit::LLVMDialect) {
     module.print(output->os());
     output->keep();
     return 0;
@@ -313,10 +363,16 @@ int run() {
   // Errors point at the user's source; the op's IR would only be noise.
   context.printOpOnDiagnostic(false);
   sinter::SourceDiagnosticHandler handler(context, diags, sources);
+  if (config)
+    warnLocalBatchNorm(*config, phases.front(), diags);
   bool codegen = emitStage != Emit::Graph;
-  if (codegen && !trainStepLowers(context, phases.front(), sources)) {
+  if (codegen) {
+    TrainStep train = probeTrainStep(context, phases.front(), sources);
+    if (train == TrainStep::Error)
+      return 1;
     // The program can still evaluate; the reason was printed as a warning.
-    phases.erase(phases.begin());
+    if (train == TrainStep::EvalOnly)
+      phases.erase(phases.begin());
   }
   mlir::OwningOpRef<mlir::ModuleOp> module =
       sinter::generateModule(context, phases, sources);

@@ -501,6 +501,29 @@ GRADIENT(Conv2dOp) {
   return success();
 }
 
+GRADIENT(MaxPool2dOp) {
+  og.push_back(Pool2dGradOp::create(b, getLoc(), getInput().getType(),
+                                    getInput(), rg[0], getKernelAttr(),
+                                    getStrideAttr(), getPaddingAttr(),
+                                    b.getBoolAttr(true)));
+  return success();
+}
+
+GRADIENT(AvgPool2dOp) {
+  og.push_back(Pool2dGradOp::create(b, getLoc(), getInput().getType(),
+                                    getInput(), rg[0], getKernelAttr(),
+                                    getStrideAttr(), getPaddingAttr(),
+                                    b.getBoolAttr(false)));
+  return success();
+}
+
+GRADIENT(DropoutOp) {
+  // The same mask scales the gradient: a dropout of it with this stream.
+  og.push_back(DropoutOp::create(b, getLoc(), rg[0].getType(), rg[0], getPAttr(),
+                                 getStreamAttr()));
+  return success();
+}
+
 GRADIENT(EmbeddingOp) {
   og.push_back(Value());
   og.push_back(EmbeddingGradOp::create(b, getLoc(), getTable().getType(),

@@ -421,6 +421,20 @@ LogicalResult EmbeddingGradOp::verify() {
   return success();
 }
 
+LogicalResult Pool2dGradOp::verify() {
+  SmallVector<Type> pooled;
+  if (failed(inferPool2d(getLoc(), getOperationName(), getInput(), getKernel(),
+                         getStride(), getPadding(), pooled)))
+    return failure();
+  if (getGrad().getType() != pooled.front())
+    return emitOpError() << "expects grad of the pooling's result type "
+                         << pooled.front() << ", got " << getGrad().getType();
+  if (getType() != getInput().getType())
+    return emitOpError() << "result type must be the input's, "
+                         << getInput().getType();
+  return success();
+}
+
 LogicalResult SymbolicSizeOp::verify() {
   if (getSymbols().empty())
     return emitOpError() << "needs at least one shape symbol; a known size is "

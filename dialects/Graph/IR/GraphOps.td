@@ -720,7 +720,7 @@ def Graph_Conv2dOp : Graph_InferOp<"conv2d", [Pure, Graph_Differentiable]> {
 }
 
 class Graph_Pool2dOp<string mnemonic, string what, string padded>
-    : Graph_InferOp<mnemonic, [Pure]> {
+    : Graph_InferOp<mnemonic, [Pure, Graph_Differentiable]> {
   let summary = what # " over 2-D windows, NCHW";
   let description = [{
     The }] # what # [{ over `kernel` windows of an NCHW floating-point
@@ -752,6 +752,25 @@ class Graph_Pool2dOp<string mnemonic, string what, string padded>
 def Graph_MaxPool2dOp : Graph_Pool2dOp<"max_pool2d", "maximum", "-inf">;
 def Graph_AvgPool2dOp : Graph_Pool2dOp<"avg_pool2d", "average",
                                        "zeros in the average">;
+
+def Graph_Pool2dGradOp : Graph_Op<"pool2d_grad", [Pure]> {
+  let summary = "The gradient of max_pool2d or avg_pool2d";
+  let description = [{
+    Given the pooling's `input` (`[N, C, H, W]`) and `grad` (the gradient of
+    its result), the gradient with respect to the input, of the input's type.
+    The attributes are the pooling's. With `max`, each window passes its
+    gradient to the first position (row-major) holding the window's maximum,
+    as PyTorch does; with average, every position of the window receives the
+    gradient divided by the full window's size. Overlapping windows add up.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grad,
+                       Graph_PairAttr:$kernel, Graph_PairAttr:$stride,
+                       Graph_PairAttr:$padding, BoolAttr:$max);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
 
 def Graph_GlobalAvgPool2dOp : Graph_InferOp<"global_avg_pool2d", [Pure, Graph_Differentiable]> {
   let summary = "Average over the spatial dimensions, NCHW to [N, C]";
@@ -820,20 +839,26 @@ def Graph_EmbeddingOp : Graph_InferOp<"embedding", [Pure, Graph_Differentiable]>
   let results = (outs Graph_FloatTensor:$result);
 }
 
-def Graph_DropoutOp : Graph_InferOp<"dropout"> {
+def Graph_DropoutOp : Graph_InferOp<"dropout", [Graph_Differentiable]> {
   let summary = "Zeroes elements with probability p (training only)";
   let description = [{
     Zeroes each element with probability `p` and scales the others by
     `1 / (1 - p)`; the identity in evaluation. `p` is in [0, 1); the result
-    has the operand's (floating-point) type. Not `Pure`: two dropouts of one
-    value draw different masks, so they must not be merged.
+    has the operand's (floating-point) type. The mask is a function of the
+    step's random key, `stream` and the element's position, so a dropout and
+    its gradient (a dropout of the gradient with the same stream) agree, and
+    a resumed run draws the masks it would have drawn. Dropouts with
+    different streams draw independent masks. Not `Pure`: two dropouts of
+    one value must not be merged.
 
     Example:
     ```mlir
-    %y = graph.dropout %x {p = 1.000000e-01 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+    %y = graph.dropout %x {p = 1.000000e-01 : f64, stream = 3 : i64}
+        : (tensor<4xf32>) -> tensor<4xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$input, Graph_UnitIntervalAttr:$p);
+  let arguments = (ins Graph_FloatTensor:$input, Graph_UnitIntervalAttr:$p,
+                       DefaultValuedAttr<I64Attr, "0">:$stream);
   let results = (outs Graph_FloatTensor:$result);
 }
 

@@ -16,6 +16,7 @@
 #include "program/Trainer.h"
 #include "runtime/config/ConfigLoader.h"
 #include "sinter/rt/abi.h"
+#include "support/AtomicFile.h"
 
 #include <cstdio>
 #include <cstring>
@@ -208,6 +209,9 @@ int runGradients(const config::TrainConfig &cfg, const std::string &baseDir,
   auto data = openData(cfg, /*eval=*/false, baseDir, step->plan);
   if (!data.ok())
     return fail(data.message());
+  Status made = createDirectories(opts.gradientsDir, "--gradients");
+  if (!made.ok())
+    return fail(made.message());
   Expected<double> loss = writeGradients(step->plan, step->buffers, step->fn,
                                          **data, opts.gradientsDir);
   if (!loss.ok())
@@ -242,6 +246,11 @@ int runEval(const config::TrainConfig &cfg, const std::string &baseDir,
               (unsigned long long)result->samples, result->seconds,
               result->seconds > 0 ? double(result->samples) / result->seconds
                                   : 0.0);
+  if (!opts.outputsDir.empty()) {
+    Status made = createDirectories(opts.outputsDir, "--outputs");
+    if (!made.ok())
+      return fail(made.message());
+  }
   if (!opts.outputsDir.empty())
     for (const HostTensor &t : result->outputs) {
       Status written = writeNpy(opts.outputsDir + "/" + t.name + ".npy",

@@ -4,6 +4,7 @@
 
 #include "checkpoint/Safetensors.h"
 #include "program/Parameters.h"
+#include "support/AtomicFile.h"
 
 #include <algorithm>
 #include <cstring>
@@ -46,9 +47,7 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      const StepPlan &plan,
                                      const BufferSet &buffers,
                                      const Optimizer &optimizer) {
-  if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-    return Status::error("checkpoint.dir '" + dir + "': cannot create it: " +
-                         std::strerror(errno));
+  SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
   std::vector<SafetensorsTensor> tensors;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &b = plan.buffers[i];

@@ -60,10 +60,12 @@ Expected<double> writeGradients(const StepPlan &plan, BufferSet &buffers,
   std::vector<uint64_t> ids(b);
   for (uint64_t i = 0; i < b; ++i)
     ids[i] = i;
-  std::vector<HostTensor> tensors;
-  SINTER_RT_RETURN_IF_ERROR(source.gather(ids, tensors));
-  SINTER_RT_RETURN_IF_ERROR(feedInputs(plan, buffers, tensors));
-  step(buffers.table());
+  // One step of one micro-batch: the global batch is that micro-batch.
+  TrainStepWorld world;
+  world.microBatches.emplace_back();
+  SINTER_RT_RETURN_IF_ERROR(source.gather(ids, world.microBatches.front()));
+  world.globalBatch = b;
+  SINTER_RT_RETURN_IF_ERROR(runTrainStep(step, plan, buffers, world));
   double loss = 0;
   for (size_t k = 0; k < plan.buffers.size(); ++k) {
     const BufferSpec &spec = plan.buffers[k];

@@ -3,15 +3,13 @@
 #define SINTER_RT_PROGRAM_EVALUATOR_H
 
 #include "data/BatchSource.h"
-
-#include <memory>
 #include "program/StepPlan.h"
+#include "program/TrainStep.h"
 
 #include <map>
+#include <memory>
 
 namespace sinter::rt {
-
-using StepFn = void (*)(void **);
 
 struct EvalResult {
   uint64_t batches = 0;
@@ -29,7 +27,8 @@ struct EvalResult {
 Status feedInputs(const StepPlan &plan, BufferSet &buffers,
                   const std::vector<HostTensor> &tensors);
 
-/// Runs `step` once on the first micro-batch of `source` and writes each
+/// Runs the train step once on the first micro-batch of `source` as the
+/// whole global batch and writes each
 /// parameter's gradient to DIR/NAME.npy; returns the loss.
 Expected<double> writeGradients(const StepPlan &plan, BufferSet &buffers,
                                 StepFn step, const BatchSource &source,

@@ -5,12 +5,19 @@
 #include "program/Convert.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace sinter::rt {
 
-double scheduledLearningRate(const config::TrainConfig &cfg, int64_t step) {
+namespace {
+
+double writtenLearningRate(const config::TrainConfig &cfg) {
   const auto &opt = cfg.optimizer();
-  double lr = opt.has_sgd() ? opt.sgd().lr() : opt.adamw().lr();
+  return opt.has_sgd() ? opt.sgd().lr() : opt.adamw().lr();
+}
+
+double unscaledLearningRate(const config::TrainConfig &cfg, int64_t step) {
+  double lr = writtenLearningRate(cfg);
   const auto &s = cfg.schedule();
   int64_t warmup = s.warmup_steps(), total = cfg.steps();
   if (step < warmup)
@@ -25,6 +32,43 @@ double scheduledLearningRate(const config::TrainConfig &cfg, int64_t step) {
   if (s.has_linear())
     return lr + (s.linear().end_lr() - lr) * progress;
   return lr;
+}
+
+} // namespace
+
+double learningRateScale(const config::TrainConfig &cfg) {
+  using Rule = config::TrainConfig::LrScaling;
+  const auto &ls = cfg.lr_scaling();
+  if (ls.rule() == Rule::NONE || ls.base_global_batch() <= 0)
+    return 1.0;
+  double ratio = double(cfg.batch().global()) / double(ls.base_global_batch());
+  return ls.rule() == Rule::LINEAR ? ratio : std::sqrt(ratio);
+}
+
+double scheduledLearningRate(const config::TrainConfig &cfg, int64_t step) {
+  return unscaledLearningRate(cfg, step) * learningRateScale(cfg);
+}
+
+std::string describeLearningRate(const config::TrainConfig &cfg) {
+  using Rule = config::TrainConfig::LrScaling;
+  const auto &ls = cfg.lr_scaling();
+  double lr = writtenLearningRate(cfg);
+  char line[256];
+  if (ls.rule() == Rule::NONE) {
+    std::snprintf(line, sizeof line, "learning rate %.6g (as written)", lr);
+    return line;
+  }
+  std::snprintf(line, sizeof line,
+                "learning rate %.6g = %.6g x %s(%lld / %lld) (lr_scaling %s "
+                "from base_global_batch %lld to batch.global %lld)",
+                lr * learningRateScale(cfg), lr,
+                ls.rule() == Rule::SQRT ? "sqrt" : "",
+                (long long)cfg.batch().global(),
+                (long long)ls.base_global_batch(),
+                Rule::Rule_Name(ls.rule()).c_str(),
+                (long long)ls.base_global_batch(),
+                (long long)cfg.batch().global());
+  return line;
 }
 
 Expected<Optimizer> Optimizer::create(const config::TrainConfig &cfg,

@@ -14,12 +14,22 @@
 
 #include <vector>
 
+#include <string>
+
 namespace sinter::rt {
 
 /// The learning rate of optimizer step `step` (0-based) of `totalSteps`:
 /// linear warm-up from lr/warmup to lr over `warmup_steps`, then constant,
-/// cosine decay to `min_lr` or linear decay to `end_lr` over the rest.
+/// cosine decay to `min_lr` or linear decay to `end_lr` over the rest; all
+/// of it times learningRateScale(cfg).
 double scheduledLearningRate(const config::TrainConfig &cfg, int64_t step);
+
+/// lr_scaling's factor: 1 (NONE), G / base (LINEAR) or sqrt(G / base)
+/// (SQRT), with G = batch.global (DOMAIN.md 2).
+double learningRateScale(const config::TrainConfig &cfg);
+
+/// One line for the log: the rate the optimizer uses and where it comes from.
+std::string describeLearningRate(const config::TrainConfig &cfg);
 
 class Optimizer {
 public:

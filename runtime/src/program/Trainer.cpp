@@ -5,6 +5,7 @@
 #include "data/Prefetcher.h"
 #include "program/Checkpoint.h"
 #include "program/Convert.h"
+#include "program/TrainStep.h"
 #include "runtime/config/ConfigLoader.h"
 
 #include <atomic>
@@ -50,12 +51,11 @@ std::vector<double> asDoubles(const void *p, DType t, uint64_t n) {
   return v;
 }
 
-/// Running sums over one step's micro-batches.
-struct StepSums {
+/// What one train step returned, in f64.
+struct StepValues {
   double loss = 0;
   std::vector<double> metrics;
-  std::vector<std::vector<double>> grads;     ///< per optimizer slot
-  std::vector<std::vector<double>> newStates; ///< per STATE_OUT buffer
+  std::vector<std::vector<double>> grads; ///< per optimizer slot
 };
 
 } // namespace
@@ -128,50 +128,38 @@ Status train(const config::TrainConfig &cfg, StepRun run,
       stateOut.push_back(i);
   }
 
+  std::printf("%s; %lld micro-batches of %llu per step\n",
+              describeLearningRate(cfg).c_str(), (long long)k,
+              (unsigned long long)b);
+  std::fflush(stdout);
   auto start = std::chrono::steady_clock::now();
   uint64_t samplesSinceLog = 0;
   std::string checkpointDir = ck.dir().empty() ? "checkpoints" : ck.dir();
   for (int64_t step = first; step < cfg.steps(); ++step) {
-    StepSums sums;
-    sums.metrics.assign(metricBuffers.size(), 0.0);
-    for (const Optimizer::Slot &s : optimizer->slots())
-      sums.grads.emplace_back(s.size, 0.0);
-    for (size_t i : stateOut)
-      sums.newStates.emplace_back(plan.buffers[i].byteSize /
-                                      dtypeSize(plan.buffers[i].dtype),
-                                  0.0);
+    // The step loops over its k micro-batches itself; it sums the loss and
+    // gradients (each micro-batch's loss is its exact share of the global
+    // batch's) and averages metrics and new states.
+    TrainStepWorld world;
+    world.globalBatch = uint64_t(cfg.batch().global());
+    world.seed = cfg.seed();
+    world.step = uint64_t(step);
     for (int64_t micro = 0; micro < k; ++micro) {
       Expected<MicroBatch> batch = (*batches)->next();
       if (!batch.ok())
         return batch.status();
-      SINTER_RT_RETURN_IF_ERROR(feedInputs(plan, buffers, batch->tensors));
-      run.fn(buffers.table());
-      // Mean losses: the mean over the step's k equal micro-batches.
-      double scale = 1.0 / double(k);
-      sums.loss += scale * asDoubles(buffers.data(lossBuffer),
-                                     plan.buffers[lossBuffer].dtype, 1)[0];
-      for (size_t m = 0; m < metricBuffers.size(); ++m)
-        sums.metrics[m] +=
-            scale * asDoubles(buffers.data(metricBuffers[m]),
-                              plan.buffers[metricBuffers[m]].dtype, 1)[0];
-      for (size_t s = 0; s < optimizer->slots().size(); ++s) {
-        const Optimizer::Slot &slot = optimizer->slots()[s];
-        std::vector<double> g =
-            asDoubles(buffers.data(slot.gradient),
-                      plan.buffers[slot.gradient].dtype, slot.size);
-        for (uint64_t j = 0; j < slot.size; ++j)
-          sums.grads[s][j] += scale * g[j];
-      }
-      // A state moves once per step, from the mean of the micro-batches'
-      // new values (DOMAIN.md 4).
-      for (size_t s = 0; s < stateOut.size(); ++s) {
-        const BufferSpec &spec = plan.buffers[stateOut[s]];
-        std::vector<double> v = asDoubles(buffers.data(stateOut[s]), spec.dtype,
-                                          sums.newStates[s].size());
-        for (size_t j = 0; j < v.size(); ++j)
-          sums.newStates[s][j] += scale * v[j];
-      }
+      world.microBatches.push_back(std::move(batch->tensors));
     }
+    SINTER_RT_RETURN_IF_ERROR(runTrainStep(run.fn, plan, buffers, world));
+    StepValues sums;
+    sums.loss = asDoubles(buffers.data(lossBuffer),
+                          plan.buffers[lossBuffer].dtype, 1)[0];
+    for (size_t m : metricBuffers)
+      sums.metrics.push_back(
+          asDoubles(buffers.data(m), plan.buffers[m].dtype, 1)[0]);
+    for (const Optimizer::Slot &slot : optimizer->slots())
+      sums.grads.push_back(asDoubles(buffers.data(slot.gradient),
+                                     plan.buffers[slot.gradient].dtype,
+                                     slot.size));
     if (!std::isfinite(sums.loss))
       return Status::error("step " + std::to_string(step + 1) + ": the loss is " +
                            std::to_string(sums.loss) +
@@ -184,17 +172,12 @@ Status train(const config::TrainConfig &cfg, StepRun run,
                                optimizer->slots()[s].name +
                                "' is not finite; lower the learning rate or "
                                "clip gradients (clip_grad_norm)");
-    for (size_t s = 0; s < stateOut.size(); ++s) {
-      const BufferSpec &spec = plan.buffers[stateOut[s]];
-      if (const BufferSpec *state = plan.find(spec.name, BufferKind::State)) {
-        std::vector<double> &v = sums.newStates[s];
-        if (!isFloatingPoint(spec.dtype))
-          for (double &x : v)
-            x = std::round(x);
-        (void)convertElements(v.data(), DType::F64,
-                              buffers.data(size_t(state - plan.buffers.data())),
-                              spec.dtype, v.size());
-      }
+    // States move once per step, to the mean the step computed (DOMAIN.md 4).
+    for (size_t i : stateOut) {
+      const BufferSpec &spec = plan.buffers[i];
+      if (const BufferSpec *state = plan.find(spec.name, BufferKind::State))
+        std::memcpy(buffers.data(size_t(state - plan.buffers.data())),
+                    buffers.data(i), spec.byteSize);
     }
     double norm = optimizer->gradientNorm(sums.grads);
     if (cfg.clip_grad_norm() > 0) {

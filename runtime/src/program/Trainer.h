@@ -17,10 +17,11 @@ struct StepRun {
   StepFn fn = nullptr;
 };
 
-/// Trains for cfg.steps optimizer steps: each step runs the train step on
+/// Trains for cfg.steps optimizer steps: each step hands the train step its
 /// k = batch.global / batch.micro micro-batches of `trainData` (sampled as
-/// DistributedSampler does), averages their gradients, losses, metrics and
-/// new states, clips, and applies the optimizer. Logs every log.every steps
+/// DistributedSampler does); the step returns the loss and gradients over
+/// the global batch and the mean metrics and new states. Then the runtime
+/// clips and applies the optimizer. Logs every log.every steps
 /// and evaluates every eval.every steps with `eval` when given. Saves a
 /// checkpoint every checkpoint.every steps and at the end (checkpoint.dir),
 /// and resumes from the newest one when checkpoint.resume is set.

@@ -26,6 +26,21 @@ std::string baseOf(const std::string &path) {
 
 } // namespace
 
+Status createDirectories(const std::string &path, const std::string &what) {
+  for (size_t at = 1; at <= path.size(); ++at) {
+    if (at != path.size() && path[at] != '/')
+      continue;
+    std::string prefix = path.substr(0, at);
+    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
+      return Status::error(what + " '" + path + "': cannot create '" + prefix +
+                           "': " + std::strerror(errno));
+  }
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Status::error(what + " '" + path + "' is not a folder");
+  return Status::success();
+}
+
 Expected<AtomicFileWriter> AtomicFileWriter::create(const std::string &path) {
   if (path.empty() || path.back() == '/')
     return Status::error("'" + path + "': not a file name; expected a path such as dir/file.safetensors");

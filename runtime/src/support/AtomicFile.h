@@ -20,6 +20,10 @@
 
 namespace sinter::rt {
 
+/// Creates the folder `path` and its missing parents (`mkdir -p`); the
+/// error names `what` (a flag or a config field) and the path.
+Status createDirectories(const std::string &path, const std::string &what);
+
 class AtomicFileWriter {
 public:
   /// Creates the temporary file next to `path`.

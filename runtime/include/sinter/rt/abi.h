@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 1
+#define SINTER_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,11 +21,15 @@ extern "C" {
 /* The ABI version the object was compiled for. */
 extern const int64_t sinter_abi_version;
 
-/* One step per compiled phase ("eval" now; "train" with the training step).
+/* One step per compiled phase: "eval" (one batch) and "train" (the step of
+ * one rank over its micro-batches, without the optimizer).
  * `buffers` holds one pointer per buffer of the step's plan, in plan order:
  * each points to a dense, row-major, 64-byte aligned array of the buffer's
- * dtype and shape. Inputs, params and states are read; the loss, metrics and
- * new states are written. A step keeps no state between calls. The symbols
+ * dtype and shape. Params and states are read; the train step loads its
+ * inputs itself (sinter_rt_load_input), the eval step reads them. The loss,
+ * metrics, gradients and new states are written: for a train step, the loss
+ * and gradients of the whole step, and the metrics and new states as means
+ * over its micro-batches. A step keeps no state between calls. The symbols
  * are weak here: a program may have been compiled without a phase. */
 void sinter_step_eval(void **buffers) __attribute__((weak));
 void sinter_step_train(void **buffers) __attribute__((weak));
@@ -52,6 +56,22 @@ extern const int64_t sinter_config_dir_size;
 void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                            int64_t batch, int64_t m, int64_t n, int64_t k,
                            int64_t flags);
+/* What a train step asks of the runtime while it runs, on the thread that
+ * called sinter_step_train. The train step is the whole step of one rank: it
+ * loops over the step's micro-batches itself.
+ *   - the number of micro-batches of this rank in this step (k);
+ *   - the number of samples of the step over all ranks (the global batch);
+ *   - a 64-bit random key for one micro-batch, a function of the run's seed,
+ *     the step, the micro-batch and the rank only;
+ *   - load micro-batch `micro_batch` of the input whose buffer (from the
+ *     plan's table) is `buffer` into that buffer;
+ *   - every gradient of the step is final (after the last micro-batch). */
+int64_t sinter_rt_micro_batch_count(void);
+int64_t sinter_rt_global_batch(void);
+int64_t sinter_rt_random_key(int64_t micro_batch);
+void sinter_rt_load_input(void *buffer, int64_t micro_batch);
+void sinter_rt_gradients_ready(void);
+
 /* y[n, o, oh, ow] = conv(x[n, c, h, w], w[o, c, kh, kw]) with strides
  * (sh, sw) and dilations (dh, dw); the input is already padded. */
 void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y, int64_t n,

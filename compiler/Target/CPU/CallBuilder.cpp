@@ -1,0 +1,38 @@
+//===- CallBuilder.cpp - Calls into the runtime's C ABI -------------------===//
+
+#include "compiler/Target/CPU/CallBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace sinter::cpu {
+
+Value CallBuilder::pointer(Value memref) {
+  Location loc = memref.getLoc();
+  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  return LLVM::IntToPtrOp::create(b, loc,
+                                  LLVM::LLVMPointerType::get(b.getContext()), i64);
+}
+
+Value CallBuilder::constant(Location loc, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+}
+
+ValueRange CallBuilder::call(Location loc, StringRef name, ValueRange args,
+                             TypeRange results) {
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  if (!callee) {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    callee = func::FuncOp::create(
+        top, loc, name, top.getFunctionType(args.getTypes(), results));
+    callee.setPrivate();
+  }
+  return func::CallOp::create(b, loc, callee, args).getResults();
+}
+
+} // namespace sinter::cpu

@@ -1,0 +1,39 @@
+//===- CallBuilder.h - Calls into the runtime's C ABI -----------*- C++ -*-===//
+//
+// Compiled code reaches the runtime only through functions of abi.h. They
+// take bare pointers and 64-bit integers; buffers here are static, dense
+// memrefs, so a call passes each buffer's aligned pointer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_TARGET_CPU_CALLBUILDER_H
+#define SINTER_TARGET_CPU_CALLBUILDER_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace sinter::cpu {
+
+class CallBuilder {
+public:
+  /// Builds before `at`.
+  CallBuilder(mlir::ModuleOp module, mlir::Operation *at)
+      : module(module), b(at) {}
+
+  /// The aligned pointer of a memref, as `!llvm.ptr`.
+  mlir::Value pointer(mlir::Value memref);
+  mlir::Value constant(mlir::Location loc, int64_t v);
+  /// Calls `name`, declaring it on first use with these argument and result
+  /// types; returns its results.
+  mlir::ValueRange call(mlir::Location loc, llvm::StringRef name,
+                        mlir::ValueRange args, mlir::TypeRange results = {});
+
+  mlir::OpBuilder &builder() { return b; }
+
+private:
+  mlir::ModuleOp module;
+  mlir::OpBuilder b;
+};
+
+} // namespace sinter::cpu
+
+#endif // SINTER_TARGET_CPU_CALLBUILDER_H

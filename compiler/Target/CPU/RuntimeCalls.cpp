@@ -1,0 +1,90 @@
+//===- RuntimeCalls.cpp - train ops to calls of the runtime's C ABI -------===//
+//
+// What a train step needs from the world while it runs (the micro-batch
+// count, the inputs of each micro-batch, random keys, the point where
+// gradients are final) becomes a call of the matching abi.h function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/CallBuilder.h"
+#include "compiler/Target/CPU/Passes.h"
+#include "dialects/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace sinter::cpu {
+#define GEN_PASS_DEF_CPURUNTIMECALLS
+#include "compiler/Target/CPU/Passes.h.inc"
+} // namespace sinter::cpu
+
+using namespace mlir;
+using namespace sinter::train;
+
+namespace sinter::cpu {
+namespace {
+
+LogicalResult lower(ModuleOp module, Operation *op) {
+  CallBuilder cb(module, op);
+  OpBuilder &b = cb.builder();
+  Location loc = op->getLoc();
+  Type i64 = b.getI64Type();
+  auto asI64 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, i64, index);
+  };
+  auto asIndex = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  };
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](MicroBatchCountOp c) {
+        c.replaceAllUsesWith(
+            asIndex(cb.call(loc, "sinter_rt_micro_batch_count", {}, {i64})[0]));
+        return success();
+      })
+      .Case([&](GlobalBatchOp g) {
+        g.replaceAllUsesWith(
+            asIndex(cb.call(loc, "sinter_rt_global_batch", {}, {i64})[0]));
+        return success();
+      })
+      .Case([&](RandomKeyOp r) {
+        r.replaceAllUsesWith(cb.call(loc, "sinter_rt_random_key",
+                                     {asI64(r.getMicroBatch())}, {i64})[0]);
+        return success();
+      })
+      .Case([&](LoadInputOp l) {
+        cb.call(loc, "sinter_rt_load_input",
+                {cb.pointer(l.getBuffer()), asI64(l.getMicroBatch())});
+        return success();
+      })
+      .Case([&](GradientsReadyOp) {
+        cb.call(loc, "sinter_rt_gradients_ready", {});
+        return success();
+      })
+      .Default([&](Operation *) {
+        return op->emitError() << "'" << op->getName()
+                               << "' must be gone before the runtime calls "
+                                  "are made (run train-accumulate)";
+      });
+}
+
+struct CPURuntimeCalls : public impl::CPURuntimeCallsBase<CPURuntimeCalls> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<TrainDialect>(op->getDialect()))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (failed(lower(module, op)))
+        return signalPassFailure();
+      op->erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace sinter::cpu

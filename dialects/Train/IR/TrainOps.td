@@ -1,0 +1,150 @@
+//===- TrainOps.td - The Sinter train dialect's ops --------*- tablegen -*-===//
+#ifndef SINTER_TRAIN_OPS_TD
+#define SINTER_TRAIN_OPS_TD
+
+include "dialects/Train/IR/TrainDialect.td"
+include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Train_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Train_Dialect, mnemonic, traits>;
+
+def Train_FloatScalar : TensorRankOf<[AnyFloat], [0]>;
+
+//===----------------------------------------------------------------------===//
+// The loss over the global batch (graph level)
+//===----------------------------------------------------------------------===//
+
+def Train_SampleFractionOp : Train_Op<"sample_fraction", [Pure]> {
+  let summary = "The share of the global batch one micro-batch holds";
+  let description = [{
+    `b / G`: the micro-batch size over the global batch size (micro-batches
+    times ranks times `b`). A mean over the samples of a micro-batch scaled
+    by it adds up, over all micro-batches of a step, to the mean over the
+    global batch.
+
+    Example: `%f = train.sample_fraction : tensor<f32>`
+  }];
+  let results = (outs Train_FloatScalar:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Train_GlobalCountOp : Train_Op<"global_count", [Pure]> {
+  let summary = "How many elements of a mask are true over the global batch";
+  let description = [{
+    The number of true elements of `mask` summed over every micro-batch of
+    the step (and every rank), as a float. `mask` must be computed from the
+    step's inputs alone (for a token mean, `target != ignore_index`), so the
+    count is known before the first micro-batch's forward pass.
+
+    Example:
+    ```mlir
+    %n = train.global_count %valid : (tensor<8x32xi1>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[I1]>:$mask);
+  let results = (outs Train_FloatScalar:$result);
+  let assemblyFormat = "$mask attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// The micro-batch loop (tensor and buffer level)
+//===----------------------------------------------------------------------===//
+
+def Train_MicroBatchCountOp : Train_Op<"micro_batch_count", [Pure]> {
+  let summary = "The number of micro-batches of this rank in a step";
+  let description = [{
+    k = global batch / (micro-batch × world size), known at run time only.
+
+    Example: `%k = train.micro_batch_count : index`
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Train_GlobalBatchOp : Train_Op<"global_batch", [Pure]> {
+  let summary = "The number of samples of a step over all ranks";
+  let description = [{
+    Example: `%g = train.global_batch : index`
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Train_MicroBatchIndexOp : Train_Op<"micro_batch_index", [Pure]> {
+  let summary = "The index of the micro-batch being computed";
+  let description = [{
+    Stands for the loop's induction variable in code built before the loop
+    exists (a dropout's random key); `train-accumulate` replaces it.
+
+    Example: `%i = train.micro_batch_index : index`
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Train_RandomKeyOp : Train_Op<"random_key", [Pure]> {
+  let summary = "The random key of one micro-batch of this step";
+  let description = [{
+    A 64-bit key that depends only on the run's seed, the step, the
+    micro-batch and the rank: a resumed run draws what an uninterrupted one
+    would have drawn.
+
+    Example: `%key = train.random_key %i : i64`
+  }];
+  let arguments = (ins Index:$micro_batch);
+  let results = (outs I64:$result);
+  let assemblyFormat = "$micro_batch attr-dict `:` type($result)";
+}
+
+def Train_MicroBatchInputOp : Train_Op<"micro_batch_input", [
+    AllTypesMatch<["dest", "result"]>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "One micro-batch of an input, loaded into its buffer";
+  let description = [{
+    The micro-batch `micro_batch` of the input `name`, written in place into
+    `dest` (the input's buffer, carried through the micro-batch loop), so a
+    step reads each micro-batch without a copy of the whole local batch.
+
+    Example:
+    ```mlir
+    %x = train.micro_batch_input "x" %buf[%i] : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$dest, Index:$micro_batch,
+                       StrAttr:$name);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $name $dest `[` $micro_batch `]` attr-dict `:` type($result)
+  }];
+}
+
+def Train_LoadInputOp : Train_Op<"load_input"> {
+  let summary = "Fills an input's buffer with one micro-batch";
+  let description = [{
+    The buffer form of `train.micro_batch_input`.
+
+    Example: `train.load_input "x" %buf[%i] : memref<32x64xf32>`
+  }];
+  let arguments = (ins Arg<AnyMemRef, "", [MemWrite]>:$buffer,
+                       Index:$micro_batch, StrAttr:$name);
+  let assemblyFormat = [{
+    $name $buffer `[` $micro_batch `]` attr-dict `:` type($buffer)
+  }];
+}
+
+def Train_GradientsReadyOp : Train_Op<"gradients_ready"> {
+  let summary = "Every gradient of the step is final";
+  let description = [{
+    Placed after the last micro-batch: gradient communication starts from
+    here, never inside the micro-batch loop. It may read and write any
+    memory, so no access moves across it.
+
+    Example: `train.gradients_ready`
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+#endif // SINTER_TRAIN_OPS_TD

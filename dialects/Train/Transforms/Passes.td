@@ -1,0 +1,63 @@
+//===- Passes.td - Passes that build the training step -----*- tablegen -*-===//
+#ifndef SINTER_TRAIN_PASSES_TD
+#define SINTER_TRAIN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TrainNormalizeLoss : Pass<"train-normalize-loss", "mlir::ModuleOp"> {
+  let summary = "Makes a micro-batch's loss its exact share of the global "
+                "batch's loss";
+  let description = [{
+    In each `graph.model` of phase "train", splits the loss into terms
+    `c * L` (LANGUAGE.md 9): sums, differences, negations and products or
+    quotients with a coefficient that depends on no input and no parameter.
+    Each term is rewritten so that its values summed over the step's
+    micro-batches (and ranks) give the term over the global batch:
+
+    - a mean over samples (a loss with `reduction = "mean"` and no
+      `ignore_index`, or a full `mean`) is scaled by
+      `train.sample_fraction` (b / G);
+    - a mean over valid targets (`ignore_index`) becomes the sum over the
+      micro-batch divided by `train.global_count` of `target != ignore_index`;
+    - a sum over samples is left as it is;
+    - a term that depends on no input (a penalty on parameters, a
+      constant) is scaled by `train.sample_fraction`, so the step counts it
+      once.
+
+    Anything else that depends on the batch is an error at the offending
+    op that states the rule.
+  }];
+  let dependentDialects = ["sinter::train::TrainDialect"];
+}
+
+def TrainAccumulate : Pass<"train-accumulate", "mlir::ModuleOp"> {
+  let summary = "The loop over a step's micro-batches, with accumulators";
+  let description = [{
+    Turns each function of phase "train" (after `graph-model-to-func` and
+    the lowering to linalg) into the whole step of one rank:
+
+    1. `k = train.micro_batch_count`, known at run time;
+    2. for each `train.global_count`, a first loop over the k micro-batches
+       that loads only the inputs the mask needs and sums the mask;
+    3. the main loop: each iteration loads the micro-batch of every input
+       into the input's buffer (`train.micro_batch_input`), runs the
+       forward and backward pass, and adds the loss, the metrics, the
+       gradients and the new state values into accumulators carried by the
+       loop (zero before it);
+    4. `train.gradients_ready` after the loop, never inside it;
+    5. metrics and state values divided by k: a state moves once per step
+       to the mean of the micro-batches' values (DOMAIN.md 4).
+
+    The gradient accumulators are the step's gradient results, so after
+    bufferization they live in the runtime's gradient buffers. Outputs are
+    dropped from the train step. `train.sample_fraction` becomes
+    b / `train.global_batch`.
+  }];
+  let dependentDialects = ["sinter::train::TrainDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+#endif // SINTER_TRAIN_PASSES_TD

@@ -1,0 +1,116 @@
+//===- TrainStep.cpp - Running a compiled train step --------------------===//
+
+#include "program/TrainStep.h"
+
+#include "core/Philox.h"
+#include "program/Convert.h"
+#include "sinter/rt/abi.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace sinter::rt {
+namespace {
+
+/// The step being run on this thread, while sinter_step_train runs.
+struct ActiveStep {
+  const StepPlan *plan = nullptr;
+  BufferSet *buffers = nullptr;
+  const TrainStepWorld *world = nullptr;
+  Status error = Status::success(); ///< the first failure inside the step
+};
+
+thread_local ActiveStep *active = nullptr;
+
+ActiveStep &current() {
+  if (!active) {
+    std::fprintf(stderr, "internal error: a train step called the runtime "
+                         "outside runTrainStep\n");
+    std::abort();
+  }
+  return *active;
+}
+
+void loadInput(ActiveStep &s, void *buffer, int64_t micro) {
+  if (!s.error.ok())
+    return;
+  const StepPlan &plan = *s.plan;
+  if (micro < 0 || uint64_t(micro) >= s.world->microBatches.size()) {
+    s.error = Status::error("internal error: the step asked for micro-batch " +
+                            std::to_string(micro) + " of " +
+                            std::to_string(s.world->microBatches.size()));
+    return;
+  }
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &spec = plan.buffers[i];
+    if (spec.kind != BufferKind::Input || s.buffers->data(i) != buffer)
+      continue;
+    for (const HostTensor &t : s.world->microBatches[size_t(micro)]) {
+      if (t.name != spec.name)
+        continue;
+      Status st = convertElements(t.bytes.data(), t.dtype, buffer, spec.dtype,
+                                  spec.byteSize / dtypeSize(spec.dtype));
+      if (!st.ok())
+        s.error = st.withPrefix("input '" + spec.name + "': ");
+      return;
+    }
+    s.error = Status::error("no data feeds the input '" + spec.name + "'");
+    return;
+  }
+  s.error = Status::error("internal error: the step loaded a buffer that is "
+                          "not one of its inputs");
+}
+
+} // namespace
+
+int64_t microBatchRandomKey(uint64_t seed, uint64_t step, uint64_t micro,
+                            uint64_t rank) {
+  PhiloxCounter c = philox4x32x10(
+      {uint32_t(step), uint32_t(step >> 32), uint32_t(micro), uint32_t(rank)},
+      {uint32_t(seed), uint32_t(seed >> 32)});
+  return int64_t(uint64_t(c[0]) | uint64_t(c[1]) << 32);
+}
+
+Status runTrainStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
+                    const TrainStepWorld &world) {
+  if (world.microBatches.empty())
+    return Status::error("internal error: a train step without micro-batches");
+  ActiveStep step;
+  step.plan = &plan;
+  step.buffers = &buffers;
+  step.world = &world;
+  active = &step;
+  fn(buffers.table());
+  active = nullptr;
+  return step.error;
+}
+
+} // namespace sinter::rt
+
+using namespace sinter::rt;
+
+extern "C" {
+
+int64_t sinter_rt_micro_batch_count(void) {
+  return int64_t(current().world->microBatches.size());
+}
+
+int64_t sinter_rt_global_batch(void) {
+  return int64_t(current().world->globalBatch);
+}
+
+int64_t sinter_rt_random_key(int64_t micro_batch) {
+  const TrainStepWorld &w = *current().world;
+  return microBatchRandomKey(w.seed, w.step, uint64_t(micro_batch), w.rank);
+}
+
+void sinter_rt_load_input(void *buffer, int64_t micro_batch) {
+  loadInput(current(), buffer, micro_batch);
+}
+
+void sinter_rt_gradients_ready(void) {
+  // One process: the gradients are the step's. Collectives start here.
+  (void)current();
+}
+
+} // extern "C"

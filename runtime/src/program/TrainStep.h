@@ -1,0 +1,42 @@
+//===- TrainStep.h - Running a compiled train step ----------------------===//
+//
+// A compiled train step loops over its micro-batches itself and asks the
+// runtime for each one through abi.h's sinter_rt_* functions. This file holds
+// what those functions answer from: the micro-batches of the step being run,
+// the global batch, and the seed, step and rank its random keys come from.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RT_PROGRAM_TRAINSTEP_H
+#define SINTER_RT_PROGRAM_TRAINSTEP_H
+
+#include "data/BatchSource.h"
+#include "program/StepPlan.h"
+
+#include <vector>
+
+namespace sinter::rt {
+
+using StepFn = void (*)(void **);
+
+struct TrainStepWorld {
+  /// One entry per micro-batch of this rank (k), each one tensor per input.
+  std::vector<std::vector<HostTensor>> microBatches;
+  uint64_t globalBatch = 0; ///< samples of the step over all ranks
+  uint64_t seed = 0;
+  uint64_t step = 0; ///< 0-based optimizer step
+  uint64_t rank = 0;
+};
+
+/// Runs the train step `fn` on `buffers` with `world` answering its calls,
+/// on this thread. Fails if loading an input failed inside the step.
+Status runTrainStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
+                    const TrainStepWorld &world);
+
+/// The random key of one micro-batch (abi.h): Philox of (step, micro-batch,
+/// rank) under the seed.
+int64_t microBatchRandomKey(uint64_t seed, uint64_t step, uint64_t micro,
+                            uint64_t rank);
+
+} // namespace sinter::rt
+
+#endif // SINTER_RT_PROGRAM_TRAINSTEP_H

@@ -71,3 +71,36 @@ func.func @loop_carried(%x: memref<16xf32>, %out: memref<16xf32>) attributes {si
   linalg.add ins(%r, %b : memref<16xf32>, memref<16xf32>) outs(%out : memref<16xf32>)
   return
 }
+
+// -----
+
+// A loop's body is planned on its own: its buffers (one iteration's) share
+// an arena that is one buffer of the enclosing block, live during the loop.
+// Here %a dies before %b is born, and the loop's arena before %c: 4 KiB in
+// all, for 12 KiB of buffers.
+// CHECK-LABEL: func.func @loop(
+// CHECK-SAME:    %[[WS:[a-z0-9]+]]: memref<4096xi8> {sinter.workspace})
+// CHECK-SAME:    sinter.arena_bytes = 4096 : i64
+// CHECK-SAME:    sinter.unplanned_bytes = 12288 : i64
+// CHECK:       %[[BODY:.*]] = memref.view %[[WS]][%{{.*}}][] : memref<4096xi8> to memref<4096xi8>
+// CHECK:       scf.for
+// CHECK:         memref.view %[[BODY]][%{{.*}}][] : memref<4096xi8> to memref<1024xf32>
+// CHECK:         memref.view %[[BODY]][%{{.*}}][] : memref<4096xi8> to memref<1024xf32>
+// CHECK:       memref.view %[[WS]][%{{.*}}][] : memref<4096xi8> to memref<1024xf32>
+func.func @loop(%x: memref<1024xf32>, %out: memref<1024xf32>) attributes {sinter.phase = "train"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %a = memref.alloc() : memref<1024xf32>
+    linalg.copy ins(%x : memref<1024xf32>) outs(%a : memref<1024xf32>)
+    memref.dealloc %a : memref<1024xf32>
+    %b = memref.alloc() : memref<1024xf32>
+    linalg.copy ins(%x : memref<1024xf32>) outs(%b : memref<1024xf32>)
+    linalg.copy ins(%b : memref<1024xf32>) outs(%out : memref<1024xf32>)
+  }
+  %c = memref.alloc() : memref<1024xf32>
+  linalg.copy ins(%out : memref<1024xf32>) outs(%c : memref<1024xf32>)
+  linalg.copy ins(%c : memref<1024xf32>) outs(%out : memref<1024xf32>)
+  return
+}

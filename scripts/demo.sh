@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The main job, as far as Sinter goes today (one process; data parallelism
-# comes next): set up, build, compile the examples into programs, train the
-# MLP on the 8x8 digits (scikit-learn's, converted to .npy) and evaluate it,
-# and evaluate resnet and gpt_tiny at initialisation on synthetic data.
+# The main job: set up, build, compile the examples into programs, train the
+# MLP on the 8x8 digits (scikit-learn's, converted to .npy) on 2 local ranks
+# (sinter-run, Gloo) and evaluate it, then evaluate resnet and gpt_tiny at
+# initialisation on synthetic data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -15,8 +15,10 @@ echo "== examples/mlp: 8x8 digits"
 "$sinterc" --config examples/mlp/mlp.pbtxt --list-params
 "$sinterc" --config examples/mlp/mlp.pbtxt -o build/examples/mlp
 build/examples/mlp --eval
-echo "-- training (300 steps of SGD with momentum, as examples/mlp/mlp.pbtxt says)"
-build/examples/mlp --set eval.batches=0 --save build/examples/mlp.safetensors
+echo "-- training on 2 ranks (300 steps of SGD with momentum, as examples/mlp/mlp.pbtxt says)"
+build/bin/sinter-run -n 2 build/examples/mlp --set eval.batches=0 \
+  --set checkpoint.dir=build/examples/mlp-checkpoints
+build/examples/mlp --eval --init build/examples/mlp-checkpoints/step-300.safetensors
 
 for example in resnet/resnet gpt/gpt_tiny gpt/gpt124m; do
   echo

@@ -22,7 +22,9 @@
 // CHECK:         arith.cmpi ne, %[[YI]]
 // CHECK:         linalg.generic {{.*}}iterator_types = ["reduction"]
 // CHECK:         scf.yield %{{.*}}, %[[YI]] : i64, tensor<4xi32>
-// CHECK:       %[[TOTAL:.*]] = arith.sitofp %[[COUNT]]#0 : i64 to f32
+// The count over all ranks:
+// CHECK:       %[[ALL:.*]] = train.sum_over_ranks %[[COUNT]]#0 : i64
+// CHECK:       %[[TOTAL:.*]] = arith.sitofp %[[ALL]] : i64 to f32
 // CHECK:       %[[NT:.*]] = tensor.from_elements %[[TOTAL]] : tensor<f32>
 // Zeroed accumulators, then the main loop; y's buffer comes from the count loop:
 // CHECK:       linalg.fill

@@ -31,7 +31,8 @@ def CPURuntimeCalls : Pass<"sinter-cpu-runtime-calls", "mlir::ModuleOp"> {
   let summary = "Turns train ops into calls of the runtime's C ABI";
   let description = [{
     After bufferization: `train.micro_batch_count`, `train.global_batch`,
-    `train.random_key`, `train.load_input` and `train.gradients_ready`
+    `train.random_key`, `train.sum_over_ranks`, `train.load_input` and
+    `train.gradients_ready`
     become calls of the `sinter_rt_*` functions of `sinter/rt/abi.h`.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",

@@ -54,6 +54,11 @@ LogicalResult lower(ModuleOp module, Operation *op) {
                                      {asI64(r.getMicroBatch())}, {i64})[0]);
         return success();
       })
+      .Case([&](SumOverRanksOp r) {
+        r.replaceAllUsesWith(
+            cb.call(loc, "sinter_rt_sum_over_ranks", {r.getValue()}, {i64})[0]);
+        return success();
+      })
       .Case([&](LoadInputOp l) {
         cb.call(loc, "sinter_rt_load_input",
                 {cb.pointer(l.getBuffer()), asI64(l.getMicroBatch())});

@@ -218,8 +218,9 @@ int linkProgram(llvm::Module &llvmModule) {
   std::vector<std::string> args = {
       *linker,          std::string(object), "-o", outputFile,
       "-L" + libDir,    "-Wl,--whole-archive", "-lsinter_main",
-      "-Wl,--no-whole-archive", "-lsinter_program", "-lsinter_cpu",
-      "-lsinter_rt",    "-lsinter_config", "-ldnnl",
+      "-Wl,--no-whole-archive", "-lsinter_program", "-lsinter_dist",
+      "-lsinter_cpu",   "-lsinter_rt",    "-lsinter_config", "-ldnnl",
+      "-lgloo",
       // libomp runs the generated parallel loops and, taking the GOMP_*
       // symbols first, oneDNN's too: one thread pool in the process.
       "-L" SINTER_OPENMP_LIB_DIR, "-lomp",

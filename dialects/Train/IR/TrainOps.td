@@ -97,6 +97,19 @@ def Train_RandomKeyOp : Train_Op<"random_key", [Pure]> {
   let assemblyFormat = "$micro_batch attr-dict `:` type($result)";
 }
 
+def Train_SumOverRanksOp : Train_Op<"sum_over_ranks"> {
+  let summary = "The sum of a count over every rank of the run";
+  let description = [{
+    A collective: every rank must reach it, in the same order. Used for the
+    global count of valid targets, before the first micro-batch.
+
+    Example: `%all = train.sum_over_ranks %mine : i64`
+  }];
+  let arguments = (ins I64:$value);
+  let results = (outs I64:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
 def Train_MicroBatchInputOp : Train_Op<"micro_batch_input", [
     AllTypesMatch<["dest", "result"]>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,

@@ -219,7 +219,8 @@ private:
       for (auto [i, in] : llvm::enumerate(used))
         latest[in.arg] = loop.getResult(i + 1);
       Type et = typeOf(count.getResult()).getElementType();
-      Value total = arith::SIToFPOp::create(b, loc, et, loop.getResult(0));
+      Value all = SumOverRanksOp::create(b, loc, b.getI64Type(), loop.getResult(0));
+      Value total = arith::SIToFPOp::create(b, loc, et, all);
       prelude.map(count.getResult(), asTensor(b, loc, total));
     }
     return success();

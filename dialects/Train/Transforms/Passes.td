@@ -38,7 +38,8 @@ def TrainAccumulate : Pass<"train-accumulate", "mlir::ModuleOp"> {
 
     1. `k = train.micro_batch_count`, known at run time;
     2. for each `train.global_count`, a first loop over the k micro-batches
-       that loads only the inputs the mask needs and sums the mask;
+       that loads only the inputs the mask needs and sums the mask, then
+       the sum over ranks (`train.sum_over_ranks`);
     3. the main loop: each iteration loads the micro-batch of every input
        into the input's buffer (`train.micro_batch_input`), runs the
        forward and backward pass, and adds the loss, the metrics, the

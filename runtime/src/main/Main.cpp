@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "data/Npy.h"
+#include "dist/Bootstrap.h"
 #include "program/DataSources.h"
 #include "program/Evaluator.h"
 #include "program/Parameters.h"
@@ -19,6 +20,7 @@
 #include "support/AtomicFile.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -150,6 +152,10 @@ openData(const config::TrainConfig &cfg, bool eval, const std::string &baseDir,
   return std::shared_ptr<const BatchSource>(source.take());
 }
 
+/// How long a rank waits for the others in a collective or at the
+/// rendezvous before it gives up: a dead rank stops the run within this.
+constexpr int kCollectiveTimeoutSeconds = 30;
+
 const char *const kNoTrainStep =
     "this program has no training step (see sinterc's warning when it was "
     "compiled); run it with --eval";
@@ -182,8 +188,17 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
     evalData = data.take();
   }
   installInterruptHandlers();
+  // The ranks of the run, from the environment (sinter-run, torchrun,
+  // mpirun, srun); one process when none is set.
+  Expected<WorldInfo> world = readWorld([](const char *n) { return std::getenv(n); });
+  if (!world.ok())
+    return fail(world.message());
+  Expected<std::unique_ptr<Communicator>> comm =
+      connectWorld(*world, kCollectiveTimeoutSeconds);
+  if (!comm.ok())
+    return fail(comm.message());
   StepRun evalRun = eval ? eval->run() : StepRun();
-  Status trained = train(cfg, step->run(), trainData.take(),
+  Status trained = train(cfg, **comm, step->run(), trainData.take(),
                          eval ? &evalRun : nullptr, evalData);
   if (!trained.ok() && trained.message() == kInterrupted)
     return 128 + interruptSignal(); // stopped cleanly, with a checkpoint

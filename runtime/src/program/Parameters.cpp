@@ -55,8 +55,10 @@ Status loadParameters(const StepPlan &plan, BufferSet &buffers,
                            " is " + dtypeName(b.dtype) + formatShape(b.shape));
     std::memcpy(buffers.data(i), file->data(*e), b.byteSize);
   }
+  // A checkpoint also holds the optimizer's moments: a run that starts from
+  // it takes its parameters and states only.
   for (const SafetensorsEntry &e : file->tensors())
-    if (!expected.count(e.name))
+    if (!expected.count(e.name) && e.name.rfind("optimizer.", 0) != 0)
       return Status::error(path + ": tensor '" + e.name +
                            "' is not a param or state of model '" + plan.model +
                            "'");

@@ -13,7 +13,8 @@ Status initialiseParameters(const StepPlan &plan, BufferSet &buffers,
 
 /// Reads every param and state from a safetensors file, as PyTorch's strict
 /// load_state_dict: a missing or unexpected name, or a dtype or shape that
-/// differs, is an error naming it.
+/// differs, is an error naming it. A checkpoint's optimizer moments
+/// (`optimizer.*`) are not parameters and are skipped.
 Status loadParameters(const StepPlan &plan, BufferSet &buffers,
                       const std::string &path);
 

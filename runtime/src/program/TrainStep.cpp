@@ -108,9 +108,32 @@ void sinter_rt_load_input(void *buffer, int64_t micro_batch) {
   loadInput(current(), buffer, micro_batch);
 }
 
+int64_t sinter_rt_sum_over_ranks(int64_t value) {
+  ActiveStep &s = current();
+  if (s.world->comm && s.error.ok())
+    s.error = s.world->comm->allReduce(&value, DType::I64, 1, ReduceOp::Sum).wait();
+  return value;
+}
+
 void sinter_rt_gradients_ready(void) {
-  // One process: the gradients are the step's. Collectives start here.
-  (void)current();
+  ActiveStep &s = current();
+  if (!s.world->comm || !s.error.ok())
+    return;
+  // Each loss share is already divided by the global batch's count, so the
+  // step's gradient is the sum over ranks (DOMAIN.md 2, 3).
+  std::vector<Pending> started;
+  for (size_t i = 0; i < s.plan->buffers.size(); ++i) {
+    const BufferSpec &b = s.plan->buffers[i];
+    if (b.kind == BufferKind::Gradient)
+      started.push_back(s.world->comm->allReduce(
+          s.buffers->data(i), b.dtype, b.byteSize / dtypeSize(b.dtype),
+          ReduceOp::Sum));
+  }
+  for (const Pending &p : started) {
+    Status st = p.wait();
+    if (!st.ok() && s.error.ok())
+      s.error = st;
+  }
 }
 
 } // extern "C"

@@ -10,6 +10,7 @@
 #define SINTER_RT_PROGRAM_TRAINSTEP_H
 
 #include "data/BatchSource.h"
+#include "dist/Communicator.h"
 #include "program/StepPlan.h"
 
 #include <vector>
@@ -25,6 +26,8 @@ struct TrainStepWorld {
   uint64_t seed = 0;
   uint64_t step = 0; ///< 0-based optimizer step
   uint64_t rank = 0;
+  /// Sums gradients and counts over the ranks; null for one process.
+  Communicator *comm = nullptr;
 };
 
 /// Runs the train step `fn` on `buffers` with `world` answering its calls,

@@ -58,12 +58,82 @@ struct StepValues {
   std::vector<std::vector<double>> grads; ///< per optimizer slot
 };
 
+/// Rank 0's params and states on every rank.
+Status broadcastParameters(Communicator &comm, const StepPlan &plan,
+                           BufferSet &buffers) {
+  if (comm.size() == 1)
+    return Status::success();
+  std::vector<Pending> started;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &b = plan.buffers[i];
+    if (b.kind == BufferKind::Param || b.kind == BufferKind::State)
+      started.push_back(comm.broadcast(buffers.data(i), b.dtype,
+                                       b.byteSize / dtypeSize(b.dtype), 0));
+  }
+  for (const Pending &p : started)
+    SINTER_RT_RETURN_IF_ERROR(p.wait());
+  return Status::success();
+}
+
+/// The step's values over all ranks: the loss is the sum of the ranks'
+/// shares, metrics and new floating-point states the mean of the ranks'
+/// (equal-sized) means.
+Status reduceStepValues(Communicator &comm, const StepPlan &plan,
+                        BufferSet &buffers, const std::vector<size_t> &stateOut,
+                        double &loss, std::vector<double> &metrics) {
+  if (comm.size() == 1)
+    return Status::success();
+  std::vector<double> values = {loss};
+  values.insert(values.end(), metrics.begin(), metrics.end());
+  std::vector<Pending> started = {
+      comm.allReduce(values.data(), DType::F64, values.size(), ReduceOp::Sum)};
+  std::vector<std::vector<double>> states;
+  for (size_t i : stateOut) {
+    const BufferSpec &b = plan.buffers[i];
+    if (!isFloatingPoint(b.dtype))
+      continue; // integer states move alike on every rank
+    states.push_back(asDoubles(buffers.data(i), b.dtype,
+                               b.byteSize / dtypeSize(b.dtype)));
+    started.push_back(comm.allReduce(states.back().data(), DType::F64,
+                                     states.back().size(), ReduceOp::Sum));
+  }
+  for (const Pending &p : started)
+    SINTER_RT_RETURN_IF_ERROR(p.wait());
+  double ranks = double(comm.size());
+  loss = values[0];
+  for (size_t m = 0; m < metrics.size(); ++m)
+    metrics[m] = values[m + 1] / ranks;
+  size_t s = 0;
+  for (size_t i : stateOut) {
+    const BufferSpec &b = plan.buffers[i];
+    if (!isFloatingPoint(b.dtype))
+      continue;
+    for (double &x : states[s])
+      x /= ranks;
+    SINTER_RT_RETURN_IF_ERROR(convertElements(states[s].data(), DType::F64,
+                                              buffers.data(i), b.dtype,
+                                              states[s].size()));
+    ++s;
+  }
+  return Status::success();
+}
+
+/// SIGINT or SIGTERM on any rank stops every rank after the same step.
+int agreedSignal(Communicator &comm) {
+  int64_t signal = interruptSignal();
+  if (comm.size() > 1 &&
+      !comm.allReduce(&signal, DType::I64, 1, ReduceOp::Max).wait().ok())
+    return interruptSignal();
+  return int(signal);
+}
+
 } // namespace
 
-Status train(const config::TrainConfig &cfg, StepRun run,
+Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
              std::shared_ptr<const BatchSource> trainData, StepRun *evalRun,
              std::shared_ptr<const BatchSource> evalData) {
   const StepPlan &plan = *run.plan;
+  const bool lead = comm.rank() == 0; // logs and writes checkpoints
   BufferSet &buffers = *run.buffers;
   uint64_t b = plan.microBatch();
   if (int64_t(b) != cfg.batch().micro())
@@ -71,7 +141,7 @@ Status train(const config::TrainConfig &cfg, StepRun run,
                          " but the program was compiled for micro-batches of " +
                          std::to_string(b) + "; recompile with the new value");
   std::string error;
-  int64_t k = config::accumulationSteps(cfg, 1, error);
+  int64_t k = config::accumulationSteps(cfg, comm.size(), error);
   if (k < 1)
     return Status::error(error);
 
@@ -82,6 +152,7 @@ Status train(const config::TrainConfig &cfg, StepRun run,
   order.seed = cfg.seed();
   order.shuffle = cfg.data().shuffle();
   order.dropLast = cfg.data().drop_last();
+  order.worldSize = uint64_t(comm.size());
   Expected<Sampler> sampler = Sampler::create(order);
   if (!sampler.ok())
     return sampler.status().withPrefix("data.train: ");
@@ -100,14 +171,18 @@ Status train(const config::TrainConfig &cfg, StepRun run,
       if (!step.ok())
         return step.status().withPrefix("resuming: ");
       first = *step;
-      std::printf("resumed from %s at step %lld\n", latest.c_str(),
-                  (long long)first);
+      if (lead)
+        std::printf("resumed from %s at step %lld\n", latest.c_str(),
+                    (long long)first);
     }
   }
+  // Every rank starts from rank 0's parameters and states (DOMAIN.md 3).
+  SINTER_RT_RETURN_IF_ERROR(broadcastParameters(comm, plan, buffers));
   if (first >= cfg.steps())
     return Status::success();
 
   PrefetcherOptions ahead;
+  ahead.rank = uint64_t(comm.rank());
   ahead.start = sampler->positionOf(uint64_t(first));
   ahead.numSteps = uint64_t(cfg.steps() - first);
   auto batches = Prefetcher::start(sampler.take(), trainData, ahead);
@@ -128,10 +203,13 @@ Status train(const config::TrainConfig &cfg, StepRun run,
       stateOut.push_back(i);
   }
 
-  std::printf("%s; %lld micro-batches of %llu per step\n",
-              describeLearningRate(cfg).c_str(), (long long)k,
-              (unsigned long long)b);
-  std::fflush(stdout);
+  if (lead) {
+    std::printf("%s; %d rank%s, %lld micro-batches of %llu per rank and step\n",
+                describeLearningRate(cfg).c_str(), comm.size(),
+                comm.size() == 1 ? "" : "s", (long long)k,
+                (unsigned long long)b);
+    std::fflush(stdout);
+  }
   auto start = std::chrono::steady_clock::now();
   uint64_t samplesSinceLog = 0;
   std::string checkpointDir = ck.dir().empty() ? "checkpoints" : ck.dir();
@@ -143,6 +221,8 @@ Status train(const config::TrainConfig &cfg, StepRun run,
     world.globalBatch = uint64_t(cfg.batch().global());
     world.seed = cfg.seed();
     world.step = uint64_t(step);
+    world.rank = uint64_t(comm.rank());
+    world.comm = comm.size() > 1 ? &comm : nullptr;
     for (int64_t micro = 0; micro < k; ++micro) {
       Expected<MicroBatch> batch = (*batches)->next();
       if (!batch.ok())
@@ -173,6 +253,11 @@ Status train(const config::TrainConfig &cfg, StepRun run,
                                "' is not finite; lower the learning rate or "
                                "clip gradients (clip_grad_norm)");
     // States move once per step, to the mean the step computed (DOMAIN.md 4).
+    // The global loss, metrics and new states, and whether any rank was
+    // asked to stop: one all-reduce, so every rank decides alike.
+    SINTER_RT_RETURN_IF_ERROR(reduceStepValues(comm, plan, buffers, stateOut,
+                                               sums.loss, sums.metrics));
+    int signal = agreedSignal(comm);
     for (size_t i : stateOut) {
       const BufferSpec &spec = plan.buffers[i];
       if (const BufferSpec *state = plan.find(spec.name, BufferKind::State))
@@ -193,22 +278,27 @@ Status train(const config::TrainConfig &cfg, StepRun run,
 
     bool last = step + 1 == cfg.steps();
     bool periodic = ck.every() > 0 && (step + 1) % ck.every() == 0;
-    int signal = interruptSignal();
     if ((!ck.dir().empty() && (periodic || last)) || signal) {
-      Expected<std::string> saved =
-          saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
-                         buffers, *optimizer);
-      if (!saved.ok())
-        return saved.status();
+      std::string written;
+      if (lead) {
+        Expected<std::string> saved =
+            saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
+                           buffers, *optimizer);
+        if (!saved.ok())
+          return saved.status();
+        written = *saved;
+      }
       if (signal) {
-        std::printf("interrupted at step %lld: checkpoint %s written; set "
-                    "checkpoint { dir: \"%s\" resume: true } to continue\n",
-                    (long long)(step + 1), saved->c_str(), checkpointDir.c_str());
+        if (lead)
+          std::printf("interrupted at step %lld: checkpoint %s written; set "
+                      "checkpoint { dir: \"%s\" resume: true } to continue\n",
+                      (long long)(step + 1), written.c_str(),
+                      checkpointDir.c_str());
         std::fflush(stdout);
         return Status::error(kInterrupted);
       }
     }
-    if ((step + 1) % cfg.log().every() == 0 || last) {
+    if (lead && ((step + 1) % cfg.log().every() == 0 || last)) {
       auto now = std::chrono::steady_clock::now();
       double seconds = std::chrono::duration<double>(now - start).count();
       std::printf("step %lld/%lld  loss %.8g", (long long)(step + 1),
@@ -230,11 +320,14 @@ Status train(const config::TrainConfig &cfg, StepRun run,
                    uint64_t(cfg.eval().batches()), false);
       if (!r.ok())
         return r.status();
-      std::printf("eval at step %lld: loss %.6f", (long long)(step + 1), r->loss);
-      for (const auto &[name, value] : r->metrics)
-        std::printf("  %s %.6f", name.c_str(), value);
-      std::printf("\n");
-      std::fflush(stdout);
+      if (lead) {
+        std::printf("eval at step %lld: loss %.6f", (long long)(step + 1),
+                    r->loss);
+        for (const auto &[name, value] : r->metrics)
+          std::printf("  %s %.6f", name.c_str(), value);
+        std::printf("\n");
+        std::fflush(stdout);
+      }
     }
   }
   return Status::success();

@@ -3,6 +3,7 @@
 #define SINTER_RT_PROGRAM_TRAINER_H
 
 #include "data/BatchSource.h"
+#include "dist/Communicator.h"
 #include "program/Evaluator.h"
 #include "program/Optimizer.h"
 
@@ -25,7 +26,8 @@ struct StepRun {
 /// and evaluates every eval.every steps with `eval` when given. Saves a
 /// checkpoint every checkpoint.every steps and at the end (checkpoint.dir),
 /// and resumes from the newest one when checkpoint.resume is set.
-Status train(const config::TrainConfig &cfg, StepRun trainStep,
+Status train(const config::TrainConfig &cfg, Communicator &comm,
+             StepRun trainStep,
              std::shared_ptr<const BatchSource> trainData, StepRun *evalStep,
              std::shared_ptr<const BatchSource> evalData);
 

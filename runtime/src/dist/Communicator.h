@@ -1,0 +1,68 @@
+//===- Communicator.h - Collectives across the ranks of a run ----*- C++ -*-===//
+//
+// One interface for every engine (Gloo on CPU, NCCL on CUDA): each
+// collective starts asynchronously, on the communicator's own thread, in the
+// order it was started, and returns a Pending to wait on. Every rank must
+// start the same collectives in the same order. A failure (a rank that died,
+// a timeout) is a Status naming this rank and the collective, never a hang:
+// every operation has a deadline.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RT_DIST_COMMUNICATOR_H
+#define SINTER_RT_DIST_COMMUNICATOR_H
+
+#include "sinter/rt/DType.h"
+#include "sinter/rt/Status.h"
+
+#include <cstdint>
+#include <future>
+#include <memory>
+
+namespace sinter::rt {
+
+enum class ReduceOp { Sum, Max };
+
+/// A started collective.
+class Pending {
+public:
+  Pending() = default;
+  explicit Pending(std::shared_future<Status> f) : future(std::move(f)) {}
+  static Pending done(Status s);
+  /// Blocks until the collective finished; its status.
+  Status wait() const;
+
+private:
+  std::shared_future<Status> future;
+};
+
+class Communicator {
+public:
+  virtual ~Communicator();
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  /// data = op over ranks of data (in place).
+  virtual Pending allReduce(void *data, DType dtype, uint64_t count,
+                            ReduceOp op) = 0;
+  /// data = root's data.
+  virtual Pending broadcast(void *data, DType dtype, uint64_t count,
+                            int root) = 0;
+  /// On `root`, data = op over ranks of data; elsewhere data is unchanged.
+  virtual Pending reduce(void *data, DType dtype, uint64_t count, ReduceOp op,
+                         int root) = 0;
+  /// out (count elements) = op over ranks of in[rank * count, +count).
+  virtual Pending reduceScatter(const void *in, void *out, DType dtype,
+                                uint64_t count, ReduceOp op) = 0;
+  /// out[r * count, +count) = rank r's in (count elements).
+  virtual Pending allGather(const void *in, void *out, DType dtype,
+                            uint64_t count) = 0;
+  virtual Pending barrier() = 0;
+};
+
+/// The communicator of a process that runs alone: every collective is the
+/// identity.
+std::unique_ptr<Communicator> createLocalCommunicator();
+
+} // namespace sinter::rt
+
+#endif // SINTER_RT_DIST_COMMUNICATOR_H

@@ -1,0 +1,253 @@
+//===- GlooCommunicator.cpp - Collectives across CPU processes (Gloo) -----===//
+//
+// Gloo's TCP transport and algorithms (ring all-reduce, ...), run on one
+// communication thread per rank so that a collective can proceed while the
+// step computes. Gloo reports failures by exception; this file is built with
+// exceptions and turns each into a Status.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist/Bootstrap.h"
+#include "dist/TcpStore.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/reduce.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <unistd.h>
+
+namespace sinter::rt {
+namespace {
+
+using ReduceFn = void (*)(void *, const void *, const void *, size_t);
+
+template <typename T> ReduceFn reduceFn(ReduceOp op) {
+  return op == ReduceOp::Sum ? ReduceFn(&gloo::sum<T>) : ReduceFn(&gloo::max<T>);
+}
+
+/// Calls `f` with the C++ type of `dtype`.
+template <typename F> Status withType(DType dtype, F &&f) {
+  switch (dtype) {
+  case DType::F32: f(float()); return Status::success();
+  case DType::F64: f(double()); return Status::success();
+  case DType::I64: f(int64_t()); return Status::success();
+  case DType::I32: f(int32_t()); return Status::success();
+  default:
+    return Status::error("internal error: no collective for this dtype");
+  }
+}
+
+class GlooCommunicator final : public Communicator {
+public:
+  GlooCommunicator(std::shared_ptr<gloo::Context> context,
+                   std::unique_ptr<TcpStoreServer> server,
+                   std::unique_ptr<TcpStore> store)
+      : context(std::move(context)), server(std::move(server)),
+        store(std::move(store)), worker([this] { run(); }) {}
+
+  ~GlooCommunicator() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    ready.notify_one();
+    worker.join();
+  }
+
+  int rank() const override { return context->rank; }
+  int size() const override { return context->size; }
+
+  Pending allReduce(void *data, DType dtype, uint64_t count,
+                    ReduceOp op) override {
+    return start("all-reduce", [=](uint32_t tag) {
+      return withType(dtype, [&](auto t) {
+        using T = decltype(t);
+        gloo::AllreduceOptions o(context);
+        o.setOutput(static_cast<T *>(data), count);
+        o.setReduceFunction(reduceFn<T>(op));
+        o.setTag(tag);
+        gloo::allreduce(o);
+      });
+    });
+  }
+
+  Pending broadcast(void *data, DType dtype, uint64_t count, int root) override {
+    return start("broadcast", [=](uint32_t tag) {
+      return withType(dtype, [&](auto t) {
+        using T = decltype(t);
+        gloo::BroadcastOptions o(context);
+        o.setOutput(static_cast<T *>(data), count);
+        o.setRoot(root);
+        o.setTag(tag);
+        gloo::broadcast(o);
+      });
+    });
+  }
+
+  Pending reduce(void *data, DType dtype, uint64_t count, ReduceOp op,
+                 int root) override {
+    return start("reduce", [=](uint32_t tag) {
+      return withType(dtype, [&](auto t) {
+        using T = decltype(t);
+        gloo::ReduceOptions o(context);
+        o.setOutput(static_cast<T *>(data), count);
+        o.setRoot(root);
+        o.setReduceFunction(reduceFn<T>(op));
+        o.setTag(tag);
+        gloo::reduce(o);
+      });
+    });
+  }
+
+  /// Gloo 2022 has no reduce-scatter with options: an all-reduce of the
+  /// whole input, of which each rank keeps its part.
+  Pending reduceScatter(const void *in, void *out, DType dtype, uint64_t count,
+                        ReduceOp op) override {
+    size_t bytes = count * dtypeSize(dtype);
+    auto whole = std::make_shared<std::vector<char>>(
+        static_cast<const char *>(in),
+        static_cast<const char *>(in) + bytes * size_t(size()));
+    return start("reduce-scatter", [=](uint32_t tag) {
+      return withType(dtype, [&](auto t) {
+        using T = decltype(t);
+        gloo::AllreduceOptions o(context);
+        o.setOutput(reinterpret_cast<T *>(whole->data()), count * size());
+        o.setReduceFunction(reduceFn<T>(op));
+        o.setTag(tag);
+        gloo::allreduce(o);
+        std::memcpy(out, whole->data() + bytes * size_t(rank()), bytes);
+      });
+    });
+  }
+
+  Pending allGather(const void *in, void *out, DType dtype,
+                    uint64_t count) override {
+    return start("all-gather", [=](uint32_t tag) {
+      return withType(dtype, [&](auto t) {
+        using T = decltype(t);
+        gloo::AllgatherOptions o(context);
+        o.setInput(const_cast<T *>(static_cast<const T *>(in)), count);
+        o.setOutput(static_cast<T *>(out), count * size());
+        o.setTag(tag);
+        gloo::allgather(o);
+      });
+    });
+  }
+
+  Pending barrier() override {
+    return start("barrier", [=](uint32_t tag) {
+      gloo::BarrierOptions o(context);
+      o.setTag(tag);
+      gloo::barrier(o);
+      return Status::success();
+    });
+  }
+
+private:
+  using Task = std::function<Status(uint32_t tag)>;
+
+  Pending start(const char *what, Task task) {
+    auto promise = std::make_shared<std::promise<Status>>();
+    Pending pending(promise->get_future().share());
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      queue.push_back([=, task = std::move(task)](uint32_t tag) {
+        // After one failure the connections are gone: fail at once rather
+        // than wait out another timeout.
+        Status s = broken;
+        if (s.ok()) {
+          try {
+            s = task(tag);
+          } catch (const std::exception &e) {
+            s = Status::error("rank " + std::to_string(context->rank) + " of " +
+                              std::to_string(context->size) + ": " + what +
+                              " failed: " + e.what() +
+                              " (another rank died or stopped responding)");
+            broken = s;
+          }
+        }
+        promise->set_value(s);
+        return s;
+      });
+    }
+    ready.notify_one();
+    return pending;
+  }
+
+  /// Runs the collectives in the order they were started; tags keep
+  /// consecutive ones apart.
+  void run() {
+    uint32_t tag = 0;
+    for (;;) {
+      Task task;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        ready.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty())
+          return;
+        task = std::move(queue.front());
+        queue.pop_front();
+      }
+      (void)task(tag++);
+    }
+  }
+
+  std::shared_ptr<gloo::Context> context;
+  std::unique_ptr<TcpStoreServer> server;
+  std::unique_ptr<TcpStore> store;
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<Task> queue;
+  bool stopping = false;
+  Status broken = Status::success(); ///< the first failure; worker thread only
+  std::thread worker;
+};
+
+/// The address other ranks reach this one at.
+std::string localAddress(const WorldInfo &world) {
+  if (world.masterAddr == "127.0.0.1" || world.masterAddr == "localhost")
+    return "127.0.0.1";
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Communicator>> connectWorld(const WorldInfo &world,
+                                                     int timeoutSeconds) {
+  if (world.size == 1)
+    return createLocalCommunicator();
+  try {
+    std::chrono::milliseconds timeout(int64_t(timeoutSeconds) * 1000);
+    std::unique_ptr<TcpStoreServer> server;
+    if (world.rank == 0)
+      server = std::make_unique<TcpStoreServer>(world.masterPort);
+    auto store = std::make_unique<TcpStore>(world.masterAddr, world.masterPort,
+                                            timeout);
+    gloo::transport::tcp::attr attr;
+    attr.hostname = localAddress(world);
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    auto context =
+        std::make_shared<gloo::rendezvous::Context>(world.rank, world.size);
+    context->setTimeout(timeout);
+    context->connectFullMesh(*store, device);
+    return std::unique_ptr<Communicator>(std::make_unique<GlooCommunicator>(
+        std::move(context), std::move(server), std::move(store)));
+  } catch (const std::exception &e) {
+    return Status::error("rank " + std::to_string(world.rank) + " of " +
+                         std::to_string(world.size) + ": " + e.what());
+  }
+}
+
+} // namespace sinter::rt

@@ -1,0 +1,244 @@
+//===- TcpStore.cpp - The rendezvous of a run's ranks ---------------------===//
+//
+// Wire format: a request is one byte (S: set, G: get), a 4-byte key length,
+// the key and, for S, a 4-byte value length and the value. The reply to G is
+// one byte (1: found, 0: not yet) and, when found, the value's length and
+// bytes. Lengths are little-endian uint32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist/TcpStore.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdexcept>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace sinter::rt {
+namespace {
+
+void sendAll(int fd, const void *data, size_t n) {
+  const char *p = static_cast<const char *>(data);
+  while (n) {
+    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      throw std::runtime_error(std::string("rendezvous: send failed: ") +
+                               std::strerror(errno));
+    p += w;
+    n -= size_t(w);
+  }
+}
+
+/// False on a clean end of stream before the first byte.
+bool recvAll(int fd, void *data, size_t n) {
+  char *p = static_cast<char *>(data);
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::recv(fd, p + got, n - got, 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r == 0 && got == 0)
+      return false;
+    if (r <= 0)
+      throw std::runtime_error("rendezvous: the connection to the store was "
+                               "lost (did rank 0 exit?)");
+    got += size_t(r);
+  }
+  return true;
+}
+
+void sendBytes(int fd, const std::string &s) {
+  uint32_t n = uint32_t(s.size());
+  sendAll(fd, &n, 4);
+  sendAll(fd, s.data(), s.size());
+}
+
+std::string recvBytes(int fd) {
+  uint32_t n = 0;
+  if (!recvAll(fd, &n, 4))
+    throw std::runtime_error("rendezvous: connection closed");
+  std::string s(n, '\0');
+  if (n && !recvAll(fd, s.data(), n))
+    throw std::runtime_error("rendezvous: connection closed");
+  return s;
+}
+
+} // namespace
+
+TcpStoreServer::TcpStoreServer(int port) {
+  listenFd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (listenFd < 0)
+    throw std::runtime_error(std::string("rendezvous: socket: ") +
+                             std::strerror(errno));
+  int one = 1;
+  ::setsockopt(listenFd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(uint16_t(port));
+  if (::bind(listenFd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
+    int e = errno;
+    ::close(listenFd);
+    throw std::runtime_error(
+        "rank 0 cannot serve the rendezvous on MASTER_PORT=" +
+        std::to_string(port) + ": " + std::strerror(e) +
+        (e == EADDRINUSE ? " (another run or program uses it; choose another "
+                           "MASTER_PORT or --master-port)"
+                         : ""));
+  }
+  ::listen(listenFd, 128);
+  acceptor = std::thread([this] { serve(); });
+}
+
+TcpStoreServer::~TcpStoreServer() {
+  ::shutdown(listenFd, SHUT_RDWR);
+  ::close(listenFd);
+  if (acceptor.joinable())
+    acceptor.join();
+}
+
+void TcpStoreServer::serve() {
+  for (;;) {
+    int fd = ::accept(listenFd, nullptr, nullptr);
+    if (fd < 0) {
+      if (errno == EINTR)
+        continue;
+      return; // shut down
+    }
+    std::thread([this, fd] {
+      try {
+        handle(fd);
+      } catch (const std::exception &) {
+        // A client went away; its rank reports its own failure.
+      }
+      ::close(fd);
+    }).detach();
+  }
+}
+
+void TcpStoreServer::handle(int fd) {
+  for (;;) {
+    char op = 0;
+    if (!recvAll(fd, &op, 1))
+      return;
+    std::string key = recvBytes(fd);
+    if (op == 'S') {
+      std::string value = recvBytes(fd);
+      std::lock_guard<std::mutex> lock(mutex);
+      values[key] = std::vector<char>(value.begin(), value.end());
+      continue;
+    }
+    std::vector<char> value;
+    bool found = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = values.find(key);
+      if (it != values.end()) {
+        found = true;
+        value = it->second;
+      }
+    }
+    char f = found ? 1 : 0;
+    sendAll(fd, &f, 1);
+    if (found)
+      sendBytes(fd, std::string(value.begin(), value.end()));
+  }
+}
+
+TcpStore::TcpStore(const std::string &host, int port,
+                   std::chrono::milliseconds timeout)
+    : where(host + ":" + std::to_string(port)), timeout(timeout) {
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  if (int e = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints,
+                            &found))
+    throw std::runtime_error("MASTER_ADDR='" + host +
+                             "' does not resolve: " + ::gai_strerror(e));
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0)
+      break;
+    int e = errno;
+    ::close(fd);
+    fd = -1;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::freeaddrinfo(found);
+      throw std::runtime_error("cannot reach rank 0's rendezvous at " + where +
+                               " (" + std::strerror(e) + ") within " +
+                               std::to_string(timeout.count() / 1000) +
+                               " s: is rank 0 running, and are MASTER_ADDR "
+                               "and MASTER_PORT the same on every rank?");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::freeaddrinfo(found);
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+TcpStore::~TcpStore() {
+  if (fd >= 0)
+    ::close(fd);
+}
+
+void TcpStore::set(const std::string &key, const std::vector<char> &data) {
+  std::lock_guard<std::mutex> lock(mutex);
+  char op = 'S';
+  sendAll(fd, &op, 1);
+  sendBytes(fd, key);
+  sendBytes(fd, std::string(data.begin(), data.end()));
+}
+
+bool TcpStore::tryGet(const std::string &key, std::vector<char> &out) {
+  std::lock_guard<std::mutex> lock(mutex);
+  char op = 'G';
+  sendAll(fd, &op, 1);
+  sendBytes(fd, key);
+  char found = 0;
+  if (!recvAll(fd, &found, 1))
+    throw std::runtime_error("rendezvous: rank 0's store at " + where +
+                             " closed the connection");
+  if (!found)
+    return false;
+  std::string value = recvBytes(fd);
+  out.assign(value.begin(), value.end());
+  return true;
+}
+
+std::vector<char> TcpStore::get(const std::string &key) {
+  wait({key});
+  std::vector<char> value;
+  tryGet(key, value);
+  return value;
+}
+
+void TcpStore::wait(const std::vector<std::string> &keys) {
+  wait(keys, timeout);
+}
+
+void TcpStore::wait(const std::vector<std::string> &keys,
+                    const std::chrono::milliseconds &limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<char> ignored;
+  for (const std::string &key : keys) {
+    while (!tryGet(key, ignored)) {
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error(
+            "the ranks did not all arrive at the rendezvous within " +
+            std::to_string(limit.count() / 1000) + " s (waiting for '" + key +
+            "'): check WORLD_SIZE and that every rank started");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+}
+
+} // namespace sinter::rt

@@ -1,0 +1,227 @@
+//===- SinterRun.cpp - Start the ranks of a run on this machine -----------===//
+//
+// sinter-run -n N [--nnodes M --node-rank R --master-addr A --master-port P]
+//            PROGRAM [ARGS...]
+//
+// Starts N ranks of PROGRAM on this machine, as ranks R*N .. R*N+N-1 of a
+// run of M*N, with torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT). For a run over several
+// machines, start it on each with the same M, A and P and its own R. When a
+// rank fails, says which and stops the others; SIGINT and SIGTERM are passed
+// on to every rank (they checkpoint and stop).
+//
+//===----------------------------------------------------------------------===//
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <netinet/in.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+const char *const kUsage =
+    "usage: sinter-run -n N [--nnodes M --node-rank R --master-addr A "
+    "--master-port P] PROGRAM [ARGS...]\n"
+    "  -n N            ranks on this machine (one per device; on CPU, one per\n"
+    "                  group of cores)\n"
+    "  --nnodes M      machines in the run (default 1)\n"
+    "  --node-rank R   this machine's index, 0 .. M-1 (default 0)\n"
+    "  --master-addr A where rank 0 runs (default 127.0.0.1)\n"
+    "  --master-port P its rendezvous port (default: a free port when M is 1,\n"
+    "                  else 29500)\n";
+
+volatile sig_atomic_t forwarded = 0;
+void onSignal(int signal) { forwarded = signal; }
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "sinter-run: error: %s\n", message.c_str());
+  return 2;
+}
+
+bool parseInt(const char *text, long low, long high, long &out) {
+  if (!text || !*text)
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtol(text, &end, 10);
+  return !errno && !*end && out >= low && out <= high;
+}
+
+/// A TCP port nobody listens on now.
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 29500;
+  if (::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+std::string describe(int status) {
+  if (WIFSIGNALED(status))
+    return std::string("was killed by signal ") +
+           std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+int exitCode(int status) {
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  long n = 0, nnodes = 1, nodeRank = 0, port = 0;
+  std::string masterAddr = "127.0.0.1";
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; ++i) {
+    std::string a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    bool ok = true;
+    if (a == "-n")
+      ok = parseInt(v, 1, 4096, n);
+    else if (a == "--nnodes")
+      ok = parseInt(v, 1, 65536, nnodes);
+    else if (a == "--node-rank")
+      ok = parseInt(v, 0, 65535, nodeRank);
+    else if (a == "--master-port")
+      ok = parseInt(v, 1, 65535, port);
+    else if (a == "--master-addr")
+      ok = v && *v, masterAddr = v ? v : "";
+    else
+      return fail("unknown option '" + a + "'\n" + kUsage);
+    if (!ok)
+      return fail(a + " needs a valid number" +
+                  (v ? std::string(", got '") + v + "'" : std::string()));
+    ++i;
+  }
+  if (n < 1 || i >= argc)
+    return fail(std::string("give -n N and a program\n") + kUsage);
+  if (nodeRank >= nnodes)
+    return fail("--node-rank " + std::to_string(nodeRank) +
+                " is not below --nnodes " + std::to_string(nnodes));
+  if (port == 0)
+    port = nnodes == 1 ? freePort() : 29500;
+  long world = n * nnodes;
+
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  std::vector<pid_t> ranks(size_t(n), -1);
+  for (long local = 0; local < n; ++local) {
+    pid_t pid = ::fork();
+    if (pid < 0)
+      return fail(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      std::signal(SIGINT, SIG_DFL);
+      std::signal(SIGTERM, SIG_DFL);
+      // This launcher defines the world: other launchers' variables would
+      // contradict it.
+      for (const char *v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                            "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_PROCID",
+                            "SLURM_NTASKS", "SLURM_LOCALID"})
+        ::unsetenv(v);
+      ::setenv("RANK", std::to_string(nodeRank * n + local).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
+      ::setenv("MASTER_ADDR", masterAddr.c_str(), 1);
+      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      // The machine's cores shared out between its ranks, unless chosen.
+      long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+      ::setenv("OMP_NUM_THREADS",
+               std::to_string(cores > n ? cores / n : 1).c_str(), 0);
+      ::execvp(argv[i], argv + i);
+      std::fprintf(stderr, "sinter-run: error: cannot run '%s': %s\n", argv[i],
+                   std::strerror(errno));
+      std::_Exit(127);
+    }
+    ranks[size_t(local)] = pid;
+  }
+
+  // When one rank fails, the others soon fail too (their collectives lose
+  // it). The report waits a moment for every exit, then names the rank that
+  // died first: one killed by a signal before one that exited with an error.
+  struct Failure {
+    long rank;
+    pid_t pid;
+    int status;
+  };
+  std::vector<Failure> failures;
+  bool reported = false;
+  long running = n;
+  time_t stopAt = 0;
+  auto report = [&] {
+    const Failure *lost = &failures.front();
+    for (const Failure &f : failures)
+      if (WIFSIGNALED(f.status) && !WIFSIGNALED(lost->status))
+        lost = &f;
+    std::fprintf(stderr,
+                 "sinter-run: rank %ld (pid %d) %s; stopping the run (%ld "
+                 "other rank%s still running on this machine)\n",
+                 lost->rank, int(lost->pid), describe(lost->status).c_str(),
+                 running, running == 1 ? "" : "s");
+    reported = true;
+    return exitCode(lost->status);
+  };
+  int result = 0;
+  while (running > 0) {
+    if (forwarded) {
+      for (pid_t p : ranks)
+        if (p > 0)
+          ::kill(p, forwarded);
+      forwarded = 0;
+    }
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) {
+      time_t waited = failures.empty() ? 0 : time(nullptr) - stopAt;
+      if (!failures.empty() && !reported && waited >= 1)
+        result = report();
+      // Then a grace period for the others to notice and say so, then
+      // SIGTERM, then SIGKILL.
+      if (!failures.empty() && waited >= 5) {
+        int sig = waited >= 15 ? SIGKILL : SIGTERM;
+        for (pid_t p : ranks)
+          if (p > 0)
+            ::kill(p, sig);
+      }
+      ::usleep(50 * 1000);
+      continue;
+    }
+    long local = -1;
+    for (long r = 0; r < n; ++r)
+      if (ranks[size_t(r)] == pid)
+        local = r;
+    if (local < 0)
+      continue;
+    ranks[size_t(local)] = -1;
+    --running;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      continue;
+    if (failures.empty())
+      stopAt = time(nullptr);
+    failures.push_back({nodeRank * n + local, pid, status});
+  }
+  if (!failures.empty() && !reported)
+    result = report();
+  return result;
+}

@@ -8,6 +8,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 libclang-rt-22-dev
   libomp-22-dev
   libprotobuf-dev protobuf-compiler libgtest-dev nlohmann-json3-dev libdnnl-dev
+  libgloo-dev
 )
 
 missing=()

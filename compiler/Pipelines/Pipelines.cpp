@@ -32,6 +32,7 @@ void buildGraphToTrainPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createConvertGraphToLinalg());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(train::createTrainAccumulate());
+  pm.addPass(train::createDistBucket());
 }
 
 void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
@@ -54,7 +55,6 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   // A loop that updates its buffers in place yields them unchanged; folding
   // that lets its results be the caller's output buffers (below).
   pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(cpu::createCPURuntimeCalls());
   // Results become caller-owned output buffers: the runtime allocates every
   // buffer of the plan, and a step returns nothing.
   pm.addPass(createDistinctResults());
@@ -62,6 +62,9 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(mlir::bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Then the train ops become runtime calls: a bucket's gradients are now
+  // the step's gradient buffers, which the runtime sums.
+  pm.addPass(cpu::createCPURuntimeCalls());
   // Every intermediate buffer lives in one arena the runtime allocates once.
   pm.addPass(createPlanMemory());
   pm.addPass(cpu::createCPULibraryCalls());

@@ -8,6 +8,9 @@ valid tokens spread unevenly over ranks and micro-batches).
     python3 check_data_parallel.py WORKDIR EXAMPLES_DIR
 """
 import os
+import re
+import socket
+import subprocess
 import sys
 
 import numpy as np
@@ -101,6 +104,56 @@ def main():
             sys.exit(f"FAIL: {name}: data parallelism changed the parameters "
                      f"({worst:.2e} > {TOL})")
     print("data parallel: every layout of the global batch takes the same steps")
+    check_two_machines(work)
+    check_overlap(work, examples)
+
+
+def check_two_machines(work):
+    """Two sinter-runs, as on two machines (--nnodes 2, one rank each), give
+    the run of one sinter-run with two ranks, bit for bit."""
+    base = os.path.join(work, "mlp")
+    cfg = os.path.join(base, "w2k2b4.pbtxt")
+    prog = os.path.join(base, "prog_b4")
+    nodes = os.path.join(base, "nodes")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    procs = [subprocess.Popen(["sinter-run", "-n", "1", "--nnodes", "2", "--node-rank",
+                               str(r), "--master-addr", "127.0.0.1", "--master-port", port,
+                               prog, "--config", cfg, "--set", f"checkpoint.dir={nodes}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for r in (1, 0)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        if p.returncode != 0:
+            sys.exit(f"FAIL: two-machine run: {err}")
+    a = read_safetensors(os.path.join(nodes, f"step-{STEPS}.safetensors"))
+    b = read_safetensors(os.path.join(base, "w2k2b4", f"step-{STEPS}.safetensors"))
+    if not all(np.array_equal(a[k], b[k]) for k in a):
+        sys.exit("FAIL: the two-machine run differs from the two-rank run")
+    print("two machines: --nnodes 2 runs equal one two-rank run bit for bit")
+
+
+def check_overlap(work, examples):
+    """A GPT of width 256 with 1 MiB buckets: the first bucket's sum over
+    the ranks starts before the backward pass of the step ends."""
+    cfg = os.path.join(work, "overlap.pbtxt")
+    write(cfg, f'model: "{examples}/gpt/gpt.sn"\n'
+               'set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
+               'set { key: "dim" value: "256" } set { key: "heads" value: "4" } '
+               'set { key: "layers" value: "2" } shapes { key: "T" value: 32 }\n'
+               "batch { global: 16 micro: 8 }\nparallel { bucket_cap_mb: 1 }\n"
+               "optimizer { sgd { lr: 0.01 } }\ndata { train { synthetic { } } }\n"
+               "steps: 3\nlog { every: 3 }\n")
+    prog = os.path.join(work, "overlap")
+    run(["sinterc", "--config", cfg, "-o", prog])
+    out = run(["sinter-run", "-n", "2", prog])
+    line = next((l for l in out.splitlines() if l.startswith("communication:")), "")
+    m = re.search(r"([0-9.]+) buckets per step, the first started ([0-9.]+) ms before "
+                  r"the end of backward", line)
+    if not m or float(m.group(1)) < 2 or float(m.group(2)) <= 0:
+        sys.exit(f"FAIL: no overlap of communication with backward:\n{out}")
+    print(f"overlap: {m.group(1)} buckets per step; the first starts before backward ends")
 
 
 if __name__ == "__main__":

@@ -30,10 +30,12 @@ def CPULibraryCalls : Pass<"sinter-cpu-library-calls", "mlir::ModuleOp"> {
 def CPURuntimeCalls : Pass<"sinter-cpu-runtime-calls", "mlir::ModuleOp"> {
   let summary = "Turns train ops into calls of the runtime's C ABI";
   let description = [{
-    After bufferization: `train.micro_batch_count`, `train.global_batch`,
-    `train.random_key`, `train.sum_over_ranks`, `train.load_input` and
-    `train.gradients_ready`
-    become calls of the `sinter_rt_*` functions of `sinter/rt/abi.h`.
+    After bufferization and the out-parameter calling convention:
+    `train.micro_batch_count`, `train.global_batch`, `train.random_key`,
+    `train.sum_over_ranks`, `train.load_input`, `train.bucket_ready` and
+    `train.gradients_ready` become calls of the `sinter_rt_*` functions of
+    `sinter/rt/abi.h`. A bucket's gradients must be the step's gradient
+    arguments (the runtime's bucket slots).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];

@@ -96,6 +96,12 @@ struct CPURecordPlan : public impl::CPURecordPlanBase<CPURecordPlan> {
         if (func.getResultAttr(i, "sinter.state"))
           b->set_kind(plan::STATE_OUT);
       }
+      if (auto buckets = func->getAttrOfType<ArrayAttr>("sinter.buckets"))
+        for (Attribute bucket : buckets) {
+          plan::Bucket *out = step.add_buckets();
+          for (Attribute name : cast<ArrayAttr>(bucket))
+            out->add_gradients(cast<StringAttr>(name).str());
+        }
       func->setAttr("sinter.plan",
                     StringAttr::get(&getContext(), step.SerializeAsString()));
     }

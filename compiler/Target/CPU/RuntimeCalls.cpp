@@ -64,6 +64,27 @@ LogicalResult lower(ModuleOp module, Operation *op) {
                 {cb.pointer(l.getBuffer()), asI64(l.getMicroBatch())});
         return success();
       })
+      .Case([&](BucketReadyOp r) -> LogicalResult {
+        // The runtime sums the bucket's own memory, so each gradient must
+        // live in its slot: the step's gradient argument of that name.
+        auto func = r->getParentOfType<func::FuncOp>();
+        auto layout = func->getAttrOfType<ArrayAttr>("sinter.buckets");
+        auto names = layout && r.getBucket() < int64_t(layout.size())
+                         ? cast<ArrayAttr>(layout[r.getBucket()])
+                         : ArrayAttr();
+        if (!names || names.size() != r.getGradients().size())
+          return r.emitError("internal error: bucket ")
+                 << r.getBucket() << " is not in the step's bucket layout";
+        for (auto [g, name] : llvm::zip(r.getGradients(), names)) {
+          auto arg = dyn_cast<BlockArgument>(g);
+          if (!arg || func.getArgAttr(arg.getArgNumber(), "sinter.gradient") != name)
+            return r.emitError("internal error: gradient ")
+                   << name << " is not computed in its bucket slot";
+        }
+        cb.call(loc, "sinter_rt_bucket_ready",
+                {cb.constant(loc, r.getBucket())});
+        return success();
+      })
       .Case([&](GradientsReadyOp) {
         cb.call(loc, "sinter_rt_gradients_ready", {});
         return success();

@@ -395,6 +395,10 @@ int run() {
     (*module)->setAttr("sinter.config", mlir::StringAttr::get(&context, text));
     (*module)->setAttr("sinter.config_dir",
                        mlir::StringAttr::get(&context, dir.str()));
+    (*module)->setAttr(
+        "sinter.bucket_cap_mb",
+        mlir::FloatAttr::get(mlir::Float64Type::get(&context),
+                             config->parallel().bucket_cap_mb()));
   }
   return lower(*module, context, output.get());
 }

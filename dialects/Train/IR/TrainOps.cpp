@@ -43,4 +43,49 @@ LogicalResult MicroBatchInputOp::bufferize(RewriterBase &rewriter,
   return success();
 }
 
+LogicalResult BucketReadyOp::verify() {
+  bool tensors = llvm::all_of(getGradients().getTypes(),
+                              [](Type t) { return isa<RankedTensorType>(t); });
+  bool buffers = llvm::all_of(getGradients().getTypes(),
+                              [](Type t) { return isa<MemRefType>(t); });
+  if (getGradients().empty() || (!tensors && !buffers))
+    return emitOpError("takes one or more gradients, all tensors or all "
+                       "buffers");
+  if (buffers && !getResults().empty())
+    return emitOpError("on buffers has no results");
+  if (tensors && getResults().getTypes() != getGradients().getTypes())
+    return emitOpError("on tensors returns its operands' types");
+  return success();
+}
+
+// The bucket is read and written in place (the sum over ranks).
+bool BucketReadyOp::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) {
+  return true;
+}
+
+bool BucketReadyOp::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {
+  return true;
+}
+
+AliasingValueList BucketReadyOp::getAliasingValues(OpOperand &operand,
+                                                   const AnalysisState &) {
+  return {{getResult(operand.getOperandNumber()), BufferRelation::Equivalent}};
+}
+
+LogicalResult BucketReadyOp::bufferize(RewriterBase &rewriter,
+                                       const BufferizationOptions &options,
+                                       BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value g : getGradients()) {
+    FailureOr<Value> buffer = getBuffer(rewriter, g, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  BucketReadyOp::create(rewriter, getLoc(), TypeRange{}, getBucketAttr(),
+                        buffers);
+  replaceOpWithBufferizedValues(rewriter, getOperation(), buffers);
+  return success();
+}
+
 } // namespace sinter::train

@@ -148,12 +148,42 @@ def Train_LoadInputOp : Train_Op<"load_input"> {
   }];
 }
 
+def Train_BucketReadyOp : Train_Op<"bucket_ready", [
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "A gradient bucket is final: its collective may start";
+  let description = [{
+    The gradients of bucket `bucket` (the plan's bucket layout, in order)
+    have their final values for this step; the runtime starts summing the
+    bucket over the ranks and returns at once, so the collective overlaps
+    the rest of the backward pass. The buffers must not be touched again
+    before `train.gradients_ready`, which waits for every bucket. On tensors
+    the op returns its operands (updated in place); on buffers it has no
+    results.
+
+    Example:
+    ```mlir
+    %g:2 = train.bucket_ready 0 (%gw, %gb) : tensor<4x3xf32>, tensor<4xf32>
+        -> tensor<4x3xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$bucket, Variadic<AnyShaped>:$gradients);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $bucket `(` $gradients `)` attr-dict `:` type($gradients)
+    (`->` type($results)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 def Train_GradientsReadyOp : Train_Op<"gradients_ready"> {
   let summary = "Every gradient of the step is final";
   let description = [{
-    Placed after the last micro-batch: gradient communication starts from
-    here, never inside the micro-batch loop. It may read and write any
-    memory, so no access moves across it.
+    Placed after the last micro-batch: gradient communication finishes here
+    (it starts here, or earlier at each `train.bucket_ready`), never inside
+    the earlier micro-batches. It may read and write any memory, so no
+    access moves across it.
 
     Example: `train.gradients_ready`
   }];

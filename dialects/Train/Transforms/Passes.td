@@ -61,4 +61,28 @@ def TrainAccumulate : Pass<"train-accumulate", "mlir::ModuleOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def DistBucket : Pass<"dist-bucket", "mlir::ModuleOp"> {
+  let summary = "Gradient buckets whose sums over ranks overlap backward";
+  let description = [{
+    On a train step built by `train-accumulate`: peels the last micro-batch
+    out of the loop (the only one whose gradients are final), adds each
+    gradient into its accumulator right after the backward op that computes
+    it, packs the gradients into buckets in the order they become final
+    (the first at most `first-bucket-mb`, the others at most
+    `bucket-cap-mb`, one element type each; a larger gradient alone), and
+    inserts `train.bucket_ready` after each bucket's last gradient. The
+    layout is the function's `sinter.buckets` attribute (names per bucket,
+    in order), which the plan carries to the runtime. The cap comes from the
+    module's `sinter.bucket_cap_mb` (the config's) unless given.
+  }];
+  let options = [
+    Option<"bucketCapMb", "bucket-cap-mb", "double", /*default=*/"25.0",
+           "Largest bucket after the first, in MiB">,
+    Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",
+           "Largest first bucket, in MiB">
+  ];
+  let dependentDialects = ["sinter::train::TrainDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // SINTER_TRAIN_PASSES_TD

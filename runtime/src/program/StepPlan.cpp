@@ -68,6 +68,19 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
     spec.byteSize = *bytesNeeded;
     result.buffers.push_back(std::move(spec));
   }
+  for (const plan::Bucket &bucket : step.buckets()) {
+    GradientBucket out;
+    for (const std::string &name : bucket.gradients()) {
+      const BufferSpec *g = result.find(name, BufferKind::Gradient);
+      if (!g || (!out.gradients.empty() && g->dtype != out.dtype))
+        return Status::error("internal error: the plan's gradient bucket "
+                             "names '" + name + "', not a gradient of its "
+                             "dtype; recompile the program with sinterc");
+      out.dtype = g->dtype;
+      out.gradients.push_back(size_t(g - result.buffers.data()));
+    }
+    result.buckets.push_back(std::move(out));
+  }
   return result;
 }
 
@@ -87,18 +100,49 @@ const BufferSpec *StepPlan::find(const std::string &name, BufferKind kind) const
 
 void BufferSet::Free::operator()(void *p) const { std::free(p); }
 
+namespace {
+
+// Vector loads want 64-byte alignment; aligned_alloc wants a multiple.
+uint64_t aligned(uint64_t bytes) { return (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64; }
+
+} // namespace
+
 Expected<BufferSet> BufferSet::allocate(const StepPlan &plan) {
   BufferSet set;
-  for (const BufferSpec &b : plan.buffers) {
-    // Vector loads want 64-byte alignment; aligned_alloc wants a multiple.
-    uint64_t size = (std::max<uint64_t>(b.byteSize, 1) + 63) / 64 * 64;
+  set.pointers.assign(plan.buffers.size(), nullptr);
+  auto allocate = [&](uint64_t size) -> void * {
     void *p = std::aligned_alloc(64, size);
-    if (!p)
-      return Status::error("out of memory allocating " + std::to_string(size) +
-                           " bytes for '" + b.name + "'");
-    std::memset(p, 0, size);
-    set.storage.emplace_back(p);
-    set.pointers.push_back(p);
+    if (p) {
+      std::memset(p, 0, size); // a bucket's gaps stay zero
+      set.storage.emplace_back(p);
+    }
+    return p;
+  };
+  for (const GradientBucket &bucket : plan.buckets) {
+    uint64_t size = 0;
+    for (size_t g : bucket.gradients)
+      size += aligned(plan.buffers[g].byteSize);
+    auto *base = static_cast<char *>(allocate(size));
+    if (!base)
+      return Status::error("out of memory allocating a gradient bucket of " +
+                           std::to_string(size) + " bytes");
+    uint64_t at = 0;
+    for (size_t g : bucket.gradients) {
+      set.pointers[g] = base + at;
+      at += aligned(plan.buffers[g].byteSize);
+    }
+    set.bucketStart.push_back(base);
+    set.bucketCount.push_back(size / dtypeSize(bucket.dtype));
+  }
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (set.pointers[i])
+      continue;
+    const BufferSpec &b = plan.buffers[i];
+    set.pointers[i] = allocate(aligned(b.byteSize));
+    if (!set.pointers[i])
+      return Status::error("out of memory allocating " +
+                           std::to_string(aligned(b.byteSize)) + " bytes for '" +
+                           b.name + "'");
   }
   return set;
 }

@@ -38,10 +38,17 @@ struct BufferSpec {
   uint64_t byteSize = 0;
 };
 
+/// Gradients summed over the ranks together: buffer indices, in slot order.
+struct GradientBucket {
+  std::vector<size_t> gradients;
+  DType dtype = DType::F32;
+};
+
 struct StepPlan {
   std::string model;
   std::string phase;
   std::vector<BufferSpec> buffers;
+  std::vector<GradientBucket> buckets;
 
   /// Parses and checks the embedded bytes (an internal error if the object
   /// and the runtime disagree).
@@ -51,14 +58,18 @@ struct StepPlan {
   const BufferSpec *find(const std::string &name, BufferKind kind) const;
 };
 
-/// One 64-byte aligned allocation per buffer of a plan, and the pointer table
-/// a step is called with.
+/// One 64-byte aligned allocation per buffer of a plan, except that each
+/// gradient bucket is one allocation holding its gradients back to back
+/// (64-byte aligned slots), and the pointer table a step is called with.
 class BufferSet {
 public:
   static Expected<BufferSet> allocate(const StepPlan &plan);
   void **table() { return pointers.data(); }
   void *data(size_t i) { return pointers[i]; }
   const void *data(size_t i) const { return pointers[i]; }
+  /// Bucket b's memory: its first slot and its length in elements.
+  void *bucketData(size_t b) { return bucketStart[b]; }
+  uint64_t bucketElements(size_t b) const { return bucketCount[b]; }
 
 private:
   struct Free {
@@ -66,6 +77,8 @@ private:
   };
   std::vector<std::unique_ptr<void, Free>> storage;
   std::vector<void *> pointers;
+  std::vector<void *> bucketStart;
+  std::vector<uint64_t> bucketCount;
 };
 
 } // namespace sinter::rt

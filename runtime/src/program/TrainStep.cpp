@@ -6,6 +6,7 @@
 #include "program/Convert.h"
 #include "sinter/rt/abi.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -18,6 +19,9 @@ struct ActiveStep {
   BufferSet *buffers = nullptr;
   const TrainStepWorld *world = nullptr;
   Status error = Status::success(); ///< the first failure inside the step
+  std::vector<Pending> buckets;     ///< started, one per bucket, or empty
+  std::vector<bool> started;
+  std::chrono::steady_clock::time_point firstStart;
 };
 
 thread_local ActiveStep *active = nullptr;
@@ -79,6 +83,7 @@ Status runTrainStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
   step.plan = &plan;
   step.buffers = &buffers;
   step.world = &world;
+  step.started.assign(plan.buckets.size(), false);
   active = &step;
   fn(buffers.table());
   active = nullptr;
@@ -115,24 +120,59 @@ int64_t sinter_rt_sum_over_ranks(int64_t value) {
   return value;
 }
 
+// Each loss share is already divided by the global batch's count, so the
+// step's gradient is the sum over ranks (DOMAIN.md 2, 3).
+
+void sinter_rt_bucket_ready(int64_t bucket) {
+  ActiveStep &s = current();
+  if (!s.world->comm || !s.error.ok())
+    return;
+  size_t b = size_t(bucket);
+  if (bucket < 0 || b >= s.plan->buckets.size() || s.started[b]) {
+    s.error = Status::error("internal error: the step started bucket " +
+                            std::to_string(bucket) + " twice or out of range");
+    return;
+  }
+  if (s.buckets.empty())
+    s.firstStart = std::chrono::steady_clock::now();
+  s.started[b] = true;
+  s.buckets.push_back(s.world->comm->allReduce(
+      s.buffers->bucketData(b), s.plan->buckets[b].dtype,
+      s.buffers->bucketElements(b), ReduceOp::Sum));
+}
+
 void sinter_rt_gradients_ready(void) {
   ActiveStep &s = current();
   if (!s.world->comm || !s.error.ok())
     return;
-  // Each loss share is already divided by the global batch's count, so the
-  // step's gradient is the sum over ranks (DOMAIN.md 2, 3).
-  std::vector<Pending> started;
-  for (size_t i = 0; i < s.plan->buffers.size(); ++i) {
-    const BufferSpec &b = s.plan->buffers[i];
-    if (b.kind == BufferKind::Gradient)
-      started.push_back(s.world->comm->allReduce(
-          s.buffers->data(i), b.dtype, b.byteSize / dtypeSize(b.dtype),
-          ReduceOp::Sum));
+  auto ready = std::chrono::steady_clock::now();
+  std::vector<Pending> rest;
+  if (s.plan->buckets.empty()) {
+    for (size_t i = 0; i < s.plan->buffers.size(); ++i) {
+      const BufferSpec &b = s.plan->buffers[i];
+      if (b.kind == BufferKind::Gradient)
+        rest.push_back(s.world->comm->allReduce(
+            s.buffers->data(i), b.dtype, b.byteSize / dtypeSize(b.dtype),
+            ReduceOp::Sum));
+    }
   }
-  for (const Pending &p : started) {
+  for (size_t b = 0; b < s.plan->buckets.size(); ++b)
+    if (!s.started[b])
+      sinter_rt_bucket_ready(int64_t(b));
+  rest.insert(rest.end(), s.buckets.begin(), s.buckets.end());
+  for (const Pending &p : rest) {
     Status st = p.wait();
     if (!st.ok() && s.error.ok())
       s.error = st;
+  }
+  if (CommunicationTimes *t = s.world->times) {
+    auto done = std::chrono::steady_clock::now();
+    ++t->steps;
+    t->buckets += s.plan->buckets.size();
+    if (!s.buckets.empty())
+      t->overlappedSeconds +=
+          std::chrono::duration<double>(ready - s.firstStart).count();
+    t->waitedSeconds += std::chrono::duration<double>(done - ready).count();
   }
 }
 

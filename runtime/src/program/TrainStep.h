@@ -19,6 +19,16 @@ namespace sinter::rt {
 
 using StepFn = void (*)(void **);
 
+/// Where a step's gradient communication happened in time, summed over
+/// steps: how long before the end of the backward pass the first bucket
+/// started, and how long the step then waited for the rest.
+struct CommunicationTimes {
+  uint64_t steps = 0;
+  uint64_t buckets = 0;
+  double overlappedSeconds = 0; ///< first bucket start to end of backward
+  double waitedSeconds = 0;     ///< end of backward to last bucket done
+};
+
 struct TrainStepWorld {
   /// One entry per micro-batch of this rank (k), each one tensor per input.
   std::vector<std::vector<HostTensor>> microBatches;
@@ -28,6 +38,7 @@ struct TrainStepWorld {
   uint64_t rank = 0;
   /// Sums gradients and counts over the ranks; null for one process.
   Communicator *comm = nullptr;
+  CommunicationTimes *times = nullptr; ///< optional
 };
 
 /// Runs the train step `fn` on `buffers` with `world` answering its calls,

@@ -211,6 +211,8 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     std::fflush(stdout);
   }
   auto start = std::chrono::steady_clock::now();
+  auto trainingStart = start;
+  CommunicationTimes times;
   uint64_t samplesSinceLog = 0;
   std::string checkpointDir = ck.dir().empty() ? "checkpoints" : ck.dir();
   for (int64_t step = first; step < cfg.steps(); ++step) {
@@ -223,6 +225,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     world.step = uint64_t(step);
     world.rank = uint64_t(comm.rank());
     world.comm = comm.size() > 1 ? &comm : nullptr;
+    world.times = &times;
     for (int64_t micro = 0; micro < k; ++micro) {
       Expected<MicroBatch> batch = (*batches)->next();
       if (!batch.ok())
@@ -329,6 +332,20 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
         std::fflush(stdout);
       }
     }
+  }
+  if (lead && comm.size() > 1 && times.steps > 0) {
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - trainingStart)
+                         .count();
+    double n = double(times.steps);
+    std::printf("communication: %.3f ms per step (%llu steps, %.3f ms each); "
+                "%.1f buckets per step, the first started %.3f ms before the "
+                "end of backward; %.3f ms waited after it\n",
+                1e3 * (times.overlappedSeconds + times.waitedSeconds) / n,
+                (unsigned long long)times.steps, 1e3 * seconds / n,
+                double(times.buckets) / n, 1e3 * times.overlappedSeconds / n,
+                1e3 * times.waitedSeconds / n);
+    std::fflush(stdout);
   }
   return Status::success();
 }

@@ -66,6 +66,8 @@ void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
  *   - load micro-batch `micro_batch` of the input whose buffer (from the
  *     plan's table) is `buffer` into that buffer;
  *   - the sum of `value` over all ranks (a count of valid targets);
+ *   - bucket `bucket` of the plan is final: start summing it over the ranks
+ *     and return at once;
  *   - every gradient of the step is final (after the last micro-batch): the
  *     runtime sums them over the ranks before returning. */
 int64_t sinter_rt_micro_batch_count(void);
@@ -73,6 +75,7 @@ int64_t sinter_rt_global_batch(void);
 int64_t sinter_rt_random_key(int64_t micro_batch);
 void sinter_rt_load_input(void *buffer, int64_t micro_batch);
 int64_t sinter_rt_sum_over_ranks(int64_t value);
+void sinter_rt_bucket_ready(int64_t bucket);
 void sinter_rt_gradients_ready(void);
 
 /* y[n, o, oh, ow] = conv(x[n, c, h, w], w[o, c, kh, kw]) with strides

@@ -662,6 +662,28 @@ std::map<std::string, Builtin> makeTable() {
                                       {{"axes", *axes}}, {stat, stat}));
       }};
 
+  t["batch_norm_count"] = {
+      {{"x", std::nullopt}, {"axes", std::nullopt}},
+      [](E &e, const CallExpr &c, BuiltinArgs &a) {
+        Value x = floatTensor(e, a[0], c.loc(), "the input");
+        if (x.isError())
+          return x;
+        std::optional<std::vector<int64_t>> axes =
+            e.intListArg(a[1], c.loc(), "axes");
+        if (!axes)
+          return Value::error();
+        if (axes->empty())
+          return e.fail(c.loc(), "batch_norm_count needs at least one axis");
+        const TensorType &xt = e.typeOf(x);
+        shape::Result r = shape::reduce(xt.shape, *axes, false);
+        if (!r.ok())
+          return e.fail(c.loc(), r.error);
+        for (int64_t &ax : *axes)
+          ax = *shape::normalizeAxis(ax, xt.shape.size());
+        return e.emit1("batch_norm_count", c.loc(), {x}, {{"axes", *axes}},
+                       TensorType{xt.dtype, {}});
+      }};
+
   t["layer_norm_stats"] = {
       {{"x", std::nullopt}},
       [](E &e, const CallExpr &c, BuiltinArgs &a) {

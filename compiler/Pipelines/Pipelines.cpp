@@ -27,6 +27,7 @@ void buildGraphToTrainPipeline(mlir::OpPassManager &pm) {
   // The loss first: autodiff then differentiates each micro-batch's exact
   // share of the global batch's loss.
   buildLossPipeline(pm);
+  pm.addPass(train::createDistSyncBatchNorm());
   pm.addPass(graph::createGraphAutodiff());
   pm.addPass(graph::createGraphModelToFunc());
   pm.addPass(createConvertGraphToLinalg());

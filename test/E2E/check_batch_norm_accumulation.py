@@ -1,6 +1,9 @@
-"""Batch-norm under accumulation (DOMAIN.md 4): sinterc warns in LOCAL mode
-when a step has several micro-batches, and the running statistics move once
-per step, to the mean of the micro-batches' statistics.
+"""Batch-norm under accumulation and across ranks (DOMAIN.md 4): sinterc
+warns in LOCAL mode when a step has several micro-batches; the running
+statistics move once per step, to the mean of the micro-batches'
+statistics; with batch_norm: SYNC, two ranks of 8 samples train exactly like
+one rank of 16 (statistics, running statistics and parameters), which LOCAL
+mode does not.
 
     python3 check_batch_norm_accumulation.py WORKDIR
 """
@@ -17,7 +20,7 @@ SOURCE = f"""import "std/nn.sn"
 model bn {{
   input x: f32[B, {C}]
   h = batch_norm(x, name="bn")
-  loss mean(h * h)
+  loss mean(h * h + h)
 }}
 """
 
@@ -62,6 +65,32 @@ def main():
             sys.exit(f"FAIL: {name} {state[name]} != {want} (error {err:.1e})")
     print(f"running statistics: {STEPS} updates in {STEPS} steps of {K} micro-batches, "
           "each to the mean of the micro-batches' statistics")
+    check_sync(work)
+
+
+def check_sync(work):
+    def train(tag, micro, ranks, mode):
+        cfg = os.path.join(work, tag + ".pbtxt")
+        with open(cfg, "w") as f:
+            f.write('model: "model.sn"\n'
+                    f"batch {{ global: {G} micro: {micro} }}\n"
+                    f"parallel {{ batch_norm: {mode} }}\n"
+                    f'data {{ train {{ npy {{ input: "x" path: "{work}/x.npy" }} }} shuffle: false }}\n'
+                    f"optimizer {{ sgd {{ lr: 0.1 }} }}\nsteps: {STEPS}\neval {{ every: 0 }}\n"
+                    f'checkpoint {{ dir: "{work}/{tag}" }}\n')
+        prog = os.path.join(work, tag)
+        run(["sinterc", "--config", cfg, "-o", prog + ".prog"])
+        run(["sinter-run", "-n", str(ranks), prog + ".prog"])
+        return read_safetensors(os.path.join(work, tag, f"step-{STEPS}.safetensors"))
+    names = ("bn.weight", "bn.bias", "bn.running_mean", "bn.running_var")
+    whole = train("one_rank", G, 1, "LOCAL")
+    sync = train("sync", G // 2, 2, "SYNC")
+    local = train("local", G // 2, 2, "LOCAL")
+    err = max(np.max(np.abs(sync[n] - whole[n])) / np.max(np.abs(whole[n])) for n in names)
+    gap = max(np.max(np.abs(local[n] - whole[n])) / np.max(np.abs(whole[n])) for n in names)
+    if err > 1e-5 or gap < 1e-3:
+        sys.exit(f"FAIL: SYNC vs one rank {err:.1e}, LOCAL vs one rank {gap:.1e}")
+    print(f"sync: 2 ranks x 8 vs 1 rank x 16: {err:.1e} (LOCAL mode: {gap:.1e})")
 
 
 if __name__ == "__main__":

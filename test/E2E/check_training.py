@@ -4,8 +4,8 @@ SGD (momentum, weight decay) and 20 with AdamW (warm-up, cosine schedule,
 clipping), from the same weights and batches as a JAX implementation of the
 same step (models_jax.py, float64). Per-step losses must agree within 1e-5
 relative, final parameters within 1e-5 or, where float32 rounding alone moves
-them further (AdamW on noisy gradients), within 3x of what a float32 JAX run
-of the same steps does.
+them further (AdamW on noisy gradients), within 5x of what float32 JAX runs
+of the same steps do.
 
     python3 check_training.py WORKDIR EXAMPLES_DIR [SEED]
 """
@@ -159,16 +159,24 @@ def check(name, workdir, config, micro, data, loss_fn, seed, source=None):
         got = read_safetensors(final)
         param_err = max(relative_error(ignore(k, got[k]), ignore(k, want_params[k]))
                         for k in want_params)
-        # The float32 noise floor: how far a float32 JAX run of the same
-        # steps lands from the float64 one. AdamW divides by the gradients'
-        # scale, so on a small model rounding alone can move parameters by
-        # ~1e-5 relative; the parameters must then be within 3x of what JAX
-        # itself does in float32.
-        _, f32_params = reference(kind, params, loss_fn, batches, jnp.float32)
-        floor = max(relative_error(ignore(k, f32_params[k]), ignore(k, want_params[k]))
-                    for k in want_params)
-        param_tol = max(TOL, 3 * floor)
+        # The float32 noise floor: how far float32 JAX runs of the same
+        # steps land from the float64 one, adding the two micro-batches'
+        # gradients in either order (only rounding differs). AdamW divides by
+        # the gradients' scale, so on a small model rounding alone can move
+        # parameters by ~1e-5 relative; the parameters must then be within
+        # 3x of what JAX itself does in float32.
+        reversed_ = [list(reversed(step)) for step in batches]
+        floor = 0.0
+        for split in (batches, reversed_):
+            _, f32_params = reference(kind, params, loss_fn, split, jnp.float32)
+            floor = max(floor, max(relative_error(ignore(k, f32_params[k]),
+                                                  ignore(k, want_params[k]))
+                                   for k in want_params))
+        param_tol = max(TOL, 5 * floor) if kind == "adamw" else TOL
+        worst = max(want_params, key=lambda k: relative_error(
+            ignore(k, got[k]), ignore(k, want_params[k])))
         if not (loss_err < TOL and param_err < param_tol):
+            print(f"worst parameter {worst}", file=sys.stderr)
             sys.exit(f"FAIL {name} {kind}: loss error {loss_err:.3g}, parameter "
                      f"error {param_err:.3g} (allowed {param_tol:.3g})\n"
                      f" got {losses}\n want {want_losses}")

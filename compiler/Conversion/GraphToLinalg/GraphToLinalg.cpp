@@ -12,6 +12,7 @@
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Train/IR/TrainDialect.h"
+#include "dialects/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -786,6 +787,18 @@ Results lower(Operation *op) {
         return lowerPairLoss(tb, op, l.getLhs(), l.getRhs(), l.getReduction());
       })
       .Case([&](AccuracyOp a) { return lowerAccuracy(tb, a); })
+      .Case([&](BatchNormCountOp n) {
+        double count = 1;
+        ArrayRef<int64_t> shape = shapeOf(n.getInput());
+        for (int64_t axis : n.getAxes())
+          count *= double(shape[axis]);
+        return one(tb.filled({}, elementOf(n.getInput()), count));
+      })
+      .Case([&](AllReduceSumOp r) {
+        return one(train::AllReduceSumOp::create(b, r.getLoc(), r.getType(),
+                                                 r.getInput())
+                       .getResult());
+      })
       .Case([&](DropoutOp d) {
         return one(dropout(tb, d.getInput(), d.getP().convertToDouble(),
                            d.getStream()));

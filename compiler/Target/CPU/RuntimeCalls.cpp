@@ -85,6 +85,17 @@ LogicalResult lower(ModuleOp module, Operation *op) {
                 {cb.constant(loc, r.getBucket())});
         return success();
       })
+      .Case([&](AllReduceSumOp r) -> LogicalResult {
+        auto type = cast<MemRefType>(r.getInput().getType());
+        Type et = type.getElementType();
+        if (!et.isF32() && !et.isF64())
+          return r.emitError("synchronized statistics need f32 or f64, not ")
+                 << et;
+        cb.call(loc, et.isF32() ? "sinter_rt_all_reduce_sum_f32"
+                                : "sinter_rt_all_reduce_sum_f64",
+                {cb.pointer(r.getInput()), cb.constant(loc, type.getNumElements())});
+        return success();
+      })
       .Case([&](GradientsReadyOp) {
         cb.call(loc, "sinter_rt_gradients_ready", {});
         return success();

@@ -395,6 +395,9 @@ int run() {
     (*module)->setAttr("sinter.config", mlir::StringAttr::get(&context, text));
     (*module)->setAttr("sinter.config_dir",
                        mlir::StringAttr::get(&context, dir.str()));
+    if (config->parallel().batch_norm() ==
+        sinter::config::TrainConfig::Parallel::SYNC)
+      (*module)->setAttr("sinter.sync_batch_norm", mlir::UnitAttr::get(&context));
     (*module)->setAttr(
         "sinter.bucket_cap_mb",
         mlir::FloatAttr::get(mlir::Float64Type::get(&context),

@@ -524,6 +524,16 @@ GRADIENT(DropoutOp) {
   return success();
 }
 
+GRADIENT(BatchNormCountOp) {
+  og.push_back(Value()); // a count: constant in the input's values
+  return success();
+}
+
+GRADIENT(AllReduceSumOp) {
+  og.push_back(AllReduceSumOp::create(b, getLoc(), rg[0]));
+  return success();
+}
+
 GRADIENT(EmbeddingOp) {
   og.push_back(Value());
   og.push_back(EmbeddingGradOp::create(b, getLoc(), getTable().getType(),

@@ -806,6 +806,41 @@ def Graph_BatchNormStatsOp : Graph_InferOp<"batch_norm_stats", [Pure, Graph_Diff
   let results = (outs Graph_FloatTensor:$mean, Graph_FloatTensor:$var);
 }
 
+def Graph_BatchNormCountOp : Graph_Op<"batch_norm_count", [Pure, Graph_Differentiable]> {
+  let summary = "How many elements batch-norm statistics average over";
+  let description = [{
+    The number of elements of `input` over `axes` (their sizes multiplied),
+    as a rank-0 tensor of the input's element type: the count behind
+    `batch_norm_stats`, which the unbiased variance of running statistics
+    needs. With statistics synchronized across ranks it is the count over
+    all ranks. It has no gradient.
+
+    Example:
+    ```mlir
+    %n = graph.batch_norm_count %x {axes = array<i64: 0, 2, 3>}
+        : (tensor<8x16x8x8xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Graph_FloatScalar:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_AllReduceSumOp : Graph_Op<"all_reduce_sum", [
+    Graph_Differentiable, SameOperandsAndResultType]> {
+  let summary = "The sum of a tensor over every rank of the run";
+  let description = [{
+    A collective: every rank reaches it in the same order (the identity on
+    one rank). Its gradient is the sum of the gradients over the ranks. Not
+    `Pure`: it must be neither removed nor merged.
+
+    Example: `%all = graph.all_reduce_sum %mine : tensor<16xf32>`
+  }];
+  let arguments = (ins Graph_FloatTensor:$input);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def Graph_LayerNormStatsOp : Graph_InferOp<"layer_norm_stats", [Pure, Graph_Differentiable]> {
   let summary = "Mean and biased variance over the last axis";
   let description = [{

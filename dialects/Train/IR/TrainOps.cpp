@@ -88,4 +88,28 @@ LogicalResult BucketReadyOp::bufferize(RewriterBase &rewriter,
   return success();
 }
 
+bool AllReduceSumOp::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) {
+  return true;
+}
+
+bool AllReduceSumOp::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {
+  return true;
+}
+
+AliasingValueList AllReduceSumOp::getAliasingValues(OpOperand &,
+                                                    const AnalysisState &) {
+  return {{getResult(), BufferRelation::Equivalent}};
+}
+
+LogicalResult AllReduceSumOp::bufferize(RewriterBase &rewriter,
+                                        const BufferizationOptions &options,
+                                        BufferizationState &state) {
+  FailureOr<Value> buffer = getBuffer(rewriter, getInput(), options, state);
+  if (failed(buffer))
+    return failure();
+  AllReduceSumOp::create(rewriter, getLoc(), Type(), *buffer);
+  replaceOpWithBufferizedValues(rewriter, getOperation(), *buffer);
+  return success();
+}
+
 } // namespace sinter::train

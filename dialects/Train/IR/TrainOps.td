@@ -110,6 +110,23 @@ def Train_SumOverRanksOp : Train_Op<"sum_over_ranks"> {
   let assemblyFormat = "$value attr-dict `:` type($result)";
 }
 
+def Train_AllReduceSumOp : Train_Op<"all_reduce_sum", [
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "Sums a tensor over the ranks, now";
+  let description = [{
+    A collective that completes before the op returns (synchronized
+    batch-norm statistics). On a tensor it returns the sum, computed in
+    place; on a buffer it has no result.
+
+    Example: `%s = train.all_reduce_sum %t : tensor<16xf32> -> tensor<16xf32>`
+  }];
+  let arguments = (ins AnyShaped:$input);
+  let results = (outs Optional<AnyRankedTensor>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) (`->` type($result)^)?";
+}
+
 def Train_MicroBatchInputOp : Train_Op<"micro_batch_input", [
     AllTypesMatch<["dest", "result"]>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,

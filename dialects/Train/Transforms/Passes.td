@@ -85,4 +85,18 @@ def DistBucket : Pass<"dist-bucket", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def DistSyncBatchNorm : Pass<"dist-sync-batch-norm", "mlir::ModuleOp"> {
+  let summary = "Batch-norm statistics over every rank (SyncBatchNorm)";
+  let description = [{
+    When the module has `sinter.sync_batch_norm` (the config's
+    `parallel { batch_norm: SYNC }`), rewrites each `graph.batch_norm_stats`
+    of a train-phase model into the per-channel sum and sum of squares and
+    the count, each summed over the ranks with `graph.all_reduce_sum`, and
+    the mean and biased variance computed from them; each
+    `graph.batch_norm_count` becomes its sum over the ranks. Runs before
+    autodiff, which derives the synchronized backward pass.
+  }];
+  let dependentDialects = ["sinter::graph::GraphDialect"];
+}
+
 #endif // SINTER_TRAIN_PASSES_TD

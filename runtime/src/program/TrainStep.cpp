@@ -123,6 +123,21 @@ int64_t sinter_rt_sum_over_ranks(int64_t value) {
 // Each loss share is already divided by the global batch's count, so the
 // step's gradient is the sum over ranks (DOMAIN.md 2, 3).
 
+static void allReduceNow(void *data, DType dtype, int64_t count) {
+  ActiveStep &s = current();
+  if (s.world->comm && s.error.ok())
+    s.error = s.world->comm->allReduce(data, dtype, uint64_t(count), ReduceOp::Sum)
+                  .wait();
+}
+
+void sinter_rt_all_reduce_sum_f32(float *data, int64_t count) {
+  allReduceNow(data, DType::F32, count);
+}
+
+void sinter_rt_all_reduce_sum_f64(double *data, int64_t count) {
+  allReduceNow(data, DType::F64, count);
+}
+
 void sinter_rt_bucket_ready(int64_t bucket) {
   ActiveStep &s = current();
   if (!s.world->comm || !s.error.ok())

@@ -68,6 +68,8 @@ void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
  *   - the sum of `value` over all ranks (a count of valid targets);
  *   - bucket `bucket` of the plan is final: start summing it over the ranks
  *     and return at once;
+ *   - sum `count` floats at `data` over the ranks, in place, now
+ *     (synchronized batch-norm statistics);
  *   - every gradient of the step is final (after the last micro-batch): the
  *     runtime sums them over the ranks before returning. */
 int64_t sinter_rt_micro_batch_count(void);
@@ -76,6 +78,8 @@ int64_t sinter_rt_random_key(int64_t micro_batch);
 void sinter_rt_load_input(void *buffer, int64_t micro_batch);
 int64_t sinter_rt_sum_over_ranks(int64_t value);
 void sinter_rt_bucket_ready(int64_t bucket);
+void sinter_rt_all_reduce_sum_f32(float *data, int64_t count);
+void sinter_rt_all_reduce_sum_f64(double *data, int64_t count);
 void sinter_rt_gradients_ready(void);
 
 /* y[n, o, oh, ow] = conv(x[n, c, h, w], w[o, c, kh, kw]) with strides

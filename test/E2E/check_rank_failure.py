@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 from sinter_testing import run
 
 LIMIT = 60
@@ -29,7 +31,8 @@ def wait_for_steps(proc):
     for line in proc.stdout:
         if line.startswith("step "):
             return
-    sys.exit("FAIL: the run ended before its first step")
+    proc.wait()
+    sys.exit(f"FAIL: the run ended before its first step:\n{proc.stderr.read()}")
 
 
 def children(pid):
@@ -55,9 +58,16 @@ def main():
     os.makedirs(work, exist_ok=True)
     prog = os.path.join(work, "prog")
     run(["sinterc", "--config", os.path.join(examples, "mlp", "mlp.pbtxt"), "-o", prog])
-    args = [prog, "--set", "steps=100000000", "--set", "log.every=200",
-            "--set", "eval.every=0"]
-    cwd = os.path.join(examples, "mlp")
+    rng = np.random.default_rng(0)
+    np.save(os.path.join(work, "x.npy"), rng.uniform(0, 1, (256, 64)).astype(np.float32))
+    np.save(os.path.join(work, "y.npy"), rng.integers(0, 10, 256).astype(np.int32))
+    data = os.path.join(work, "data.pbtxt")
+    with open(data, "w") as f:
+        f.write('data { train { npy { input: "x" path: "x.npy" } '
+                'npy { input: "y" path: "y.npy" } } }\n')
+    args = [prog, "--config", data, "--set", "steps=100000000", "--set",
+            "log.every=200", "--set", "eval.every=0"]
+    cwd = work
 
     # 1. Under sinter-run: kill rank 1.
     launcher = subprocess.Popen(["sinter-run", "-n", "2", *args], cwd=cwd,

@@ -51,9 +51,11 @@ class GlooCommunicator final : public Communicator {
 public:
   GlooCommunicator(std::shared_ptr<gloo::Context> context,
                    std::unique_ptr<TcpStoreServer> server,
-                   std::unique_ptr<TcpStore> store)
+                   std::unique_ptr<TcpStore> store,
+                   std::vector<std::string> peerAddresses)
       : context(std::move(context)), server(std::move(server)),
-        store(std::move(store)), worker([this] { run(); }) {}
+        store(std::move(store)), peerAddresses(std::move(peerAddresses)),
+        worker([this] { run(); }) {}
 
   ~GlooCommunicator() override {
     {
@@ -171,8 +173,7 @@ private:
           } catch (const std::exception &e) {
             s = Status::error("rank " + std::to_string(context->rank) + " of " +
                               std::to_string(context->size) + ": " + what +
-                              " failed: " + e.what() +
-                              " (another rank died or stopped responding)");
+                              " failed: " + lostPeer(e.what()) + e.what());
             broken = s;
           }
         }
@@ -182,6 +183,15 @@ private:
     }
     ready.notify_one();
     return pending;
+  }
+
+  /// "lost rank R: " when Gloo's message names R's address, else a hint.
+  std::string lostPeer(const std::string &message) const {
+    for (size_t r = 0; r < peerAddresses.size(); ++r)
+      if (!peerAddresses[r].empty() &&
+          message.find(peerAddresses[r]) != std::string::npos)
+        return "lost rank " + std::to_string(r) + ": ";
+    return "another rank died or stopped responding: ";
   }
 
   /// Runs the collectives in the order they were started; tags keep
@@ -205,6 +215,8 @@ private:
   std::shared_ptr<gloo::Context> context;
   std::unique_ptr<TcpStoreServer> server;
   std::unique_ptr<TcpStore> store;
+  /// For each rank, the address Gloo's errors show for it ("" for this one).
+  std::vector<std::string> peerAddresses;
   std::mutex mutex;
   std::condition_variable ready;
   std::deque<Task> queue;
@@ -242,8 +254,24 @@ Expected<std::unique_ptr<Communicator>> connectWorld(const WorldInfo &world,
         std::make_shared<gloo::rendezvous::Context>(world.rank, world.size);
     context->setTimeout(timeout);
     context->connectFullMesh(*store, device);
+    // Each rank publishes, for every peer, the address that peer's
+    // connection reaches it at: a failure then names the rank it lost.
+    auto key = [](int of, int seenBy) {
+      return "sinter/address/" + std::to_string(of) + "/" + std::to_string(seenBy);
+    };
+    for (int peer = 0; peer < world.size; ++peer)
+      if (peer != world.rank) {
+        std::string a = context->getPair(peer)->address().str();
+        store->set(key(world.rank, peer), std::vector<char>(a.begin(), a.end()));
+      }
+    std::vector<std::string> peers(size_t(world.size));
+    for (int peer = 0; peer < world.size; ++peer)
+      if (peer != world.rank) {
+        std::vector<char> a = store->get(key(peer, world.rank));
+        peers[size_t(peer)].assign(a.begin(), a.end());
+      }
     return std::unique_ptr<Communicator>(std::make_unique<GlooCommunicator>(
-        std::move(context), std::move(server), std::move(store)));
+        std::move(context), std::move(server), std::move(store), std::move(peers)));
   } catch (const std::exception &e) {
     return Status::error("rank " + std::to_string(world.rank) + " of " +
                          std::to_string(world.size) + ": " + e.what());

@@ -5,7 +5,7 @@ Sinter (sinter-run, Gloo, gradient buckets) against PyTorch DDP (Gloo), same
 model, same batches, same thread count per rank, measured in one run. Also
 Sinter's communication time per step from its own log.
 
-    scripts/bench-data-parallel.sh
+    scripts/bench.sh data-parallel
 
 Prints milliseconds per optimizer step and the ratios sinter/torch: below 1
 means Sinter is faster.

@@ -168,6 +168,39 @@ Builtin softmaxLike(const char *op) {
           }};
 }
 
+//===--- Batch statistics ---------------------------------------------===//
+
+/// The input and normalized axes of batch_norm_stats / batch_norm_count,
+/// with the reduced shape.
+struct StatsArgs {
+  Value x;
+  std::vector<int64_t> axes;
+  shape::Shape reduced;
+};
+
+std::optional<StatsArgs> statsArgs(E &e, const CallExpr &c, BuiltinArgs &a,
+                                   const char *name) {
+  Value x = floatTensor(e, a[0], c.loc(), "the input");
+  if (x.isError())
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> axes = e.intListArg(a[1], c.loc(), "axes");
+  if (!axes)
+    return std::nullopt;
+  if (axes->empty()) {
+    e.fail(c.loc(), std::string(name) + " needs at least one axis");
+    return std::nullopt;
+  }
+  const TensorType &xt = e.typeOf(x);
+  shape::Result r = shape::reduce(xt.shape, *axes, false);
+  if (!r.ok()) {
+    e.fail(c.loc(), r.error);
+    return std::nullopt;
+  }
+  for (int64_t &ax : *axes)
+    ax = *shape::normalizeAxis(ax, xt.shape.size());
+  return StatsArgs{x, *axes, r.shape};
+}
+
 //===--- Losses -------------------------------------------------------===//
 
 /// `reduction=`, or PyTorch's legacy `size_average=`/`reduce=` pair.
@@ -642,46 +675,23 @@ std::map<std::string, Builtin> makeTable() {
   t["batch_norm_stats"] = {
       {{"x", std::nullopt}, {"axes", std::nullopt}},
       [](E &e, const CallExpr &c, BuiltinArgs &a) {
-        Value x = floatTensor(e, a[0], c.loc(), "the input");
-        if (x.isError())
-          return x;
-        std::optional<std::vector<int64_t>> axes =
-            e.intListArg(a[1], c.loc(), "axes");
-        if (!axes)
+        std::optional<StatsArgs> s = statsArgs(e, c, a, "batch_norm_stats");
+        if (!s)
           return Value::error();
-        if (axes->empty())
-          return e.fail(c.loc(), "batch_norm_stats needs at least one axis");
-        const TensorType &xt = e.typeOf(x);
-        shape::Result r = shape::reduce(xt.shape, *axes, false);
-        if (!r.ok())
-          return e.fail(c.loc(), r.error);
-        for (int64_t &ax : *axes)
-          ax = *shape::normalizeAxis(ax, xt.shape.size());
-        TensorType stat{xt.dtype, r.shape};
-        return Value::makeList(e.emit("batch_norm_stats", c.loc(), {x},
-                                      {{"axes", *axes}}, {stat, stat}));
+        const TensorType &xt = e.typeOf(s->x);
+        TensorType stat{xt.dtype, s->reduced};
+        return Value::makeList(e.emit("batch_norm_stats", c.loc(), {s->x},
+                                      {{"axes", s->axes}}, {stat, stat}));
       }};
 
   t["batch_norm_count"] = {
       {{"x", std::nullopt}, {"axes", std::nullopt}},
       [](E &e, const CallExpr &c, BuiltinArgs &a) {
-        Value x = floatTensor(e, a[0], c.loc(), "the input");
-        if (x.isError())
-          return x;
-        std::optional<std::vector<int64_t>> axes =
-            e.intListArg(a[1], c.loc(), "axes");
-        if (!axes)
+        std::optional<StatsArgs> s = statsArgs(e, c, a, "batch_norm_count");
+        if (!s)
           return Value::error();
-        if (axes->empty())
-          return e.fail(c.loc(), "batch_norm_count needs at least one axis");
-        const TensorType &xt = e.typeOf(x);
-        shape::Result r = shape::reduce(xt.shape, *axes, false);
-        if (!r.ok())
-          return e.fail(c.loc(), r.error);
-        for (int64_t &ax : *axes)
-          ax = *shape::normalizeAxis(ax, xt.shape.size());
-        return e.emit1("batch_norm_count", c.loc(), {x}, {{"axes", *axes}},
-                       TensorType{xt.dtype, {}});
+        return e.emit1("batch_norm_count", c.loc(), {s->x}, {{"axes", s->axes}},
+                       TensorType{e.typeOf(s->x).dtype, {}});
       }};
 
   t["layer_norm_stats"] = {

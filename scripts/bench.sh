@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The forward-pass benchmark against PyTorch eager and JAX jit (not part of
-# the tests: timings are never asserted). Builds Sinter, sets up a Python
-# with torch and jax in .venv-bench, and prints the table with ratios.
+# The benchmarks against PyTorch and JAX (not part of the tests: timings are
+# never asserted). Builds Sinter, sets up a Python with torch and jax in
+# .venv-bench, and prints a table with ratios:
+#   scripts/bench.sh                 the forward step (bench/forward.py)
+#   scripts/bench.sh data-parallel   training on 1 and 2 ranks against
+#                                    PyTorch DDP (bench/data_parallel.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,5 +12,9 @@ scripts/build.sh
 if ! .venv-bench/bin/python3 -c "import torch, jax, numpy" 2>/dev/null; then
   python3 -m venv .venv-bench
   .venv-bench/bin/pip install -q --disable-pip-version-check numpy jax torch
+fi
+if [ "${1:-}" = "data-parallel" ]; then
+  shift
+  exec .venv-bench/bin/python3 bench/data_parallel.py "$@"
 fi
 exec .venv-bench/bin/python3 bench/forward.py "$@"

@@ -242,11 +242,9 @@ Expected<std::unique_ptr<Communicator>> connectWorld(const WorldInfo &world,
     return createLocalCommunicator();
   try {
     std::chrono::milliseconds timeout(int64_t(timeoutSeconds) * 1000);
-    std::unique_ptr<TcpStoreServer> server;
-    if (world.rank == 0)
-      server = std::make_unique<TcpStoreServer>(world.masterPort);
-    auto store = std::make_unique<TcpStore>(world.masterAddr, world.masterPort,
-                                            timeout);
+    Rendezvous rendezvous = openRendezvous(world, timeout);
+    std::unique_ptr<TcpStoreServer> server = std::move(rendezvous.server);
+    std::unique_ptr<TcpStore> store = std::move(rendezvous.store);
     gloo::transport::tcp::attr attr;
     attr.hostname = localAddress(world);
     auto device = gloo::transport::tcp::CreateDevice(attr);

@@ -163,11 +163,9 @@ Expected<std::unique_ptr<Communicator>> connectNccl(const WorldInfo &world,
                          cudaGetErrorString(e));
   try {
     std::chrono::milliseconds timeout(int64_t(timeoutSeconds) * 1000);
-    std::unique_ptr<TcpStoreServer> server;
-    if (world.rank == 0)
-      server = std::make_unique<TcpStoreServer>(world.masterPort);
-    auto store = std::make_unique<TcpStore>(world.masterAddr, world.masterPort,
-                                            timeout);
+    Rendezvous rendezvous = openRendezvous(world, timeout);
+    std::unique_ptr<TcpStoreServer> server = std::move(rendezvous.server);
+    std::unique_ptr<TcpStore> store = std::move(rendezvous.store);
     ncclUniqueId id;
     if (world.rank == 0) {
       if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)

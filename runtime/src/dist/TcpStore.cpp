@@ -9,6 +9,8 @@
 
 #include "dist/TcpStore.h"
 
+#include "dist/Bootstrap.h"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -239,6 +241,15 @@ void TcpStore::wait(const std::vector<std::string> &keys,
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
+}
+
+Rendezvous openRendezvous(const WorldInfo &world,
+                          std::chrono::milliseconds timeout) {
+  Rendezvous r;
+  if (world.rank == 0)
+    r.server = std::make_unique<TcpStoreServer>(world.masterPort);
+  r.store = std::make_unique<TcpStore>(world.masterAddr, world.masterPort, timeout);
+  return r;
 }
 
 } // namespace sinter::rt

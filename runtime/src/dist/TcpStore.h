@@ -62,6 +62,16 @@ private:
   std::mutex mutex;
 };
 
+struct WorldInfo;
+
+/// A rank's end of the rendezvous: rank 0 also serves it.
+struct Rendezvous {
+  std::unique_ptr<TcpStoreServer> server; ///< rank 0 only
+  std::unique_ptr<TcpStore> store;
+};
+Rendezvous openRendezvous(const WorldInfo &world,
+                          std::chrono::milliseconds timeout);
+
 } // namespace sinter::rt
 
 #endif // SINTER_RT_DIST_TCPSTORE_H

@@ -101,9 +101,15 @@ TcpStoreServer::TcpStoreServer(int port) {
 
 TcpStoreServer::~TcpStoreServer() {
   ::shutdown(listenFd, SHUT_RDWR);
-  ::close(listenFd);
   if (acceptor.joinable())
     acceptor.join();
+  ::close(listenFd);
+  // No handler may outlive the values it reads: end every connection.
+  for (auto &[fd, thread] : clients) {
+    ::shutdown(fd, SHUT_RDWR);
+    thread.join();
+    ::close(fd);
+  }
 }
 
 void TcpStoreServer::serve() {
@@ -114,14 +120,14 @@ void TcpStoreServer::serve() {
         continue;
       return; // shut down
     }
-    std::thread([this, fd] {
+    std::lock_guard<std::mutex> lock(mutex);
+    clients.emplace_back(fd, std::thread([this, fd] {
       try {
         handle(fd);
       } catch (const std::exception &) {
         // A client went away; its rank reports its own failure.
       }
-      ::close(fd);
-    }).detach();
+    }));
   }
 }
 

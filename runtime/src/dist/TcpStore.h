@@ -35,8 +35,10 @@ private:
 
   int listenFd = -1;
   std::thread acceptor;
-  std::mutex mutex;
+  std::mutex mutex; ///< guards values and clients
   std::map<std::string, std::vector<char>> values;
+  /// One thread per connected rank; the destructor ends and joins them.
+  std::vector<std::pair<int, std::thread>> clients;
 };
 
 class TcpStore final : public gloo::rendezvous::Store {

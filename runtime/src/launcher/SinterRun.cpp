@@ -105,12 +105,14 @@ int main(int argc, char **argv) {
       ok = parseInt(v, 0, 65535, nodeRank);
     else if (a == "--master-port")
       ok = parseInt(v, 1, 65535, port);
-    else if (a == "--master-addr")
-      ok = v && *v, masterAddr = v ? v : "";
-    else
+    else if (a == "--master-addr") {
+      ok = v && *v;
+      if (ok)
+        masterAddr = v;
+    } else
       return fail("unknown option '" + a + "'\n" + kUsage);
     if (!ok)
-      return fail(a + " needs a valid number" +
+      return fail(a + " needs a valid value" +
                   (v ? std::string(", got '") + v + "'" : std::string()));
     ++i;
   }

@@ -160,18 +160,34 @@ const char *const kNoTrainStep =
     "this program has no training step (see sinterc's warning when it was "
     "compiled); run it with --eval";
 
-/// The default: train for cfg.steps steps, evaluating every eval.every.
-int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
-                const Options &opts) {
+/// The train step, ready to run, and the data it reads.
+struct TrainInputs {
+  Step step;
+  std::shared_ptr<const BatchSource> data;
+};
+
+Expected<TrainInputs> prepareTraining(const config::TrainConfig &cfg,
+                                      const std::string &baseDir,
+                                      const Options &opts) {
   if (!sinter_step_train || !sinter_plan_train)
-    return fail(kNoTrainStep);
+    return Status::error(kNoTrainStep);
   Expected<Step> step = prepare(sinter_step_train, sinter_plan_train,
                                 sinter_plan_train_size, cfg, opts.initFile);
   if (!step.ok())
-    return fail(step.message());
-  auto trainData = openData(cfg, /*eval=*/false, baseDir, step->plan);
-  if (!trainData.ok())
-    return fail(trainData.message());
+    return step.status();
+  auto data = openData(cfg, /*eval=*/false, baseDir, step->plan);
+  if (!data.ok())
+    return data.status();
+  return TrainInputs{step.take(), data.take()};
+}
+
+/// The default: train for cfg.steps steps, evaluating every eval.every.
+int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
+                const Options &opts) {
+  Expected<TrainInputs> inputs = prepareTraining(cfg, baseDir, opts);
+  if (!inputs.ok())
+    return fail(inputs.message());
+  Step *step = &inputs->step;
   // The eval step, when the program has one and the config evaluates; its
   // parameters are copied from the training step's before each evaluation.
   std::optional<Step> eval;
@@ -198,7 +214,7 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
   if (!comm.ok())
     return fail(comm.message());
   StepRun evalRun = eval ? eval->run() : StepRun();
-  Status trained = train(cfg, **comm, step->run(), trainData.take(),
+  Status trained = train(cfg, **comm, step->run(), inputs->data,
                          eval ? &evalRun : nullptr, evalData);
   if (!trained.ok() && trained.message() == kInterrupted)
     return 128 + interruptSignal(); // stopped cleanly, with a checkpoint
@@ -215,20 +231,15 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
 /// --gradients: one forward and backward pass of the train phase.
 int runGradients(const config::TrainConfig &cfg, const std::string &baseDir,
                  const Options &opts) {
-  if (!sinter_step_train || !sinter_plan_train)
-    return fail(kNoTrainStep);
-  Expected<Step> step = prepare(sinter_step_train, sinter_plan_train,
-                                sinter_plan_train_size, cfg, opts.initFile);
-  if (!step.ok())
-    return fail(step.message());
-  auto data = openData(cfg, /*eval=*/false, baseDir, step->plan);
-  if (!data.ok())
-    return fail(data.message());
+  Expected<TrainInputs> inputs = prepareTraining(cfg, baseDir, opts);
+  if (!inputs.ok())
+    return fail(inputs.message());
+  Step *step = &inputs->step;
   Status made = createDirectories(opts.gradientsDir, "--gradients");
   if (!made.ok())
     return fail(made.message());
   Expected<double> loss = writeGradients(step->plan, step->buffers, step->fn,
-                                         **data, opts.gradientsDir);
+                                         *inputs->data, opts.gradientsDir);
   if (!loss.ok())
     return fail(loss.message());
   std::printf("train: loss %.17g, gradients written to %s\n", *loss,

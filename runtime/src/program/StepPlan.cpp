@@ -81,6 +81,18 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
     }
     result.buckets.push_back(std::move(out));
   }
+  // The ranks sum gradients bucket by bucket: each gradient is in one.
+  std::vector<int> inBuckets(result.buffers.size(), 0);
+  for (const GradientBucket &bucket : result.buckets)
+    for (size_t g : bucket.gradients)
+      ++inBuckets[g];
+  for (size_t i = 0; i < result.buffers.size(); ++i)
+    if (result.buffers[i].kind == BufferKind::Gradient && inBuckets[i] != 1)
+      return Status::error("internal error: the gradient of '" +
+                           result.buffers[i].name + "' is in " +
+                           std::to_string(inBuckets[i]) +
+                           " gradient buckets of the plan, not one; recompile "
+                           "the program with sinterc");
   return result;
 }
 

@@ -161,21 +161,10 @@ void sinter_rt_gradients_ready(void) {
   if (!s.world->comm || !s.error.ok())
     return;
   auto ready = std::chrono::steady_clock::now();
-  std::vector<Pending> rest;
-  if (s.plan->buckets.empty()) {
-    for (size_t i = 0; i < s.plan->buffers.size(); ++i) {
-      const BufferSpec &b = s.plan->buffers[i];
-      if (b.kind == BufferKind::Gradient)
-        rest.push_back(s.world->comm->allReduce(
-            s.buffers->data(i), b.dtype, b.byteSize / dtypeSize(b.dtype),
-            ReduceOp::Sum));
-    }
-  }
   for (size_t b = 0; b < s.plan->buckets.size(); ++b)
     if (!s.started[b])
       sinter_rt_bucket_ready(int64_t(b));
-  rest.insert(rest.end(), s.buckets.begin(), s.buckets.end());
-  for (const Pending &p : rest) {
+  for (const Pending &p : s.buckets) {
     Status st = p.wait();
     if (!st.ok() && s.error.ok())
       s.error = st;

@@ -23,4 +23,21 @@ def ConvertGraphToLinalg : Pass<"convert-graph-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def ConvertTrainUpdateToLinalg
+    : Pass<"convert-train-update-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lowers the optimizer's train ops to linalg, arith and math";
+  let description = [{
+    `train.adamw_update` and `train.sgd_update` become one parallel
+    `linalg.generic` each, whose outputs are the parameter and its moments,
+    so bufferization updates them in place; the update's scalars are
+    computed once in f64 and rounded to the parameter's element type.
+    `train.global_norm` becomes one f64 reduction per gradient and a square
+    root. Other train ops are left for the target.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // SINTER_CONVERSION_PASSES_TD

@@ -34,10 +34,13 @@ void buildGraphToTrainPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(train::createTrainAccumulate());
   pm.addPass(train::createDistBucket());
+  // The update, once the gradients are final: the step is the whole step.
+  pm.addPass(train::createTrainBuildStep());
 }
 
 void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
   buildGraphToTrainPipeline(pm);
+  pm.addPass(createConvertTrainUpdateToLinalg());
   // Elementwise maps and broadcasts fold into their consumers, so a chain
   // such as exp(x - max) / sum becomes few loops.
   pm.addPass(createFuseElementwise());
@@ -56,6 +59,8 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   // A loop that updates its buffers in place yields them unchanged; folding
   // that lets its results be the caller's output buffers (below).
   pm.addPass(mlir::createCanonicalizerPass());
+  // Parameters and moments were updated in their own buffers.
+  pm.addPass(createFoldInPlaceUpdates());
   // Results become caller-owned output buffers: the runtime allocates every
   // buffer of the plan, and a step returns nothing.
   pm.addPass(createDistinctResults());

@@ -36,6 +36,17 @@ def PlanMemory : Pass<"sinter-plan-memory", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def FoldInPlaceUpdates : Pass<"sinter-fold-in-place-updates", "mlir::ModuleOp"> {
+  let summary = "Drops the results that update an argument in place";
+  let description = [{
+    After bufferization, each function result marked `sinter.updates = i`
+    (a parameter or optimizer moment the train step updates) must be
+    argument i's buffer, possibly through casts: it is dropped, and the
+    argument is the buffer the update wrote. A result that is another
+    buffer is an error.
+  }];
+}
+
 def DistinctResults : Pass<"sinter-distinct-results", "mlir::ModuleOp"> {
   let summary = "Gives every buffer a step returns its own allocation";
   let description = [{

@@ -35,7 +35,9 @@ def main():
                 'shuffle: true }\nsteps: 40\nlog { every: 1 }\neval { every: 0 }\n'
                 'optimizer { adamw { lr: 0.003 } }\nseed: 5\n')
     prog = os.path.join(work, "prog")
-    run(["sinterc", "--config", os.path.join(examples, "mlp/mlp.pbtxt"), "-o", prog])
+    # The run trains with AdamW: the optimizer's kind is compiled in.
+    run(["sinterc", "--config", os.path.join(examples, "mlp/mlp.pbtxt"),
+         "--set", "optimizer.adamw={}", "-o", prog])
     cfg = os.path.join(work, "run.pbtxt")
 
     # 1. Resume from step 20 of a 40-step run gives the same losses.

@@ -35,6 +35,9 @@ OPTIMIZERS = {
               "clip_grad_norm: 1.0\n"),
 }
 
+COMPILED_OPTIMIZERS = {"sgd": "optimizer.sgd={momentum: 0.9}",
+                       "adamw": "optimizer.adamw={}"}
+
 
 # A small CNN with batch-norm (statistics per micro-batch, as PyTorch).
 CNN = """import "std/nn.sn"
@@ -124,11 +127,13 @@ def check(name, workdir, config, micro, data, loss_fn, seed, source=None):
     for k, v in data.items():
         np.save(os.path.join(work, k + ".npy"), v)
         npy += f'npy {{ input: "{k}" path: "{k}.npy" }} '
-    prog = os.path.join(work, "prog")
-    run(["sinterc", "--config", config, f"-DB={micro}", "-o", prog])
     n = len(next(iter(data.values())))
     global_batch = 2 * micro
     for kind, optimizer in OPTIMIZERS.items():
+        # The optimizer's kind is compiled into the step; its rates are not.
+        prog = os.path.join(work, "prog-" + kind)
+        run(["sinterc", "--config", config, f"-DB={micro}", "--set",
+             COMPILED_OPTIMIZERS[kind], "-o", prog])
         overlay = os.path.join(work, kind + ".pbtxt")
         with open(overlay, "w") as f:
             f.write(f"data {{ train {{ {npy}}} eval {{ {npy}}} shuffle: false }}\n"

@@ -44,7 +44,10 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr attrs,
       {"sinter.input", plan::INPUT},   {"sinter.param", plan::PARAM},
       {"sinter.loss", plan::LOSS},     {"sinter.metric", plan::METRIC},
       {"sinter.output", plan::OUTPUT},
-      {"sinter.gradient", plan::GRADIENT}};
+      {"sinter.gradient", plan::GRADIENT},
+      {"sinter.optimizer_state", plan::OPTIMIZER_STATE},
+      {"sinter.grad_norm", plan::GRAD_NORM},
+      {"sinter.non_finite", plan::NON_FINITE}};
   for (const auto &[attr, kind] : kinds) {
     if (auto name = attrs ? attrs.getAs<StringAttr>(attr) : StringAttr()) {
       buffer.set_name(name.str());
@@ -53,6 +56,8 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr attrs,
   }
   if (auto name = attrs ? attrs.getAs<StringAttr>("sinter.state") : StringAttr())
     buffer.set_name(name.str());
+  if (auto slot = attrs ? attrs.getAs<StringAttr>("sinter.slot") : StringAttr())
+    buffer.set_slot(slot.str());
   if (auto init = attrs ? attrs.getAs<StringAttr>("sinter.init") : StringAttr()) {
     buffer.set_init(init.str());
     if (auto args = attrs.getAs<DenseF64ArrayAttr>("sinter.init_args"))
@@ -89,6 +94,10 @@ struct CPURecordPlan : public impl::CPURecordPlanBase<CPURecordPlan> {
           b->set_kind(plan::STATE);
       }
       for (unsigned i = 0; i < type.getNumResults(); ++i) {
+        // Updates in place are the arguments' buffers, not buffers of
+        // their own.
+        if (func.getResultAttr(i, "sinter.updates"))
+          continue;
         plan::Buffer *b = step.add_buffers();
         if (failed(describe(func.getLoc(), type.getResult(i),
                             func.getResultAttrDict(i), *b)))
@@ -96,6 +105,8 @@ struct CPURecordPlan : public impl::CPURecordPlanBase<CPURecordPlan> {
         if (func.getResultAttr(i, "sinter.state"))
           b->set_kind(plan::STATE_OUT);
       }
+      if (auto optimizer = func->getAttrOfType<StringAttr>("sinter.optimizer"))
+        step.set_optimizer(optimizer.str());
       if (auto buckets = func->getAttrOfType<ArrayAttr>("sinter.buckets"))
         for (Attribute bucket : buckets) {
           plan::Bucket *out = step.add_buckets();

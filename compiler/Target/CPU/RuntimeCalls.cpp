@@ -9,6 +9,7 @@
 #include "compiler/Target/CPU/CallBuilder.h"
 #include "compiler/Target/CPU/Passes.h"
 #include "dialects/Train/IR/TrainOps.h"
+#include "sinter/rt/abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -94,6 +95,16 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         cb.call(loc, et.isF32() ? "sinter_rt_all_reduce_sum_f32"
                                 : "sinter_rt_all_reduce_sum_f64",
                 {cb.pointer(r.getInput()), cb.constant(loc, type.getNumElements())});
+        return success();
+      })
+      .Case([&](HyperparameterOp h) {
+        // The dialect's names, in abi.h's order (sinter_hyperparameter).
+        ArrayRef<StringRef> names = HyperparameterOp::knownNames();
+        static_assert(SINTER_HP_COUNT == 11, "a hyperparameter without a name");
+        int64_t id = llvm::find(names, h.getName()) - names.begin();
+        h.replaceAllUsesWith(cb.call(loc, "sinter_rt_hyperparameter",
+                                     {cb.constant(loc, id)},
+                                     {b.getF64Type()})[0]);
         return success();
       })
       .Case([&](GradientsReadyOp) {

@@ -52,6 +52,11 @@ static cl::opt<std::string> configFile("config",
                                        cl::value_desc("file.pbtxt"),
                                        cl::cat(category));
 static cl::list<std::string>
+    settings("set",
+             cl::desc("Set one config field, as a program's --set does "
+                      "(--set optimizer.adamw.lr=1e-3)"),
+             cl::value_desc("FIELD=VALUE"), cl::cat(category));
+static cl::list<std::string>
     defines("D", cl::Prefix,
             cl::desc("Override a const or bind a shape symbol (B, T, ...)"),
             cl::value_desc("NAME=VALUE"), cl::cat(category));
@@ -288,11 +293,15 @@ int run() {
   std::string path = inputFile;
   std::string model = modelName;
   std::optional<sinter::config::TrainConfig> config;
+  if (configFile.empty() && !settings.empty()) {
+    std::cerr << "sinterc: --set needs a config (--config FILE)\n";
+    return 1;
+  }
   if (!configFile.empty()) {
     std::string error;
     std::optional<sinter::config::TrainConfig> cfg =
         sinter::config::loadConfigFile(configFile, error);
-    if (!cfg) {
+    if (!cfg || !sinter::config::applyOverrides(*cfg, settings, error)) {
       std::cerr << error << "\n";
       return 1;
     }
@@ -398,6 +407,13 @@ int run() {
     if (config->parallel().batch_norm() ==
         sinter::config::TrainConfig::Parallel::SYNC)
       (*module)->setAttr("sinter.sync_batch_norm", mlir::UnitAttr::get(&context));
+    // The update compiled into the train step; its scalars stay the
+    // runtime's.
+    const auto &optimizer = config->optimizer();
+    const char *update = !optimizer.has_sgd() ? "adamw"
+                         : optimizer.sgd().momentum() > 0 ? "sgd_momentum"
+                                                          : "sgd";
+    (*module)->setAttr("sinter.optimizer", mlir::StringAttr::get(&context, update));
     (*module)->setAttr(
         "sinter.bucket_cap_mb",
         mlir::FloatAttr::get(mlir::Float64Type::get(&context),

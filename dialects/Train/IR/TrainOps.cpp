@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::bufferization;
@@ -109,6 +110,40 @@ LogicalResult AllReduceSumOp::bufferize(RewriterBase &rewriter,
     return failure();
   AllReduceSumOp::create(rewriter, getLoc(), Type(), *buffer);
   replaceOpWithBufferizedValues(rewriter, getOperation(), *buffer);
+  return success();
+}
+
+ArrayRef<StringRef> HyperparameterOp::knownNames() {
+  static const StringRef names[] = {
+      "lr",       "step", "weight_decay", "weight_decay_1d", "beta1", "beta2",
+      "eps",      "momentum", "nesterov", "max_grad_norm",   "apply"};
+  return names;
+}
+
+LogicalResult HyperparameterOp::verify() {
+  if (!llvm::is_contained(knownNames(), getName()))
+    return emitOpError("unknown hyperparameter '")
+           << getName() << "'; known: " << llvm::join(knownNames(), ", ");
+  return success();
+}
+
+LogicalResult SGDUpdateOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  // param, grad, [momentum buffer], five scalars.
+  inferred.push_back(operands[0].getType());
+  if (operands.size() == 8)
+    inferred.push_back(operands[2].getType());
+  return success();
+}
+
+LogicalResult SGDUpdateOp::verify() {
+  Type t = getParam().getType();
+  if (getGrad().getType() != t ||
+      (getMomentumBuffer() && getMomentumBuffer().getType() != t))
+    return emitOpError("takes a gradient and momentum buffer of the "
+                       "parameter's type");
   return success();
 }
 

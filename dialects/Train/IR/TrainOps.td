@@ -4,6 +4,7 @@
 
 include "dialects/Train/IR/TrainDialect.td"
 include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class Train_Op<string mnemonic, list<Trait> traits = []>
@@ -205,6 +206,126 @@ def Train_GradientsReadyOp : Train_Op<"gradients_ready"> {
     Example: `train.gradients_ready`
   }];
   let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// The update (tensor level, after the gradients are final)
+//===----------------------------------------------------------------------===//
+
+def Train_HyperparameterOp : Train_Op<"hyperparameter", [Pure]> {
+  let summary = "A scalar of this step's update, given by the runtime";
+  let description = [{
+    The runtime computes the learning-rate schedule and holds the config, so
+    the step reads the update's scalars from it (abi.h's
+    `sinter_rt_hyperparameter`): `lr` (this step's rate, scheduled and
+    scaled), `step` (the number of this update, 1 for the first),
+    `weight_decay` and `weight_decay_1d` (for parameters of one dimension),
+    `beta1`, `beta2`, `eps`, `momentum`, `nesterov` (0 or 1),
+    `max_grad_norm` (0: no clipping) and `apply` (0 when the runtime wants
+    the gradients only). Changing them needs no recompiling.
+
+    Example: `%lr = train.hyperparameter "lr" : f64`
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs F64:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The names the runtime answers, in abi.h's order.
+    static llvm::ArrayRef<llvm::StringRef> knownNames();
+  }];
+}
+
+def Train_GlobalNormOp : Train_Op<"global_norm", [Pure]> {
+  let summary = "The L2 norm of all gradients together";
+  let description = [{
+    sqrt of the sum of the squares of every element of every operand,
+    accumulated in f64 (f32 squares of a large model overflow and round
+    away). It is not finite when an element is not.
+
+    Example:
+    ```mlir
+    %n = train.global_norm %gw, %gb : tensor<4x3xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$gradients);
+  let results = (outs F64:$result);
+  let assemblyFormat = "$gradients attr-dict `:` type($gradients)";
+}
+
+def Train_AdamWUpdateOp : Train_Op<"adamw_update", [Pure,
+    AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
+                   "new_exp_avg", "new_exp_avg_sq"]>]> {
+  let summary = "One AdamW update of a parameter and its moments";
+  let description = [{
+    PyTorch's `torch.optim.AdamW`, elementwise, with the gradient scaled
+    by `grad_scale` first (clipping):
+    ```
+    g = grad * grad_scale
+    p = param * (1 - lr * weight_decay)
+    m = exp_avg + (1 - beta1) * (g - exp_avg)
+    v = exp_avg_sq * beta2 + (1 - beta2) * g * g
+    new_param = p - lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
+    ```
+    The scalars are f64 and rounded to the parameter's type once.
+
+    Example:
+    ```mlir
+    %p2, %m2, %v2 = train.adamw_update %p, %g, %m, %v lr(%lr)
+        weight_decay(%wd) betas(%b1, %b2) eps(%eps) step(%t)
+        grad_scale(%s) : tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$param, AnyRankedTensor:$grad,
+                       AnyRankedTensor:$exp_avg, AnyRankedTensor:$exp_avg_sq,
+                       F64:$lr, F64:$weight_decay, F64:$beta1, F64:$beta2,
+                       F64:$eps, F64:$step, F64:$grad_scale);
+  let results = (outs AnyRankedTensor:$new_param, AnyRankedTensor:$new_exp_avg,
+                      AnyRankedTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `lr` `(` $lr `)`
+    `weight_decay` `(` $weight_decay `)` `betas` `(` $beta1 `,` $beta2 `)`
+    `eps` `(` $eps `)` `step` `(` $step `)` `grad_scale` `(` $grad_scale `)`
+    attr-dict `:` type($param)
+  }];
+}
+
+def Train_SGDUpdateOp : Train_Op<"sgd_update", [Pure,
+    AllTypesMatch<["param", "grad"]>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "One SGD update of a parameter, with or without momentum";
+  let description = [{
+    PyTorch's `torch.optim.SGD` (no dampening), elementwise:
+    ```
+    d = grad * grad_scale + weight_decay * param
+    b = momentum * momentum_buffer + d        (with a momentum buffer)
+    d = nesterov != 0 ? d + momentum * b : b   (with a momentum buffer)
+    new_param = param - lr * d
+    ```
+    A momentum buffer starts at zero, so its first value is the first
+    gradient, as in PyTorch. Without a buffer the op has one result.
+
+    Example:
+    ```mlir
+    %p2, %b2 = train.sgd_update %p, %g momentum_buffer(%b : tensor<4x3xf32>) lr(%lr)
+        weight_decay(%wd) momentum(%mu) nesterov(%n) grad_scale(%s)
+        : tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$param, AnyRankedTensor:$grad,
+                       Optional<AnyRankedTensor>:$momentum_buffer,
+                       F64:$lr, F64:$weight_decay, F64:$momentum,
+                       F64:$nesterov, F64:$grad_scale);
+  let results = (outs AnyRankedTensor:$new_param,
+                      Optional<AnyRankedTensor>:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad
+    (`momentum_buffer` `(` $momentum_buffer^ `:` type($momentum_buffer) `)`)?
+    `lr` `(` $lr `)` `weight_decay` `(` $weight_decay `)`
+    `momentum` `(` $momentum `)` `nesterov` `(` $nesterov `)`
+    `grad_scale` `(` $grad_scale `)` attr-dict `:` type($param)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // SINTER_TRAIN_OPS_TD

@@ -85,6 +85,37 @@ def DistBucket : Pass<"dist-bucket", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
+  let summary = "Appends the optimizer's update to the training step";
+  let description = [{
+    Runs after `train-accumulate` (and `dist-bucket`), where a train step
+    ends with its final gradients (summed over the ranks). Appends:
+
+    - `train.global_norm` of the gradients (f64) and the clipping factor
+      `min(1, max_grad_norm / (norm + 1e-6))` when `max_grad_norm` > 0;
+    - the check that the loss and the norm are finite;
+    - in an `scf.if` taken when they are (and the runtime asks for an
+      update), one `train.adamw_update` or `train.sgd_update` per parameter.
+
+    Each optimizer moment becomes a new argument (`sinter.optimizer_state`,
+    `sinter.slot` "m" or "v"); each updated parameter and moment a result
+    marked `sinter.updates` with the index of the argument it replaces, which
+    bufferization writes in place. The norm and the non-finite flag become
+    results (`sinter.grad_norm`, `sinter.non_finite`). Scalars come from
+    `train.hyperparameter`. The optimizer is the module's `sinter.optimizer`
+    (the config's) unless the option is given.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "adamw, sgd or sgd_momentum">
+  ];
+  let dependentDialects = ["sinter::train::TrainDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def DistSyncBatchNorm : Pass<"dist-sync-batch-norm", "mlir::ModuleOp"> {
   let summary = "Batch-norm statistics over every rank (SyncBatchNorm)";
   let description = [{

@@ -3,6 +3,7 @@
 #include "program/Checkpoint.h"
 
 #include "checkpoint/Safetensors.h"
+#include "program/Convert.h"
 #include "program/Parameters.h"
 #include "support/AtomicFile.h"
 
@@ -33,6 +34,11 @@ static std::vector<int64_t> checkpointSteps(const std::string &dir) {
   return steps;
 }
 
+/// An optimizer moment's tensor: `optimizer.fc1.weight.m`.
+static std::string momentName(const BufferSpec &b) {
+  return "optimizer." + b.name + "." + b.slot;
+}
+
 static std::string pathOf(const std::string &dir, int64_t step) {
   return dir + "/step-" + std::to_string(step) + ".safetensors";
 }
@@ -46,29 +52,21 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
                                      const StepPlan &plan,
                                      const BufferSet &buffers,
-                                     const Optimizer &optimizer) {
+                                     int64_t updates) {
   SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
   std::vector<SafetensorsTensor> tensors;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &b = plan.buffers[i];
     if (b.kind == BufferKind::Param || b.kind == BufferKind::State)
       tensors.push_back({b.name, b.dtype, b.shape, buffers.data(i)});
-  }
-  std::vector<std::string> names;
-  for (const Optimizer::Slot &s : optimizer.slots()) {
-    Shape shape = plan.buffers[s.param].shape;
-    if (!s.m.empty())
-      tensors.push_back({"optimizer." + s.name + ".m", DType::F64, shape,
-                         s.m.data()});
-    if (!s.v.empty())
-      tensors.push_back({"optimizer." + s.name + ".v", DType::F64, shape,
-                         s.v.data()});
+    if (b.kind == BufferKind::OptimizerState)
+      tensors.push_back({momentName(b), b.dtype, b.shape, buffers.data(i)});
   }
   std::map<std::string, std::string> meta = {
       {"format", kFormat},
       {"model", plan.model},
       {"step", std::to_string(step)},
-      {"optimizer_steps", std::to_string(optimizer.stepsTaken())},
+      {"optimizer_steps", std::to_string(updates)},
       {"seed", std::to_string(seed)}};
   std::string path = pathOf(dir, step);
   SINTER_RT_RETURN_IF_ERROR(writeSafetensors(path, tensors, meta));
@@ -92,7 +90,7 @@ static Expected<int64_t> metaInt(const SafetensorsFile &f, const char *key) {
 
 Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
                                  const StepPlan &plan, BufferSet &buffers,
-                                 Optimizer &optimizer) {
+                                 int64_t &updates) {
   Expected<SafetensorsFile> file = SafetensorsFile::read(path);
   if (!file.ok())
     return file.status();
@@ -125,22 +123,26 @@ Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
                            " than model '" + plan.model + "'");
     std::memcpy(buffers.data(i), file->data(*e), b.byteSize);
   }
-  for (Optimizer::Slot &s : optimizer.slots()) {
-    for (auto [suffix, moments] : {std::make_pair(".m", &s.m),
-                                   std::make_pair(".v", &s.v)}) {
-      const SafetensorsEntry *e = file->find("optimizer." + s.name + suffix);
-      if (!e) {
-        moments->clear();
-        continue;
-      }
-      if (e->dtype != DType::F64 || e->byteSize() != s.size * 8)
-        return Status::error(path + ": optimizer state of '" + s.name +
-                             "' does not match the parameter");
-      moments->resize(s.size);
-      std::memcpy(moments->data(), file->data(*e), s.size * 8);
-    }
+  // Moments in f64 (written before the update was compiled) load converted.
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &b = plan.buffers[i];
+    if (b.kind != BufferKind::OptimizerState)
+      continue;
+    std::string name = momentName(b);
+    const SafetensorsEntry *e = file->find(name);
+    if (!e)
+      return Status::error(path + ": has no optimizer state '" + name +
+                           "'; it was written with another optimizer than "
+                           "this program's (" + plan.optimizer + ")");
+    if (e->shape != b.shape ||
+        (e->dtype != DType::F64 && e->dtype != DType::F32))
+      return Status::error(path + ": optimizer state '" + name +
+                           "' does not match the parameter's shape");
+    SINTER_RT_RETURN_IF_ERROR(convertElements(
+        file->data(*e), e->dtype, buffers.data(i), b.dtype,
+        b.byteSize / dtypeSize(b.dtype)));
   }
-  optimizer.setStepsTaken(*taken);
+  updates = *taken;
   return *step;
 }
 

@@ -2,8 +2,9 @@
 //
 // A checkpoint is one safetensors file, `DIR/step-N.safetensors`: every
 // param and state under its own name (so numpy and PyTorch read it as a
-// state_dict), the optimizer's moments as `optimizer.NAME.m` / `.v` in f64,
-// and in the metadata the step, the optimizer's step count and the seed.
+// state_dict), the optimizer's moments as `optimizer.NAME.m` / `.v` in their
+// buffers' dtype (f32; files with f64 moments load, converted), and in the
+// metadata the step, the optimizer's update count and the seed.
 // The data position follows from the step (the sampler is a function of the
 // seed and the step), so a resumed run sees exactly the batches an
 // uninterrupted run would, and computes the same losses bit for bit. Files
@@ -13,7 +14,7 @@
 #ifndef SINTER_RT_PROGRAM_CHECKPOINT_H
 #define SINTER_RT_PROGRAM_CHECKPOINT_H
 
-#include "program/Optimizer.h"
+#include "program/StepPlan.h"
 
 #include <string>
 
@@ -25,17 +26,17 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
                                      const StepPlan &plan,
                                      const BufferSet &buffers,
-                                     const Optimizer &optimizer);
+                                     int64_t updates);
 
 /// The newest checkpoint in `dir`, or "" when there is none.
 std::string latestCheckpoint(const std::string &dir);
 
-/// Restores params, states and optimizer state from `path`; returns the
-/// number of completed steps. Any mismatch or damage is an error naming the
+/// Restores params, states and optimizer state from `path` and the number of
+/// updates applied (`updates`); returns the number of completed steps. Any mismatch or damage is an error naming the
 /// file: a resumed run never silently starts from scratch.
 Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
                                  const StepPlan &plan, BufferSet &buffers,
-                                 Optimizer &optimizer);
+                                 int64_t &updates);
 
 } // namespace sinter::rt
 

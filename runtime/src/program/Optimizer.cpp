@@ -1,8 +1,6 @@
-//===- Optimizer.cpp - Learning-rate schedules, clipping, SGD and AdamW -===//
+//===- Optimizer.cpp - The runtime's part of the update ----------------===//
 
 #include "program/Optimizer.h"
-
-#include "program/Convert.h"
 
 #include <cmath>
 #include <cstdio>
@@ -71,85 +69,63 @@ std::string describeLearningRate(const config::TrainConfig &cfg) {
   return line;
 }
 
-Expected<Optimizer> Optimizer::create(const config::TrainConfig &cfg,
-                                      const StepPlan &plan) {
-  Optimizer o;
-  o.cfg = cfg;
-  for (size_t g = 0; g < plan.buffers.size(); ++g) {
-    const BufferSpec &grad = plan.buffers[g];
-    if (grad.kind != BufferKind::Gradient)
-      continue;
-    const BufferSpec *p = plan.find(grad.name, BufferKind::Param);
-    if (!p)
-      return Status::error("internal error: gradient of unknown parameter '" +
-                           grad.name + "'");
-    Slot s;
-    s.name = grad.name;
-    s.param = size_t(p - plan.buffers.data());
-    s.gradient = g;
-    s.size = p->byteSize / dtypeSize(p->dtype);
-    s.dtype = p->dtype;
-    s.decay = p->shape.size() >= 2 || cfg.optimizer().decay_1d_params();
-    o.params.push_back(std::move(s));
-  }
-  return o;
-}
-
-double Optimizer::gradientNorm(
-    const std::vector<std::vector<double>> &grads) const {
-  double sum = 0;
-  for (const std::vector<double> &g : grads)
-    for (double x : g)
-      sum += x * x;
-  return std::sqrt(sum);
-}
-
-void Optimizer::step(BufferSet &buffers,
-                     const std::vector<std::vector<double>> &grads, double lr) {
-  ++t;
+UpdateScalars updateScalars(const config::TrainConfig &cfg, int64_t step,
+                            int64_t update) {
+  UpdateScalars s{};
   const auto &opt = cfg.optimizer();
-  std::vector<double> p;
-  for (size_t i = 0; i < params.size(); ++i) {
-    Slot &s = params[i];
-    const std::vector<double> &g = grads[i];
-    p.resize(s.size);
-    (void)convertElements(buffers.data(s.param), s.dtype, p.data(), DType::F64,
-                          s.size);
-    if (opt.has_sgd()) {
-      const auto &sgd = opt.sgd();
-      double wd = s.decay ? sgd.weight_decay() : 0.0, mu = sgd.momentum();
-      if (mu > 0 && s.m.empty())
-        s.m.assign(s.size, 0.0);
-      for (uint64_t j = 0; j < s.size; ++j) {
-        double d = g[j] + wd * p[j];
-        if (mu > 0) {
-          // torch.optim.SGD: the first step's buffer is the gradient itself.
-          s.m[j] = t == 1 ? d : mu * s.m[j] + d;
-          d = sgd.nesterov() ? d + mu * s.m[j] : s.m[j];
-        }
-        p[j] -= lr * d;
-      }
-    } else {
-      const auto &adam = opt.adamw();
-      double b1 = adam.beta1(), b2 = adam.beta2(), eps = adam.eps();
-      double wd = s.decay ? adam.weight_decay() : 0.0;
-      if (s.m.empty()) {
-        s.m.assign(s.size, 0.0);
-        s.v.assign(s.size, 0.0);
-      }
-      double c1 = 1 - std::pow(b1, double(t)), c2 = 1 - std::pow(b2, double(t));
-      double stepSize = lr / c1, root2 = std::sqrt(c2);
-      for (uint64_t j = 0; j < s.size; ++j) {
-        p[j] *= 1 - lr * wd; // decoupled weight decay, first
-        s.m[j] = b1 * s.m[j] + (1 - b1) * g[j];
-        s.v[j] = b2 * s.v[j] + (1 - b2) * g[j] * g[j];
-        double denom = std::sqrt(s.v[j]) / root2 + eps;
-        p[j] -= stepSize * s.m[j] / denom;
-      }
-    }
-    (void)convertElements(p.data(), DType::F64, buffers.data(s.param), s.dtype,
-                          s.size);
+  double decay = 0;
+  if (opt.has_sgd()) {
+    decay = opt.sgd().weight_decay();
+    s[SINTER_HP_MOMENTUM] = opt.sgd().momentum();
+    s[SINTER_HP_NESTEROV] = opt.sgd().nesterov() ? 1 : 0;
+  } else {
+    decay = opt.adamw().weight_decay();
+    s[SINTER_HP_BETA1] = opt.adamw().beta1();
+    s[SINTER_HP_BETA2] = opt.adamw().beta2();
+    s[SINTER_HP_EPS] = opt.adamw().eps();
   }
+  s[SINTER_HP_LR] = scheduledLearningRate(cfg, step);
+  s[SINTER_HP_STEP] = double(update);
+  s[SINTER_HP_WEIGHT_DECAY] = decay;
+  s[SINTER_HP_WEIGHT_DECAY_1D] = opt.decay_1d_params() ? decay : 0.0;
+  s[SINTER_HP_MAX_GRAD_NORM] = cfg.clip_grad_norm();
+  s[SINTER_HP_APPLY] = 1;
+  return s;
+}
+
+UpdateScalars gradientsOnly() {
+  UpdateScalars s{};
+  s[SINTER_HP_STEP] = 1;
+  return s; // SINTER_HP_APPLY = 0
+}
+
+std::string compiledOptimizerOf(const config::TrainConfig &cfg) {
+  const auto &opt = cfg.optimizer();
+  if (!opt.has_sgd())
+    return "adamw";
+  return opt.sgd().momentum() > 0 ? "sgd_momentum" : "sgd";
+}
+
+Status checkCompiledOptimizer(const config::TrainConfig &cfg,
+                              const StepPlan &plan) {
+  std::string wanted = compiledOptimizerOf(cfg);
+  // Momentum 0 with momentum buffers is plain SGD.
+  if (plan.optimizer.empty() || plan.optimizer == wanted ||
+      (plan.optimizer == "sgd_momentum" && wanted == "sgd"))
+    return Status::success();
+  auto describe = [](const std::string &kind) -> std::string {
+    if (kind == "sgd_momentum")
+      return "sgd with momentum";
+    if (kind == "sgd")
+      return "sgd without momentum";
+    return kind;
+  };
+  return Status::error("optimizer: the program was compiled for " +
+                       describe(plan.optimizer) + " but the config asks for " +
+                       describe(wanted) +
+                       "; the optimizer's kind and moments are fixed when "
+                       "sinterc compiles (its rates, betas and decay are not): "
+                       "recompile with this config");
 }
 
 } // namespace sinter::rt

@@ -1,9 +1,10 @@
-//===- Optimizer.h - Learning-rate schedules, clipping, SGD and AdamW ---===//
+//===- Optimizer.h - The runtime's part of the update ------------------===//
 //
-// The update a training step ends with, applied by the runtime to the
-// parameter buffers from the gradients the compiled step returns. The
-// formulas are PyTorch's (torch.optim.SGD, torch.optim.AdamW,
-// clip_grad_norm_), so a run can be compared with it number for number.
+// The compiled train step updates its parameters itself (SGD or AdamW with
+// PyTorch's formulas, clipping by the global norm). The runtime computes
+// what changes from step to step or with the config: the learning-rate
+// schedule and the scalars the update reads, and it checks that the config
+// asks for the update that was compiled.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RT_PROGRAM_OPTIMIZER_H
@@ -11,9 +12,9 @@
 
 #include "program/StepPlan.h"
 #include "runtime/config/sinter_config.pb.h"
+#include "sinter/rt/abi.h"
 
-#include <vector>
-
+#include <array>
 #include <string>
 
 namespace sinter::rt {
@@ -31,41 +32,29 @@ double learningRateScale(const config::TrainConfig &cfg);
 /// One line for the log: the rate the optimizer uses and where it comes from.
 std::string describeLearningRate(const config::TrainConfig &cfg);
 
-class Optimizer {
-public:
-  /// One slot per parameter of `plan` that has a gradient.
-  static Expected<Optimizer> create(const config::TrainConfig &cfg,
-                                    const StepPlan &plan);
+/// The scalars the compiled update reads (abi.h's sinter_hyperparameter),
+/// indexed by it.
+using UpdateScalars = std::array<double, SINTER_HP_COUNT>;
 
-  /// The global L2 norm of the gradients (`grads[i]` for parameter slot i).
-  double gradientNorm(const std::vector<std::vector<double>> &grads) const;
+/// The scalars of optimizer step `step` (0-based), the `update`-th update
+/// of the run (1 for the first): the scheduled rate, the config's decay,
+/// betas, eps, momentum and clipping.
+UpdateScalars updateScalars(const config::TrainConfig &cfg, int64_t step,
+                            int64_t update);
 
-  /// Applies one update with learning rate `lr` to the parameter buffers.
-  /// Gradients are in f64 (accumulated over micro-batches); parameters keep
-  /// their dtype.
-  void step(BufferSet &buffers, const std::vector<std::vector<double>> &grads,
-            double lr);
+/// Scalars that make a train step compute its gradients and leave its
+/// parameters and moments as they are (--gradients).
+UpdateScalars gradientsOnly();
 
-  /// Parameter slots: the buffer index of the parameter and of its gradient.
-  struct Slot {
-    std::string name;
-    size_t param = 0;
-    size_t gradient = 0;
-    uint64_t size = 0;
-    DType dtype = DType::F32;
-    bool decay = true;
-    std::vector<double> m, v; ///< momentum / first and second moments
-  };
-  const std::vector<Slot> &slots() const { return params; }
-  std::vector<Slot> &slots() { return params; }
-  int64_t stepsTaken() const { return t; }
-  void setStepsTaken(int64_t steps) { t = steps; }
+/// The compiled update of a config: "adamw", "sgd" or "sgd_momentum" (the
+/// plan's names).
+std::string compiledOptimizerOf(const config::TrainConfig &cfg);
 
-private:
-  config::TrainConfig cfg;
-  std::vector<Slot> params;
-  int64_t t = 0;
-};
+/// Fails unless `cfg` asks for the update compiled into `plan`: the kind of
+/// optimizer and its moments are fixed when sinterc compiles; its scalars
+/// are not.
+Status checkCompiledOptimizer(const config::TrainConfig &cfg,
+                              const StepPlan &plan);
 
 } // namespace sinter::rt
 

@@ -21,6 +21,9 @@ const char *bufferKindName(BufferKind kind) {
   case BufferKind::Output: return "output";
   case BufferKind::Workspace: return "workspace";
   case BufferKind::Gradient: return "gradient";
+  case BufferKind::OptimizerState: return "optimizer state";
+  case BufferKind::GradNorm: return "gradient norm";
+  case BufferKind::NonFinite: return "non-finite flag";
   }
   return "buffer";
 }
@@ -46,10 +49,12 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
   StepPlan result;
   result.model = step.model();
   result.phase = step.phase();
+  result.optimizer = step.optimizer();
   for (const plan::Buffer &b : step.buffers()) {
     BufferSpec spec;
     spec.name = b.name();
     spec.kind = static_cast<BufferKind>(b.kind());
+    spec.slot = b.slot();
     spec.dtype = fromPlan(b.dtype());
     for (int64_t d : b.shape()) {
       if (d < 0)

@@ -23,7 +23,10 @@ namespace sinter::rt {
 enum class BufferKind {
   Input, Param, State, Loss, Metric, StateOut, Output,
   Workspace, ///< the step's arena of intermediate buffers (shape: bytes)
-  Gradient   ///< d(loss)/d(param `name`)
+  Gradient,  ///< d(loss)/d(param `name`)
+  OptimizerState, ///< moment `slot` ("m" or "v") of param `name`
+  GradNorm,  ///< the global L2 norm of the step's gradients (f64 scalar)
+  NonFinite  ///< 1 when the step skipped its update (i32 scalar)
 };
 const char *bufferKindName(BufferKind kind);
 
@@ -35,6 +38,7 @@ struct BufferSpec {
   std::string init; ///< params and states
   std::vector<double> initArgs;
   uint64_t valueBound = 0; ///< integer inputs: values in [0, bound); 0 unknown
+  std::string slot;        ///< optimizer states: "m" or "v"
   uint64_t byteSize = 0;
 };
 
@@ -47,6 +51,9 @@ struct GradientBucket {
 struct StepPlan {
   std::string model;
   std::string phase;
+  /// The update compiled into a train step: "adamw", "sgd", "sgd_momentum"
+  /// or empty (none).
+  std::string optimizer;
   std::vector<BufferSpec> buffers;
   std::vector<GradientBucket> buckets;
 

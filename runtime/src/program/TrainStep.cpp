@@ -156,6 +156,20 @@ void sinter_rt_bucket_ready(int64_t bucket) {
       s.buffers->bucketElements(b), ReduceOp::Sum));
 }
 
+double sinter_rt_hyperparameter(int64_t which) {
+  ActiveStep &s = current();
+  if (which < 0 || which >= SINTER_HP_COUNT) {
+    if (s.error.ok())
+      s.error = Status::error("internal error: the step asked for "
+                              "hyperparameter " + std::to_string(which));
+    return 0;
+  }
+  // A step whose communication failed leaves its parameters alone.
+  if (which == SINTER_HP_APPLY && !s.error.ok())
+    return 0;
+  return s.world->update[size_t(which)];
+}
+
 void sinter_rt_gradients_ready(void) {
   ActiveStep &s = current();
   if (!s.world->comm || !s.error.ok())

@@ -11,6 +11,7 @@
 
 #include "data/BatchSource.h"
 #include "dist/Communicator.h"
+#include "program/Optimizer.h"
 #include "program/StepPlan.h"
 
 #include <vector>
@@ -39,6 +40,8 @@ struct TrainStepWorld {
   /// Sums gradients and counts over the ranks; null for one process.
   Communicator *comm = nullptr;
   CommunicationTimes *times = nullptr; ///< optional
+  /// What the step's update reads (sinter_rt_hyperparameter).
+  UpdateScalars update = gradientsOnly();
 };
 
 /// Runs the train step `fn` on `buffers` with `world` answering its calls,

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 namespace sinter::rt {
 
@@ -55,8 +56,33 @@ std::vector<double> asDoubles(const void *p, DType t, uint64_t n) {
 struct StepValues {
   double loss = 0;
   std::vector<double> metrics;
-  std::vector<std::vector<double>> grads; ///< per optimizer slot
+  double gradNorm = 0;
+  double nonFinite = 0; ///< summed over ranks: how many saw one
 };
+
+/// The first parameter whose gradient has a non-finite element, or "".
+std::string firstNonFiniteGradient(const StepPlan &plan,
+                                   const BufferSet &buffers) {
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &b = plan.buffers[i];
+    if (b.kind != BufferKind::Gradient)
+      continue;
+    uint64_t n = b.byteSize / dtypeSize(b.dtype);
+    std::vector<double> v = asDoubles(buffers.data(i), b.dtype, n);
+    for (double x : v)
+      if (!std::isfinite(x))
+        return b.name;
+  }
+  return "";
+}
+
+/// The index of the first buffer of `kind`, if the plan has one.
+std::optional<size_t> bufferOf(const StepPlan &plan, BufferKind kind) {
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].kind == kind)
+      return i;
+  return std::nullopt;
+}
 
 /// Rank 0's params and states on every rank.
 Status broadcastParameters(Communicator &comm, const StepPlan &plan,
@@ -77,13 +103,15 @@ Status broadcastParameters(Communicator &comm, const StepPlan &plan,
 
 /// The step's values over all ranks: the loss is the sum of the ranks'
 /// shares, metrics and new floating-point states the mean of the ranks'
-/// (equal-sized) means.
+/// (equal-sized) means, the non-finite flags a count.
 Status reduceStepValues(Communicator &comm, const StepPlan &plan,
                         BufferSet &buffers, const std::vector<size_t> &stateOut,
-                        double &loss, std::vector<double> &metrics) {
+                        StepValues &step) {
   if (comm.size() == 1)
     return Status::success();
-  std::vector<double> values = {loss};
+  double &loss = step.loss;
+  std::vector<double> &metrics = step.metrics;
+  std::vector<double> values = {loss, step.nonFinite};
   values.insert(values.end(), metrics.begin(), metrics.end());
   std::vector<Pending> started = {
       comm.allReduce(values.data(), DType::F64, values.size(), ReduceOp::Sum)};
@@ -101,8 +129,9 @@ Status reduceStepValues(Communicator &comm, const StepPlan &plan,
     SINTER_RT_RETURN_IF_ERROR(p.wait());
   double ranks = double(comm.size());
   loss = values[0];
+  step.nonFinite = values[1];
   for (size_t m = 0; m < metrics.size(); ++m)
-    metrics[m] = values[m + 1] / ranks;
+    metrics[m] = values[m + 2] / ranks;
   size_t s = 0;
   for (size_t i : stateOut) {
     const BufferSpec &b = plan.buffers[i];
@@ -156,9 +185,8 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
   Expected<Sampler> sampler = Sampler::create(order);
   if (!sampler.ok())
     return sampler.status().withPrefix("data.train: ");
-  Expected<Optimizer> optimizer = Optimizer::create(cfg, plan);
-  if (!optimizer.ok())
-    return optimizer.status();
+  SINTER_RT_RETURN_IF_ERROR(checkCompiledOptimizer(cfg, plan));
+  int64_t updates = 0; // applied so far, over the whole run
 
   // Resume: the newest checkpoint of checkpoint.dir, when asked to.
   const auto &ck = cfg.checkpoint();
@@ -167,7 +195,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     std::string latest = latestCheckpoint(ck.dir());
     if (!latest.empty()) {
       Expected<int64_t> step =
-          loadCheckpoint(latest, cfg.seed(), plan, buffers, *optimizer);
+          loadCheckpoint(latest, cfg.seed(), plan, buffers, updates);
       if (!step.ok())
         return step.status().withPrefix("resuming: ");
       first = *step;
@@ -191,6 +219,8 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
   std::vector<size_t> metricBuffers, stateOut;
   std::vector<std::string> metricNames;
   size_t lossBuffer = 0;
+  std::optional<size_t> gradNormBuffer = bufferOf(plan, BufferKind::GradNorm);
+  std::optional<size_t> nonFiniteBuffer = bufferOf(plan, BufferKind::NonFinite);
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &spec = plan.buffers[i];
     if (spec.kind == BufferKind::Loss)
@@ -232,6 +262,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
         return batch.status();
       world.microBatches.push_back(std::move(batch->tensors));
     }
+    world.update = updateScalars(cfg, step, updates + 1);
     SINTER_RT_RETURN_IF_ERROR(runTrainStep(run.fn, plan, buffers, world));
     StepValues sums;
     sums.loss = asDoubles(buffers.data(lossBuffer),
@@ -239,44 +270,40 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     for (size_t m : metricBuffers)
       sums.metrics.push_back(
           asDoubles(buffers.data(m), plan.buffers[m].dtype, 1)[0]);
-    for (const Optimizer::Slot &slot : optimizer->slots())
-      sums.grads.push_back(asDoubles(buffers.data(slot.gradient),
-                                     plan.buffers[slot.gradient].dtype,
-                                     slot.size));
+    if (gradNormBuffer)
+      sums.gradNorm = asDoubles(buffers.data(*gradNormBuffer), DType::F64, 1)[0];
+    if (nonFiniteBuffer)
+      sums.nonFinite = asDoubles(buffers.data(*nonFiniteBuffer),
+                                 plan.buffers[*nonFiniteBuffer].dtype, 1)[0];
+    // The global loss, metrics, new states and non-finite flags, and
+    // whether any rank was asked to stop: every rank decides alike.
+    SINTER_RT_RETURN_IF_ERROR(
+        reduceStepValues(comm, plan, buffers, stateOut, sums));
+    // A step that saw a non-finite loss or gradient changed no parameter;
+    // the run stops with its last checkpoint as it was.
     if (!std::isfinite(sums.loss))
       return Status::error("step " + std::to_string(step + 1) + ": the loss is " +
                            std::to_string(sums.loss) +
                            "; lower the learning rate or check the data");
-    for (size_t s = 0; s < sums.grads.size(); ++s)
-      for (double x : sums.grads[s])
-        if (!std::isfinite(x))
-          return Status::error("step " + std::to_string(step + 1) +
-                               ": the gradient of '" +
-                               optimizer->slots()[s].name +
-                               "' is not finite; lower the learning rate or "
-                               "clip gradients (clip_grad_norm)");
-    // States move once per step, to the mean the step computed (DOMAIN.md 4).
-    // The global loss, metrics and new states, and whether any rank was
-    // asked to stop: one all-reduce, so every rank decides alike.
-    SINTER_RT_RETURN_IF_ERROR(reduceStepValues(comm, plan, buffers, stateOut,
-                                               sums.loss, sums.metrics));
+    if (sums.nonFinite > 0) {
+      std::string name = firstNonFiniteGradient(plan, buffers);
+      return Status::error(
+          "step " + std::to_string(step + 1) + ": " +
+          (name.empty() ? "a rank's loss" : "the gradient of '" + name + "'") +
+          " is not finite; lower the learning rate or clip gradients "
+          "(clip_grad_norm)");
+    }
+    ++updates;
     int signal = agreedSignal(comm);
+    // States move once per step, to the mean the step computed (DOMAIN.md 4).
     for (size_t i : stateOut) {
       const BufferSpec &spec = plan.buffers[i];
       if (const BufferSpec *state = plan.find(spec.name, BufferKind::State))
         std::memcpy(buffers.data(size_t(state - plan.buffers.data())),
                     buffers.data(i), spec.byteSize);
     }
-    double norm = optimizer->gradientNorm(sums.grads);
-    if (cfg.clip_grad_norm() > 0) {
-      double clip = std::min(1.0, cfg.clip_grad_norm() / (norm + 1e-6));
-      if (clip < 1.0)
-        for (std::vector<double> &g : sums.grads)
-          for (double &x : g)
-            x *= clip;
-    }
-    double lr = scheduledLearningRate(cfg, step);
-    optimizer->step(buffers, sums.grads, lr);
+    double norm = sums.gradNorm;
+    double lr = world.update[SINTER_HP_LR];
     samplesSinceLog += uint64_t(cfg.batch().global());
 
     bool last = step + 1 == cfg.steps();
@@ -286,7 +313,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
       if (lead) {
         Expected<std::string> saved =
             saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
-                           buffers, *optimizer);
+                           buffers, updates);
         if (!saved.ok())
           return saved.status();
         written = *saved;

@@ -20,9 +20,11 @@ struct StepRun {
 
 /// Trains for cfg.steps optimizer steps: each step hands the train step its
 /// k = batch.global / batch.micro micro-batches of `trainData` (sampled as
-/// DistributedSampler does); the step returns the loss and gradients over
-/// the global batch and the mean metrics and new states. Then the runtime
-/// clips and applies the optimizer. Logs every log.every steps
+/// DistributedSampler does); the step sums the gradients over the global
+/// batch, clips them and updates the parameters itself, reading this step's
+/// learning rate and the optimizer's scalars from the runtime, and returns
+/// the loss, the gradients' norm and the mean metrics and new states. A
+/// non-finite loss or gradient stops the run. Logs every log.every steps
 /// and evaluates every eval.every steps with `eval` when given. Saves a
 /// checkpoint every checkpoint.every steps and at the end (checkpoint.dir),
 /// and resumes from the newest one when checkpoint.resume is set.

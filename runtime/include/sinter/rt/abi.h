@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 2
+#define SINTER_ABI_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,15 +21,19 @@ extern "C" {
 /* The ABI version the object was compiled for. */
 extern const int64_t sinter_abi_version;
 
-/* One step per compiled phase: "eval" (one batch) and "train" (the step of
- * one rank over its micro-batches, without the optimizer).
+/* One step per compiled phase: "eval" (one batch) and "train" (the whole
+ * step of one rank: its micro-batches, the gradients summed over the ranks,
+ * and the update of the parameters and optimizer states).
  * `buffers` holds one pointer per buffer of the step's plan, in plan order:
  * each points to a dense, row-major, 64-byte aligned array of the buffer's
  * dtype and shape. Params and states are read; the train step loads its
  * inputs itself (sinter_rt_load_input), the eval step reads them. The loss,
  * metrics, gradients and new states are written: for a train step, the loss
  * and gradients of the whole step, and the metrics and new states as means
- * over its micro-batches. A step keeps no state between calls. The symbols
+ * over its micro-batches. A train step also updates its parameters and
+ * optimizer states in place, unless the loss or a gradient is not finite
+ * (then it writes its non-finite flag and changes nothing), and writes the
+ * gradients' global norm. A step keeps no state between calls. The symbols
  * are weak here: a program may have been compiled without a phase. */
 void sinter_step_eval(void **buffers) __attribute__((weak));
 void sinter_step_train(void **buffers) __attribute__((weak));
@@ -81,6 +85,25 @@ void sinter_rt_bucket_ready(int64_t bucket);
 void sinter_rt_all_reduce_sum_f32(float *data, int64_t count);
 void sinter_rt_all_reduce_sum_f64(double *data, int64_t count);
 void sinter_rt_gradients_ready(void);
+
+/* The scalars of this step's update (the train step reads them after its
+ * gradients are final). The runtime computes the learning-rate schedule and
+ * owns the config, so they change without recompiling. */
+enum sinter_hyperparameter {
+  SINTER_HP_LR = 0,              /* this step's learning rate */
+  SINTER_HP_STEP = 1,            /* the number of this update, 1 for the first */
+  SINTER_HP_WEIGHT_DECAY = 2,    /* for parameters of two or more dimensions */
+  SINTER_HP_WEIGHT_DECAY_1D = 3, /* for parameters of one dimension */
+  SINTER_HP_BETA1 = 4,
+  SINTER_HP_BETA2 = 5,
+  SINTER_HP_EPS = 6,
+  SINTER_HP_MOMENTUM = 7,
+  SINTER_HP_NESTEROV = 8,        /* 0 or 1 */
+  SINTER_HP_MAX_GRAD_NORM = 9,   /* 0: no clipping */
+  SINTER_HP_APPLY = 10,          /* 0: compute the gradients only */
+  SINTER_HP_COUNT = 11
+};
+double sinter_rt_hyperparameter(int64_t which);
 
 /* y[n, o, oh, ow] = conv(x[n, c, h, w], w[o, c, kh, kw]) with strides
  * (sh, sw) and dilations (dh, dw); the input is already padded. */

@@ -14,7 +14,7 @@ mkdir -p "$out/runtime-corpus"
 src=(runtime/src/checkpoint/{JsonTree,Safetensors}.cpp
      runtime/src/core/DType.cpp
      runtime/src/data/{Npy,PyLiteral,TokenFile}.cpp
-     runtime/src/support/{AtomicFile,FileBuffer,Format}.cpp
+     runtime/src/support/{AtomicFile,Crc32c,FileBuffer,Format}.cpp
      runtime/fuzz/ReaderFuzzer.cpp)
 fuzzer="$out/runtime-reader-fuzzer"
 if [ ! -x "$fuzzer" ] || [ -n "$(find "${src[@]}" runtime/src runtime/include -name '*.h' -newer "$fuzzer" -o -name '*.cpp' -newer "$fuzzer")" ]; then

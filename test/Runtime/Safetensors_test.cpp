@@ -1,6 +1,7 @@
 //===- Safetensors_test.cpp - .safetensors reading and writing ------------===//
 
 #include "checkpoint/Safetensors.h"
+#include "support/Crc32c.h"
 
 #include "TestUtil.h"
 
@@ -35,10 +36,57 @@ std::string entry(const std::string &name, const std::string &dtype, const std::
          ",\"data_offsets\":[" + std::to_string(b) + "," + std::to_string(e) + "]}";
 }
 
+/// 8 lowercase hex digits, as checksums appear in messages and metadata.
+std::string hex8(uint32_t v) {
+  char buf[9];
+  std::snprintf(buf, sizeof(buf), "%08x", v);
+  return buf;
+}
+
+/// Where the data section of a well-formed file starts.
+size_t dataStart(const std::vector<uint8_t> &bytes) {
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i)
+    n |= (uint64_t)bytes[i] << (8 * i);
+  return (size_t)(8 + n);
+}
+
+/// Tensors of every size class, as a checkpoint holds them, written with
+/// their checksums.
+std::vector<uint8_t> checkpointLikeFile() {
+  std::vector<float> w(24), b(6);
+  std::vector<double> m(24);
+  for (size_t i = 0; i < w.size(); ++i) {
+    w[i] = 0.25f * (float)i - 3;
+    m[i] = 1e-3 * (double)i;
+  }
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = (float)i;
+  int32_t ids[7] = {3, 1, 4, 1, 5, 9, 2};
+  uint8_t mask[3] = {1, 0, 1};
+  uint16_t scale[1] = {0x3c00};
+  Expected<std::vector<uint8_t>> bytes = encodeSafetensors(
+      {{"fc1.weight", DType::F32, {4, 6}, w.data()},
+       {"fc1.bias", DType::F32, {6}, b.data()},
+       {"optimizer.fc1.weight.m", DType::F64, {4, 6}, m.data()},
+       {"ids", DType::I32, {7}, ids},
+       {"mask", DType::Bool, {3}, mask},
+       {"scale", DType::F16, {1}, scale},
+       {"empty", DType::F32, {0}, nullptr}},
+      {{"step", "20"}});
+  if (!bytes.ok()) {
+    ADD_FAILURE() << bytes.message();
+    return {};
+  }
+  return bytes.take();
+}
+
 } // namespace
 
-// The exact bytes the reference library writes for the same tensors
-// (safetensors 0.8 in Python: safetensors.numpy.save).
+// The exact bytes the reference library writes for the same tensors and
+// metadata (safetensors 0.8 in Python: safetensors.numpy.save), the metadata
+// holding the checksums Sinter adds (computed one bit at a time from the
+// definition of CRC-32C, independently of Crc32c.cpp).
 TEST(Safetensors, SameBytesAsTheReferenceWriter) {
   float a[6] = {0, 1, 2, 3, 4, 5};
   int64_t b[2] = {1, 2};
@@ -50,17 +98,20 @@ TEST(Safetensors, SameBytesAsTheReferenceWriter) {
       {{"step", "10"}, {"format", "pt"}});
   ASSERT_TRUE(bytes.ok()) << bytes.message();
   std::string json =
-      "{\"__metadata__\":{\"format\":\"pt\",\"step\":\"10\"},"
+      "{\"__metadata__\":{\"format\":\"pt\","
+      "\"sinter.crc32c.a\":\"78743a5d\",\"sinter.crc32c.b\":\"22046d5a\","
+      "\"sinter.crc32c.c\":\"a016d052\",\"sinter.crc32c.h\":\"ac4b870f\","
+      "\"step\":\"10\"},"
       "\"b\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]},"
       "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[16,40]},"
       "\"h\":{\"dtype\":\"F16\",\"shape\":[3],\"data_offsets\":[40,46]},"
-      "\"c\":{\"dtype\":\"BOOL\",\"shape\":[1],\"data_offsets\":[46,47]}}      ";
+      "\"c\":{\"dtype\":\"BOOL\",\"shape\":[1],\"data_offsets\":[46,47]}}  ";
   std::vector<uint8_t> want = stFile(json, 0);
   want.insert(want.end(), (const uint8_t *)b, (const uint8_t *)b + 16);
   want.insert(want.end(), (const uint8_t *)a, (const uint8_t *)a + 24);
   want.insert(want.end(), (const uint8_t *)h, (const uint8_t *)h + 6);
   want.push_back(1);
-  ASSERT_EQ(want.size(), 327u);
+  ASSERT_EQ(want.size(), 439u);
   EXPECT_EQ(*bytes, want);
 }
 
@@ -88,9 +139,8 @@ TEST(Safetensors, RoundTripEveryDType) {
   Expected<SafetensorsFile> f = SafetensorsFile::read(path);
   ASSERT_TRUE(f.ok()) << f.message();
   EXPECT_EQ(f->tensors().size(), 8u);
-  EXPECT_EQ(f->metadata().at("sinter.step"), "42");
-  uint8_t *fileStart = nullptr;
-  (void)fileStart;
+  EXPECT_EQ(f->metadata(), (std::map<std::string, std::string>{{"sinter.step", "42"}}))
+      << "the checksums are not part of metadata()";
   for (size_t k = 0; k < 7; ++k) {
     const SafetensorsEntry *e = f->find(tensors[k].name);
     ASSERT_NE(e, nullptr) << tensors[k].name;
@@ -98,10 +148,12 @@ TEST(Safetensors, RoundTripEveryDType) {
     EXPECT_EQ(e->shape, tensors[k].shape);
     ASSERT_EQ(e->byteSize(), storage[k].size());
     EXPECT_EQ(std::memcmp(f->data(*e), storage[k].data(), storage[k].size()), 0);
+    EXPECT_EQ(e->crc32c, crc32c(storage[k].data(), storage[k].size())) << e->name;
     // Every tensor is aligned to its element size within the file.
     EXPECT_EQ((uintptr_t)f->data(*e) % dtypeSize(e->dtype), 0u) << e->name;
   }
   EXPECT_EQ(f->find("empty")->byteSize(), 0u);
+  EXPECT_EQ(f->find("empty")->crc32c, 0u) << "the CRC-32C of no bytes";
   EXPECT_EQ(f->find("nope"), nullptr);
 }
 
@@ -127,6 +179,8 @@ TEST(Safetensors, WriteErrors) {
             "a tensor cannot be named '__metadata__', which the format reserves");
   EXPECT_EQ(encodeSafetensors({{"bad\xff", DType::F32, {1}, &x}}).message(),
             "tensor name 'bad\\xff' is not valid UTF-8");
+  EXPECT_EQ(encodeSafetensors({{"a", DType::F32, {1}, &x}}, {{"sinter.crc32c.a", "00000000"}}).message(),
+            "metadata key 'sinter.crc32c.a' is reserved: the tensors' checksums are written under 'sinter.crc32c.'");
   TempDir dir;
   EXPECT_EQ(writeSafetensors(dir.file("x.safetensors"), {{"big", DType::F64, {1ull << 62, 8}, &x}}).message(),
             dir.file("x.safetensors") + ": tensor 'big' [4611686018427387904, 8] makes the file larger than 2^64 bytes");
@@ -215,4 +269,158 @@ TEST(Safetensors, OffsetErrors) {
             "ckpt.safetensors: tensor 'z': data_offsets [8, 8] overlap tensor 'a' at [0, 16]");
   EXPECT_EQ(parseError(stFile("{" + entry("a", "F32", "[4]", 0, 16) + "," + entry("z", "F32", "[0]", 16, 16) + "}   ", 16)),
             "(parsed)");
+}
+
+// A byte changed in the middle of any tensor's data is noticed, and the
+// message names the file and that tensor.
+TEST(Safetensors, FlippedByteInEachTensorIsRefused) {
+  std::vector<uint8_t> clean = checkpointLikeFile();
+  ASSERT_FALSE(clean.empty());
+  Expected<SafetensorsFile> original = SafetensorsFile::parse(FileBuffer::fromBytes(clean, "clean"));
+  ASSERT_TRUE(original.ok()) << original.message();
+  size_t start = dataStart(clean);
+  TempDir dir;
+  std::string path = dir.file("step-20.safetensors");
+  size_t damaged = 0;
+  for (const SafetensorsEntry &e : original->tensors()) {
+    if (e.byteSize() == 0)
+      continue;
+    std::vector<uint8_t> bytes = clean;
+    uint8_t *tensor = bytes.data() + start + e.begin;
+    tensor[e.byteSize() / 2] ^= 0x01;
+    writeBytes(path, bytes);
+    Expected<SafetensorsFile> f = SafetensorsFile::read(path);
+    ASSERT_FALSE(f.ok()) << e.name << ": the damage went unnoticed";
+    EXPECT_EQ(f.message(), path + ": tensor '" + e.name +
+                               "' is damaged: its checksum does not match (expected crc32c " +
+                               hex8(crc32c(clean.data() + start + e.begin, e.byteSize())) +
+                               ", got " + hex8(crc32c(tensor, e.byteSize())) +
+                               "); the file changed after it was written");
+    ++damaged;
+  }
+  EXPECT_EQ(damaged, 6u) << "every tensor but the empty one";
+  writeBytes(path, clean);
+  EXPECT_TRUE(SafetensorsFile::read(path).ok()) << "the undamaged file loads";
+}
+
+// Not only the middle: a flipped bit anywhere in the data names the tensor
+// that holds it.
+TEST(Safetensors, EveryByteOfTheDataIsChecked) {
+  std::vector<uint8_t> clean = checkpointLikeFile();
+  ASSERT_FALSE(clean.empty());
+  Expected<SafetensorsFile> original = SafetensorsFile::parse(FileBuffer::fromBytes(clean, "clean"));
+  ASSERT_TRUE(original.ok()) << original.message();
+  size_t start = dataStart(clean);
+  ASSERT_GT(clean.size(), start);
+  for (size_t at = start; at < clean.size(); ++at) {
+    const SafetensorsEntry *owner = nullptr;
+    for (const SafetensorsEntry &e : original->tensors())
+      if (at - start >= e.begin && at - start < e.end)
+        owner = &e;
+    ASSERT_NE(owner, nullptr) << "byte " << at;
+    std::vector<uint8_t> bytes = clean;
+    bytes[at] ^= 0x80;
+    std::string m = parseError(bytes);
+    EXPECT_EQ(m.rfind("ckpt.safetensors: tensor '" + owner->name + "' is damaged: ", 0), 0u)
+        << "byte " << at << ": " << m;
+  }
+}
+
+// PyTorch, numpy and other writers record no checksums: their files load,
+// and nothing is invented for them.
+TEST(Safetensors, FileWithoutChecksumsStillLoads) {
+  float a[2] = {1.5f, -2};
+  int32_t b[1] = {7};
+  std::vector<uint8_t> bytes = stFile("{\"__metadata__\":{\"format\":\"pt\"}," +
+                                          entry("a", "F32", "[2]", 0, 8) + "," +
+                                          entry("b", "I32", "[1]", 8, 12) + "}    ",
+                                      0);
+  bytes.insert(bytes.end(), (const uint8_t *)a, (const uint8_t *)a + 8);
+  bytes.insert(bytes.end(), (const uint8_t *)b, (const uint8_t *)b + 4);
+  Expected<SafetensorsFile> f = SafetensorsFile::parse(FileBuffer::fromBytes(bytes, "torch.safetensors"));
+  ASSERT_TRUE(f.ok()) << f.message();
+  EXPECT_EQ(f->metadata(), (std::map<std::string, std::string>{{"format", "pt"}}));
+  ASSERT_EQ(f->tensors().size(), 2u);
+  for (const SafetensorsEntry &e : f->tensors())
+    EXPECT_FALSE(e.crc32c.has_value()) << e.name;
+  EXPECT_EQ(std::memcmp(f->data(*f->find("a")), a, 8), 0);
+  EXPECT_EQ(std::memcmp(f->data(*f->find("b")), b, 4), 0);
+}
+
+// The checksum in the header is as likely to be hit as the data it guards.
+TEST(Safetensors, DamagedChecksumValueIsRefused) {
+  std::vector<uint8_t> clean = checkpointLikeFile();
+  ASSERT_FALSE(clean.empty());
+  std::string text(clean.begin(), clean.end());
+  for (const std::string name : {"fc1.weight", "mask", "empty"}) {
+    std::string key = "\"" + safetensorsChecksumKey(name) + "\":\"";
+    size_t at = text.find(key);
+    ASSERT_NE(at, std::string::npos) << key;
+    size_t value = at + key.size();
+    std::string recorded = text.substr(value, 8);
+
+    // Another hex digit: a different checksum, which the data does not match.
+    std::vector<uint8_t> bytes = clean;
+    bytes[value + 3] = recorded[3] == '0' ? '1' : '0';
+    std::string altered(bytes.begin() + value, bytes.begin() + value + 8);
+    EXPECT_EQ(parseError(bytes), "ckpt.safetensors: tensor '" + name +
+                                     "' is damaged: its checksum does not match (expected crc32c " +
+                                     altered + ", got " + recorded +
+                                     "); the file changed after it was written");
+
+    // Not a hex digit at all.
+    bytes[value + 3] = 'g';
+    EXPECT_EQ(parseError(bytes), "ckpt.safetensors: tensor '" + name + "': its checksum '" +
+                                     std::string(bytes.begin() + value, bytes.begin() + value + 8) +
+                                     "' is not 8 lowercase hexadecimal digits; the header is damaged");
+  }
+}
+
+// A checksum that names no tensor, or a tensor without one in a file that
+// has them, means the header changed (a renamed tensor, a lost key).
+TEST(Safetensors, ChecksumsMustMatchTheTensors) {
+  std::string zeros = hex8(crc32c(std::vector<uint8_t>(4, 0).data(), 4));
+  std::string a = entry("a", "F32", "[1]", 0, 4), b = entry("b", "F32", "[1]", 4, 8);
+  EXPECT_EQ(parseError(stFile("{\"__metadata__\":{\"sinter.crc32c.a\":\"" + zeros + "\"}," + a +
+                              "," + b + "}",
+                              8)),
+            "ckpt.safetensors: tensor 'b' has no checksum (no 'sinter.crc32c.b' in '__metadata__'), "
+            "but the other tensors have; the header is damaged, or the file was edited without "
+            "updating its checksums");
+  EXPECT_EQ(parseError(stFile("{\"__metadata__\":{\"sinter.crc32c.a\":\"" + zeros +
+                              "\",\"sinter.crc32c.b\":\"" + zeros + "\",\"sinter.crc32c.c\":\"" +
+                              zeros + "\"}," + a + "," + b + "}",
+                              8)),
+            "ckpt.safetensors: '__metadata__' holds a checksum for tensor 'c', which the file does "
+            "not hold; the header is damaged, or the file was edited without updating its checksums");
+  EXPECT_EQ(parseError(stFile("{\"__metadata__\":{\"sinter.crc32c.a\":\"" + zeros +
+                              "\",\"sinter.crc32c.b\":\"" + zeros + "\"}," + a + "," + b + "}",
+                              8)),
+            "(parsed)");
+
+  // A tensor's name changed in a file Sinter wrote.
+  std::vector<uint8_t> bytes = checkpointLikeFile();
+  std::string text(bytes.begin(), bytes.end());
+  size_t at = text.find("\"fc1.bias\":{");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 4] = '2';
+  EXPECT_EQ(parseError(bytes),
+            "ckpt.safetensors: '__metadata__' holds a checksum for tensor 'fc1.bias', which the "
+            "file does not hold; the header is damaged, or the file was edited without updating "
+            "its checksums");
+}
+
+// What the reader returns can be written again and read back the same
+// (ReaderFuzzer.cpp relies on it): the checksums are recomputed, never
+// passed through as metadata.
+TEST(Safetensors, RewritingAReadFileKeepsItsMetadata) {
+  std::vector<uint8_t> clean = checkpointLikeFile();
+  Expected<SafetensorsFile> f = SafetensorsFile::parse(FileBuffer::fromBytes(clean, "a"));
+  ASSERT_TRUE(f.ok()) << f.message();
+  std::vector<SafetensorsTensor> tensors;
+  for (const SafetensorsEntry &e : f->tensors())
+    tensors.push_back({e.name, e.dtype, e.shape, f->data(e)});
+  Expected<std::vector<uint8_t>> again = encodeSafetensors(tensors, f->metadata());
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(*again, clean);
 }

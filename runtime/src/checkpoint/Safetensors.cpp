@@ -4,6 +4,7 @@
 
 #include "checkpoint/JsonTree.h"
 #include "support/AtomicFile.h"
+#include "support/Crc32c.h"
 #include "support/Format.h"
 
 #include <algorithm>
@@ -13,6 +14,9 @@
 
 namespace sinter::rt {
 namespace {
+
+/// Metadata keys under this prefix hold the tensors' checksums (Safetensors.h).
+constexpr std::string_view kChecksumPrefix = "sinter.crc32c.";
 
 const DType kAllTypes[] = {DType::F64, DType::F32, DType::BF16, DType::F16,
                            DType::I64, DType::I32, DType::Bool};
@@ -168,6 +172,64 @@ std::string jsonString(std::string_view s) {
   return out + "\"";
 }
 
+std::string formatChecksum(uint32_t crc) {
+  char buf[9];
+  std::snprintf(buf, sizeof(buf), "%08x", crc);
+  return buf;
+}
+
+/// Exactly what formatChecksum writes: 8 lowercase hex digits.
+std::optional<uint32_t> parseChecksum(std::string_view text) {
+  if (text.size() != 8)
+    return std::nullopt;
+  uint32_t value = 0;
+  for (char c : text) {
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0)
+      return std::nullopt;
+    value = value << 4 | uint32_t(digit);
+  }
+  return value;
+}
+
+/// Checks every tensor's bytes (the data section at `data`) against
+/// `recorded`, the checksums of "__metadata__" by tensor name, and keeps
+/// each in its entry. Nothing is recorded in files from other writers.
+Status verifyChecksums(const std::map<std::string, std::string> &recorded,
+                       std::vector<SafetensorsEntry> &entries, const uint8_t *data) {
+  if (recorded.empty())
+    return Status::success();
+  // A renamed tensor or a lost key would otherwise skip the check silently.
+  const std::string edited =
+      "; the header is damaged, or the file was edited without updating its checksums";
+  std::set<std::string> names;
+  for (const SafetensorsEntry &e : entries)
+    names.insert(e.name);
+  for (const auto &[name, text] : recorded)
+    if (!names.count(name))
+      return Status::error("'__metadata__' holds a checksum for tensor " + quoteForMessage(name) +
+                           ", which the file does not hold" + edited);
+  for (SafetensorsEntry &e : entries) {
+    std::string tensor = "tensor " + quoteForMessage(e.name);
+    auto it = recorded.find(e.name);
+    if (it == recorded.end())
+      return Status::error(tensor + " has no checksum (no " +
+                           quoteForMessage(std::string(kChecksumPrefix) + e.name) +
+                           " in '__metadata__'), but the other tensors have" + edited);
+    std::optional<uint32_t> expected = parseChecksum(it->second);
+    if (!expected)
+      return Status::error(tensor + ": its checksum " + quoteForMessage(it->second, 20) +
+                           " is not 8 lowercase hexadecimal digits; the header is damaged");
+    uint32_t got = crc32c(data + e.begin, (size_t)e.byteSize());
+    if (got != *expected)
+      return Status::error(tensor + " is damaged: its checksum does not match (expected crc32c " +
+                           formatChecksum(*expected) + ", got " + formatChecksum(got) +
+                           "); the file changed after it was written");
+    e.crc32c = got;
+  }
+  return Status::success();
+}
+
 struct WritePlan {
   std::vector<uint8_t> header; // length prefix + padded JSON
   std::vector<std::pair<const void *, uint64_t>> pieces;
@@ -191,25 +253,22 @@ Expected<WritePlan> planWrite(const std::string &where,
                            "; names must be unique");
     order.push_back(&t);
   }
-  for (const auto &[k, v] : metadata)
+  for (const auto &[k, v] : metadata) {
     if (!validUtf8(k) || !validUtf8(v))
       return Status::error(where + "metadata entry " + quoteForMessage(k) + " is not valid UTF-8");
+    if (k.rfind(kChecksumPrefix, 0) == 0)
+      return Status::error(where + "metadata key " + quoteForMessage(k) +
+                           " is reserved: the tensors' checksums are written under " +
+                           quoteForMessage(kChecksumPrefix));
+  }
   std::sort(order.begin(), order.end(), [](const SafetensorsTensor *a, const SafetensorsTensor *b) {
     int ra = writeRank(a->dtype), rb = writeRank(b->dtype);
     return ra != rb ? ra < rb : a->name < b->name;
   });
 
   WritePlan plan;
-  std::string json = "{";
-  if (!metadata.empty()) {
-    json += "\"__metadata__\":{";
-    bool first = true;
-    for (const auto &[k, v] : metadata) {
-      json += (first ? "" : ",") + jsonString(k) + ":" + jsonString(v);
-      first = false;
-    }
-    json += "}";
-  }
+  std::map<std::string, std::string> allMetadata = metadata;
+  std::vector<std::string> tensorJson;
   uint64_t offset = 0;
   for (const SafetensorsTensor *t : order) {
     std::optional<uint64_t> bytes = numBytes(t->shape, dtypeSize(t->dtype));
@@ -219,17 +278,30 @@ Expected<WritePlan> planWrite(const std::string &where,
                            formatShape(t->shape) + " makes the file larger than 2^64 bytes");
     if (*bytes && !t->data)
       return Status::error(where + "tensor " + quoteForMessage(t->name) + " has no data");
-    if (json.size() > 1)
-      json += ",";
-    json += jsonString(t->name) + ":{\"dtype\":\"" + safetensorsDTypeName(t->dtype) +
-            "\",\"shape\":[";
+    allMetadata[safetensorsChecksumKey(t->name)] = formatChecksum(crc32c(t->data, (size_t)*bytes));
+    std::string entry = jsonString(t->name) + ":{\"dtype\":\"" + safetensorsDTypeName(t->dtype) +
+                        "\",\"shape\":[";
     for (size_t i = 0; i < t->shape.size(); ++i)
-      json += (i ? "," : "") + std::to_string(t->shape[i]);
-    json += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(*end) + "]}";
+      entry += (i ? "," : "") + std::to_string(t->shape[i]);
+    entry += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(*end) + "]}";
+    tensorJson.push_back(std::move(entry));
     if (*bytes)
       plan.pieces.emplace_back(t->data, *bytes);
     offset = *end;
   }
+  // The checksums are known only now, but "__metadata__" comes first.
+  std::string json = "{";
+  if (!allMetadata.empty()) {
+    json += "\"__metadata__\":{";
+    bool first = true;
+    for (const auto &[k, v] : allMetadata) {
+      json += (first ? "" : ",") + jsonString(k) + ":" + jsonString(v);
+      first = false;
+    }
+    json += "}";
+  }
+  for (const std::string &entry : tensorJson)
+    json += (json.size() > 1 ? "," : "") + entry;
   json += "}";
   json.append((8 - json.size() % 8) % 8, ' ');
   if (json.size() > SafetensorsFile::kMaxHeaderBytes)
@@ -263,6 +335,10 @@ std::optional<DType> parseSafetensorsDType(std::string_view name) {
     if (name == safetensorsDTypeName(t))
       return t;
   return std::nullopt;
+}
+
+std::string safetensorsChecksumKey(const std::string &tensorName) {
+  return std::string(kChecksumPrefix) + tensorName;
 }
 
 Expected<SafetensorsFile> SafetensorsFile::read(const std::string &path) {
@@ -303,6 +379,7 @@ Expected<SafetensorsFile> SafetensorsFile::parse(std::shared_ptr<const FileBuffe
   SafetensorsFile f;
   f.dataStart = 8 + n;
   uint64_t dataSize = size - f.dataStart;
+  std::map<std::string, std::string> checksums; // by tensor name
   for (auto &[key, value] : root->members) {
     if (key == "__metadata__") {
       if (value.kind != JsonNode::Kind::Object)
@@ -311,7 +388,10 @@ Expected<SafetensorsFile> SafetensorsFile::parse(std::shared_ptr<const FileBuffe
         if (mv.kind != JsonNode::Kind::String)
           return error("'__metadata__' entry " + quoteForMessage(mk) +
                        " must be a string, found " + mv.describe());
-        f.meta[mk] = mv.text;
+        if (mk.rfind(kChecksumPrefix, 0) == 0)
+          checksums[mk.substr(kChecksumPrefix.size())] = mv.text;
+        else
+          f.meta[mk] = mv.text;
       }
       continue;
     }
@@ -353,6 +433,9 @@ Expected<SafetensorsFile> SafetensorsFile::parse(std::shared_ptr<const FileBuffe
     return error("the data section holds " + formatBytes(dataSize) + " but the tensors cover " +
                  formatCount(covered) + "; the last " + formatBytes(dataSize - covered) +
                  " belong to no tensor");
+  Status verified = verifyChecksums(checksums, f.entries, p + f.dataStart);
+  if (!verified.ok())
+    return error(verified.message());
   for (size_t i = 0; i < f.entries.size(); ++i)
     f.byName[f.entries[i].name] = i;
   f.file = std::move(file);

@@ -20,11 +20,23 @@
 // with padding, since holes are not allowed. The file is written to a
 // temporary file in the same folder, fsynced and renamed (AtomicFile.h).
 //
+// Checksums: the writer records the CRC-32C (Crc32c.h) of every tensor's
+// bytes in "__metadata__", one key per tensor,
+//   "sinter.crc32c.<tensor name>": "<8 lowercase hex digits>"
+// e.g. "sinter.crc32c.fc1.weight": "e3069283", so that a byte changed on
+// disk after writing stops a run instead of resuming it from corrupt
+// parameters. The keys are the writer's own: callers cannot pass them, and
+// metadata() leaves them out. Checksums are verified where present: files
+// written by other tools (PyTorch, numpy) have none and are read as before.
+//
 // Reading validates everything: the length against the file and a 100 MB
 // cap (the reference reader's), the JSON syntax, the keys of every entry,
 // the dtypes, that shape x element size equals the offsets' span, that the
 // offsets lie in the data section, are ordered, do not overlap and cover it
-// exactly, and that no name appears twice. The data is mapped, not copied.
+// exactly, and that no name appears twice. When the file records checksums,
+// every tensor must have one, every checksum must name a tensor, and every
+// tensor's bytes must match theirs (one pass over the data, at a gigabyte
+// or two per second). The data is mapped, not copied.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +60,10 @@ namespace sinter::rt {
 const char *safetensorsDTypeName(DType t);
 std::optional<DType> parseSafetensorsDType(std::string_view name);
 
+/// The "__metadata__" key that holds the checksum of tensor `tensorName`:
+/// "sinter.crc32c." followed by the name.
+std::string safetensorsChecksumKey(const std::string &tensorName);
+
 struct SafetensorsEntry {
   std::string name;
   DType dtype = DType::F32;
@@ -55,6 +71,9 @@ struct SafetensorsEntry {
   uint64_t begin = 0; // offsets into the data section
   uint64_t end = 0;
   uint64_t byteSize() const { return end - begin; }
+  /// The CRC-32C the file records for the bytes (verified when read); none
+  /// in files from writers other than Sinter's.
+  std::optional<uint32_t> crc32c;
 };
 
 class SafetensorsFile {
@@ -72,6 +91,7 @@ public:
   const uint8_t *data(const SafetensorsEntry &e) const {
     return file->data() + dataStart + e.begin;
   }
+  /// "__metadata__" without the checksums.
   const std::map<std::string, std::string> &metadata() const { return meta; }
   const std::string &path() const { return file->name(); }
 
@@ -93,7 +113,8 @@ struct SafetensorsTensor {
   const void *data = nullptr;
 };
 
-/// The whole file in memory (tests, small files).
+/// The whole file in memory (tests, small files). `metadata` cannot hold
+/// keys that start with "sinter.crc32c.": the checksums go there.
 Expected<std::vector<uint8_t>>
 encodeSafetensors(const std::vector<SafetensorsTensor> &tensors,
                   const std::map<std::string, std::string> &metadata = {});

@@ -43,9 +43,13 @@ using ParseInfoTree = pb::TextFormat::ParseInfoTree;
 std::string formatInt(int64_t v) { return std::to_string(v); }
 
 /// Shortest decimal that reads back as `v`, so 3e-4 prints as 0.0003, not
-/// 0.00029999999999999997.
+/// 0.00029999999999999997, and 40 as 40, not 4e+01.
 std::string formatDouble(double v) {
   char buf[64];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+    return buf;
+  }
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
     if (std::strtod(buf, nullptr) == v)
@@ -620,6 +624,7 @@ private:
   void checkOptimizer(const TrainConfig &cfg);
   void checkSource(const FieldPath &p, const TrainConfig::DataSource &source);
   void checkMaps(const TrainConfig &cfg);
+  void checkNotBuilt(const TrainConfig &cfg);
 
   Diagnostics &diags;
   const Locator *locator;
@@ -745,7 +750,45 @@ void Validator::checkMaps(const TrainConfig &cfg) {
   }
 }
 
+/// Settings the schema has but Sinter does not build yet. Accepting them
+/// would train differently from what the config says, so each is refused at
+/// its field. Their defaults are what is built: leaving them out (or writing
+/// the default) is never refused.
+void Validator::checkNotBuilt(const TrainConfig &cfg) {
+  using Parallel = TrainConfig::Parallel;
+  FieldPath parallel = sub({}, "parallel");
+  if (cfg.parallel().strategy() != Parallel::DDP)
+    report(sub(parallel, "strategy"),
+           "parallel.strategy " + Parallel::Strategy_Name(cfg.parallel().strategy()) +
+               " is not built yet; every rank holds the whole model and optimizer "
+               "state (strategy: DDP, the default)");
+  if (!cfg.parallel().overlap())
+    report(sub(parallel, "overlap"),
+           "parallel.overlap false is not built yet; gradient sums always overlap the "
+           "last micro-batch's backward pass (overlap: true, the default)");
+  if (cfg.precision().compute() != TrainConfig::Precision::F32)
+    report(sub(sub({}, "precision"), "compute"),
+           "precision.compute " +
+               TrainConfig::Precision::Compute_Name(cfg.precision().compute()) +
+               " is not built yet; training computes in f32 (compute: F32, the default)");
+  if (cfg.device() != TrainConfig::CPU)
+    report(sub({}, "device"), "device " + TrainConfig::Device_Name(cfg.device()) +
+                                  " is not built yet; programs run on the CPU (device: "
+                                  "CPU, the default)");
+  FieldPath log = sub({}, "log");
+  if (!cfg.log().tensorboard_dir().empty())
+    report(sub(log, "tensorboard_dir"),
+           "log.tensorboard_dir (\"" + cfg.log().tensorboard_dir() +
+               "\") is not built yet; no TensorBoard event files are written, so leave "
+               "it out");
+  if (!cfg.log().trace_file().empty())
+    report(sub(log, "trace_file"), "log.trace_file (\"" + cfg.log().trace_file() +
+                                       "\") is not built yet; no Chrome trace is "
+                                       "written, so leave it out");
+}
+
 void Validator::run(const TrainConfig &cfg) {
+  checkNotBuilt(cfg);
   checkMaps(cfg);
   checkBatch(cfg);
   checkOptimizer(cfg);
@@ -805,6 +848,29 @@ bool validate(const TrainConfig &cfg, const ParseInfoTree *tree, Diagnostics &di
   Locator locator(tree);
   Validator(diags, tree ? &locator : nullptr).run(cfg);
   return diags.empty();
+}
+
+//===----------------------------------------------------------------------===//
+// Fields fixed when the program is compiled
+//===----------------------------------------------------------------------===//
+
+/// sinterc lays out the gradient buckets from the config it compiles with, so
+/// a run-time config or --set (laid over the compiled-in config) that changes
+/// parallel.bucket_cap_mb would be ignored: it is refused, at the field when
+/// `tree` holds the overriding file's positions.
+void checkCompiledFields(const TrainConfig &compiled, const TrainConfig &overridden,
+                         const ParseInfoTree *tree, Diagnostics &diags) {
+  double was = compiled.parallel().bucket_cap_mb();
+  double now = overridden.parallel().bucket_cap_mb();
+  if (now == was)
+    return;
+  FieldPath cap = sub(sub({}, "parallel"), "bucket_cap_mb");
+  std::pair<int, int> at = tree ? Locator(tree).find(cap) : std::pair{-1, -1};
+  diags.error(at.first, at.second,
+              "parallel.bucket_cap_mb (" + formatDouble(now) +
+                  ") is fixed when sinterc compiles the program (this one has " +
+                  formatDouble(was) + "); changing it at run time is not built yet, "
+                  "so recompile with the new value");
 }
 
 //===----------------------------------------------------------------------===//
@@ -1206,6 +1272,7 @@ bool mergeConfigText(TrainConfig &cfg, const std::string &text,
   TrainConfig merged = cfg;
   overlay(merged, top);
   applyDefaults(merged);
+  checkCompiledFields(cfg, merged, &tree, diags);
   if (!validate(merged, &tree, diags)) {
     error = diags.take();
     return false;
@@ -1240,6 +1307,7 @@ bool applyOverride(TrainConfig &cfg, const std::string &dottedField,
     return false;
   }
   applyDefaults(updated);
+  checkCompiledFields(cfg, updated, nullptr, diags);
   if (!validate(updated, nullptr, diags)) {
     error = diags.take();
     return false;
@@ -1262,9 +1330,12 @@ bool applyOverrides(TrainConfig &cfg, const std::vector<std::string> &assignment
     std::string field, value, why;
     if (!splitAssignment(assignment, field, value, error))
       return false;
-    if (!setField(updated, field, value, why)) {
-      Diagnostics diags("--set " + field + "=" + trim(value), nullptr);
+    Diagnostics diags("--set " + field + "=" + trim(value), nullptr);
+    if (!setField(updated, field, value, why))
       diags.error(-1, -1, why);
+    else // Checked here, so that the message names the --set that did it.
+      checkCompiledFields(cfg, updated, nullptr, diags);
+    if (!diags.empty()) {
       error = diags.take();
       return false;
     }

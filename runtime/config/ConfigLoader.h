@@ -28,7 +28,10 @@
 namespace sinter::config {
 
 /// Reads, parses, completes and validates the config file at `path`.
-/// On failure returns nullopt and sets `error`.
+/// On failure returns nullopt and sets `error`. Validation refuses, at the
+/// field, the settings that are not built yet: device CUDA, precision.compute
+/// BF16, a parallel.strategy other than DDP, parallel.overlap false, and a
+/// non-empty log.tensorboard_dir or log.trace_file.
 std::optional<TrainConfig> loadConfigFile(const std::string &path,
                                           std::string &error);
 
@@ -43,7 +46,10 @@ std::optional<TrainConfig> parseConfigText(const std::string &text,
 /// sub-messages merge field by field, `set`/`shapes` merge by key, a data
 /// source or a repeated field is replaced whole, and naming another member of
 /// a oneof (e.g. `optimizer { sgd {} }`) switches to it. The result is
-/// completed and validated; on failure `cfg` is unchanged.
+/// completed and validated; on failure `cfg` is unchanged. `cfg` is the
+/// config the program was compiled with, so a file that changes a field fixed
+/// at compile time (parallel.bucket_cap_mb: the gradient bucket layout) is
+/// refused at that field.
 bool mergeConfigFile(TrainConfig &cfg, const std::string &path,
                      std::string &error);
 /// Same as mergeConfigFile for text in memory.
@@ -56,7 +62,8 @@ bool mergeConfigText(TrainConfig &cfg, const std::string &text,
 /// text-format body: ("optimizer.sgd", "{lr: 0.1 momentum: 0.9}"). Entering a
 /// member of a oneof selects it. The result is validated; on failure `cfg` is
 /// unchanged and `error` names the field (suggesting the nearest field for an
-/// unknown name) or the expected type of the value.
+/// unknown name) or the expected type of the value. As with mergeConfigFile,
+/// changing parallel.bucket_cap_mb from `cfg`'s value is refused.
 bool applyOverride(TrainConfig &cfg, const std::string &dottedField,
                    const std::string &value, std::string &error);
 

@@ -41,6 +41,9 @@ std::string parseError(const std::string &text) {
   return error;
 }
 
+/// Every field, each with a value other than its default where one is built
+/// (the settings refused as not built yet keep their defaults here; see
+/// NotBuiltYet below).
 const char *const kFullConfig = R"pb(model: "mlp.sn"
 model_name: "mlp"
 set { key: "hidden" value: "512" }
@@ -51,13 +54,13 @@ schedule { warmup_steps: 100 cosine { min_lr: 3e-5 } }
 lr_scaling { rule: LINEAR base_global_batch: 256 }
 clip_grad_norm: 1.0
 parallel {
-  strategy: FULL_SHARD
+  strategy: DDP
   bucket_cap_mb: 40
-  overlap: false
+  overlap: true
   batch_norm: SYNC
 }
-precision { compute: BF16 }
-device: CUDA
+precision { compute: F32 }
+device: CPU
 data {
   train { npy { input: "x" path: "data/x.npy" } npy { input: "y" path: "data/y.npy" } }
   eval  { tokens { path: "data/val.bin" dtype: UINT32 } }
@@ -66,7 +69,7 @@ data {
 }
 steps: 1000
 eval { every: 100 batches: 10 }
-log { every: 5 tensorboard_dir: "runs/mlp" trace_file: "trace.json" }
+log { every: 5 tensorboard_dir: "" trace_file: "" }
 checkpoint { dir: "ckpt" every: 500 keep: 2 resume: true }
 seed: 7
 )pb";
@@ -97,12 +100,16 @@ TEST(ConfigLoader, ParsesEveryField) {
   EXPECT_EQ(cfg.lr_scaling().rule(), TrainConfig::LrScaling::LINEAR);
   EXPECT_EQ(cfg.lr_scaling().base_global_batch(), 256);
   EXPECT_DOUBLE_EQ(cfg.clip_grad_norm(), 1.0);
-  EXPECT_EQ(cfg.parallel().strategy(), TrainConfig::Parallel::FULL_SHARD);
+  EXPECT_EQ(cfg.parallel().strategy(), TrainConfig::Parallel::DDP);
+  EXPECT_TRUE(cfg.parallel().has_strategy());
   EXPECT_DOUBLE_EQ(cfg.parallel().bucket_cap_mb(), 40);
-  EXPECT_FALSE(cfg.parallel().overlap());
+  EXPECT_TRUE(cfg.parallel().overlap());
+  EXPECT_TRUE(cfg.parallel().has_overlap());
   EXPECT_EQ(cfg.parallel().batch_norm(), TrainConfig::Parallel::SYNC);
-  EXPECT_EQ(cfg.precision().compute(), TrainConfig::Precision::BF16);
-  EXPECT_EQ(cfg.device(), TrainConfig::CUDA);
+  EXPECT_EQ(cfg.precision().compute(), TrainConfig::Precision::F32);
+  EXPECT_TRUE(cfg.precision().has_compute());
+  EXPECT_EQ(cfg.device(), TrainConfig::CPU);
+  EXPECT_TRUE(cfg.has_device());
   ASSERT_EQ(cfg.data().train().npy_size(), 2);
   EXPECT_EQ(cfg.data().train().npy(0).input(), "x");
   EXPECT_EQ(cfg.data().train().npy(0).path(), "data/x.npy");
@@ -118,8 +125,10 @@ TEST(ConfigLoader, ParsesEveryField) {
   EXPECT_EQ(cfg.eval().every(), 100);
   EXPECT_EQ(cfg.eval().batches(), 10);
   EXPECT_EQ(cfg.log().every(), 5);
-  EXPECT_EQ(cfg.log().tensorboard_dir(), "runs/mlp");
-  EXPECT_EQ(cfg.log().trace_file(), "trace.json");
+  EXPECT_TRUE(cfg.log().has_tensorboard_dir());
+  EXPECT_EQ(cfg.log().tensorboard_dir(), "");
+  EXPECT_TRUE(cfg.log().has_trace_file());
+  EXPECT_EQ(cfg.log().trace_file(), "");
   EXPECT_EQ(cfg.checkpoint().dir(), "ckpt");
   EXPECT_EQ(cfg.checkpoint().every(), 500);
   EXPECT_EQ(cfg.checkpoint().keep(), 2);
@@ -337,6 +346,8 @@ const ValidationCase kValidationCases[] = {
      "train.pbtxt:1:21: error: optimizer.adamw.lr (inf) must be a positive number"},
     {"Beta1", "optimizer { adamw { beta1: 1 } }",
      "train.pbtxt:1:21: error: optimizer.adamw.beta1 (1) must be in [0, 1)"},
+    {"Beta1Whole", "optimizer { adamw { beta1: 10 } }",
+     "train.pbtxt:1:21: error: optimizer.adamw.beta1 (10) must be in [0, 1)"},
     {"Beta2", "optimizer { adamw { beta2: -0.5 } }",
      "train.pbtxt:1:21: error: optimizer.adamw.beta2 (-0.5) must be in [0, 1)"},
     {"Eps", "optimizer { adamw { eps: 0 } }",
@@ -439,6 +450,67 @@ TEST(ConfigLoader, AllErrorsInFileOrder) {
 }
 
 //===----------------------------------------------------------------------===//
+// Settings not built yet: refused at the field, their defaults accepted
+//===----------------------------------------------------------------------===//
+
+class NotBuiltYet : public ::testing::TestWithParam<ValidationCase> {};
+
+TEST_P(NotBuiltYet, RefusedAtTheField) {
+  EXPECT_EQ(parseError(GetParam().text), GetParam().error);
+}
+
+const ValidationCase kNotBuiltCases[] = {
+    {"DeviceCuda", "model: \"m.sn\"\ndevice: CUDA\n",
+     "train.pbtxt:2:1: error: device CUDA is not built yet; programs run on the CPU "
+     "(device: CPU, the default)"},
+    {"PrecisionBf16", "precision {\n  compute: BF16\n}\n",
+     "train.pbtxt:2:3: error: precision.compute BF16 is not built yet; training computes "
+     "in f32 (compute: F32, the default)"},
+    {"StrategyZero1", "parallel { strategy: ZERO1 }",
+     "train.pbtxt:1:12: error: parallel.strategy ZERO1 is not built yet; every rank holds "
+     "the whole model and optimizer state (strategy: DDP, the default)"},
+    {"StrategyZero2", "parallel { strategy: ZERO2 }",
+     "train.pbtxt:1:12: error: parallel.strategy ZERO2 is not built yet; every rank holds "
+     "the whole model and optimizer state (strategy: DDP, the default)"},
+    {"StrategyFullShard", "parallel { bucket_cap_mb: 10 strategy: FULL_SHARD }",
+     "train.pbtxt:1:30: error: parallel.strategy FULL_SHARD is not built yet; every rank "
+     "holds the whole model and optimizer state (strategy: DDP, the default)"},
+    {"OverlapFalse", "parallel { overlap: false }",
+     "train.pbtxt:1:12: error: parallel.overlap false is not built yet; gradient sums "
+     "always overlap the last micro-batch's backward pass (overlap: true, the default)"},
+    {"TensorboardDir", "log { every: 5 tensorboard_dir: \"runs/mlp\" }",
+     "train.pbtxt:1:16: error: log.tensorboard_dir (\"runs/mlp\") is not built yet; no "
+     "TensorBoard event files are written, so leave it out"},
+    {"TraceFile", "log { trace_file: \"trace.json\" }",
+     "train.pbtxt:1:7: error: log.trace_file (\"trace.json\") is not built yet; no Chrome "
+     "trace is written, so leave it out"},
+};
+
+INSTANTIATE_TEST_SUITE_P(ConfigLoader, NotBuiltYet, ::testing::ValuesIn(kNotBuiltCases),
+                         [](const ::testing::TestParamInfo<ValidationCase> &info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(ConfigLoader, NotBuiltSettingsWrittenWithTheirDefaultsAreAccepted) {
+  TrainConfig cfg = parseOk("device: CPU\n"
+                            "precision { compute: F32 }\n"
+                            "parallel { strategy: DDP overlap: true }\n"
+                            "log { tensorboard_dir: \"\" trace_file: \"\" }\n");
+  EXPECT_TRUE(cfg.has_device());
+  EXPECT_TRUE(cfg.parallel().has_overlap());
+  EXPECT_TRUE(cfg.log().has_trace_file());
+}
+
+TEST(ConfigLoader, NotBuiltSettingsAreRefusedInValidateConfig) {
+  TrainConfig cfg = parseOk("");
+  cfg.mutable_parallel()->set_strategy(TrainConfig::Parallel::ZERO1);
+  std::string error;
+  EXPECT_FALSE(validateConfig(cfg, error));
+  EXPECT_EQ(error, "error: parallel.strategy ZERO1 is not built yet; every rank holds the "
+                   "whole model and optimizer state (strategy: DDP, the default)");
+}
+
+//===----------------------------------------------------------------------===//
 // Files
 //===----------------------------------------------------------------------===//
 
@@ -475,6 +547,26 @@ TEST(ConfigLoader, InvalidInputsNameTheFile) {
   }
 }
 
+TEST(ConfigLoader, NotBuiltInputRefusesEachSettingAtItsField) {
+  std::string path = inputPath("invalid_not_built.pbtxt"), error;
+  EXPECT_FALSE(loadConfigFile(path, error));
+  EXPECT_EQ(error,
+            path + ":4:1: error: device CUDA is not built yet; programs run on the CPU "
+                   "(device: CPU, the default)\n" +
+                path + ":5:13: error: precision.compute BF16 is not built yet; training "
+                       "computes in f32 (compute: F32, the default)\n" +
+                path + ":7:3: error: parallel.strategy ZERO2 is not built yet; every rank "
+                       "holds the whole model and optimizer state (strategy: DDP, the "
+                       "default)\n" +
+                path + ":8:3: error: parallel.overlap false is not built yet; gradient sums "
+                       "always overlap the last micro-batch's backward pass (overlap: true, "
+                       "the default)\n" +
+                path + ":10:17: error: log.tensorboard_dir (\"runs/mlp\") is not built yet; "
+                       "no TensorBoard event files are written, so leave it out\n" +
+                path + ":10:45: error: log.trace_file (\"trace.json\") is not built yet; no "
+                       "Chrome trace is written, so leave it out");
+}
+
 TEST(ConfigLoader, MissingFile) {
   std::string error;
   EXPECT_FALSE(loadConfigFile("/nonexistent/train.pbtxt", error));
@@ -506,16 +598,16 @@ TEST(ConfigOverride, SetsFieldsByDottedPath) {
   EXPECT_EQ(cfg.steps(), 20);
   EXPECT_TRUE(applyOverride(cfg, "optimizer.adamw.lr=1e-3", error)) << error;
   EXPECT_DOUBLE_EQ(cfg.optimizer().adamw().lr(), 1e-3);
-  EXPECT_TRUE(applyOverride(cfg, "parallel.strategy=ZERO2", error)) << error;
-  EXPECT_EQ(cfg.parallel().strategy(), TrainConfig::Parallel::ZERO2);
-  EXPECT_TRUE(applyOverride(cfg, "parallel.overlap=true", error)) << error;
-  EXPECT_TRUE(cfg.parallel().overlap());
+  EXPECT_TRUE(applyOverride(cfg, "parallel.batch_norm=LOCAL", error)) << error;
+  EXPECT_EQ(cfg.parallel().batch_norm(), TrainConfig::Parallel::LOCAL);
+  EXPECT_TRUE(applyOverride(cfg, "data.shuffle=true", error)) << error;
+  EXPECT_TRUE(cfg.data().shuffle());
   EXPECT_TRUE(applyOverride(cfg, "seed=123", error)) << error;
   EXPECT_EQ(cfg.seed(), 123u);
   EXPECT_TRUE(applyOverride(cfg, "checkpoint.keep=5", error)) << error;
   EXPECT_EQ(cfg.checkpoint().keep(), 5);
-  EXPECT_TRUE(applyOverride(cfg, "log.tensorboard_dir=\"runs/x\"", error)) << error;
-  EXPECT_EQ(cfg.log().tensorboard_dir(), "runs/x");
+  EXPECT_TRUE(applyOverride(cfg, "checkpoint.dir=\"runs/x\"", error)) << error;
+  EXPECT_EQ(cfg.checkpoint().dir(), "runs/x");
   EXPECT_TRUE(applyOverride(cfg, "model_name=gpt", error)) << error;
   EXPECT_EQ(cfg.model_name(), "gpt");
   EXPECT_TRUE(applyOverride(cfg, " batch.micro = 64 ", error)) << error;
@@ -632,6 +724,77 @@ TEST(ConfigOverride, RevalidatesAndLeavesTheConfigOnFailure) {
   EXPECT_DOUBLE_EQ(cfg.optimizer().adamw().beta1(), 0.9);
 }
 
+TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
+  TrainConfig cfg = parseOk(kFullConfig);
+  std::string before = cfg.SerializeAsString(), error;
+  struct {
+    const char *assignment;
+    const char *error;
+  } cases[] = {
+      {"device=CUDA", "--set device=CUDA: error: device CUDA is not built yet; programs run "
+                      "on the CPU (device: CPU, the default)"},
+      {"precision.compute=BF16",
+       "--set precision.compute=BF16: error: precision.compute BF16 is not built yet; "
+       "training computes in f32 (compute: F32, the default)"},
+      {"parallel.strategy=FULL_SHARD",
+       "--set parallel.strategy=FULL_SHARD: error: parallel.strategy FULL_SHARD is not built "
+       "yet; every rank holds the whole model and optimizer state (strategy: DDP, the "
+       "default)"},
+      {"parallel.overlap=false",
+       "--set parallel.overlap=false: error: parallel.overlap false is not built yet; "
+       "gradient sums always overlap the last micro-batch's backward pass (overlap: true, "
+       "the default)"},
+      {"log.tensorboard_dir=runs",
+       "--set log.tensorboard_dir=runs: error: log.tensorboard_dir (\"runs\") is not built "
+       "yet; no TensorBoard event files are written, so leave it out"},
+      {"log.trace_file=t.json",
+       "--set log.trace_file=t.json: error: log.trace_file (\"t.json\") is not built yet; no "
+       "Chrome trace is written, so leave it out"},
+  };
+  for (const auto &c : cases) {
+    EXPECT_FALSE(applyOverride(cfg, c.assignment, error)) << c.assignment;
+    EXPECT_EQ(error, c.error);
+  }
+  // Several at once: validated after all of them, so the message names the
+  // field rather than the --set.
+  EXPECT_FALSE(applyOverrides(cfg, {"steps=5", "device=CUDA"}, error));
+  EXPECT_EQ(error, "error: device CUDA is not built yet; programs run on the CPU (device: "
+                   "CPU, the default)");
+  EXPECT_EQ(cfg.SerializeAsString(), before);
+}
+
+TEST(ConfigOverride, BucketCapIsFixedAtCompileTime) {
+  TrainConfig cfg = parseOk(kFullConfig); // compiled with bucket_cap_mb: 40
+  std::string before = cfg.SerializeAsString(), error;
+  EXPECT_FALSE(applyOverride(cfg, "parallel.bucket_cap_mb=8", error));
+  EXPECT_EQ(error, "--set parallel.bucket_cap_mb=8: error: parallel.bucket_cap_mb (8) is "
+                   "fixed when sinterc compiles the program (this one has 40); changing it "
+                   "at run time is not built yet, so recompile with the new value");
+  EXPECT_FALSE(applyOverrides(cfg, {"steps=5", "parallel.bucket_cap_mb=0.5"}, error));
+  EXPECT_EQ(error, "--set parallel.bucket_cap_mb=0.5: error: parallel.bucket_cap_mb (0.5) is "
+                   "fixed when sinterc compiles the program (this one has 40); changing it "
+                   "at run time is not built yet, so recompile with the new value");
+  // Replacing the whole message drops the written cap back to its default.
+  EXPECT_FALSE(applyOverrides(cfg, {"parallel={batch_norm: LOCAL}"}, error));
+  EXPECT_EQ(error, "--set parallel={batch_norm: LOCAL}: error: parallel.bucket_cap_mb (25) is "
+                   "fixed when sinterc compiles the program (this one has 40); changing it "
+                   "at run time is not built yet, so recompile with the new value");
+  EXPECT_EQ(cfg.SerializeAsString(), before);
+
+  // The compiled value itself changes nothing, and is accepted.
+  EXPECT_TRUE(applyOverride(cfg, "parallel.bucket_cap_mb=40", error)) << error;
+  EXPECT_TRUE(applyOverrides(cfg, {"parallel.bucket_cap_mb=40", "steps=5"}, error)) << error;
+  EXPECT_EQ(cfg.steps(), 5);
+
+  // A program compiled without the field has the default, 25.
+  TrainConfig defaults = parseOk("");
+  EXPECT_TRUE(applyOverride(defaults, "parallel.bucket_cap_mb=25", error)) << error;
+  EXPECT_FALSE(applyOverride(defaults, "parallel.bucket_cap_mb=8", error));
+  EXPECT_EQ(error, "--set parallel.bucket_cap_mb=8: error: parallel.bucket_cap_mb (8) is "
+                   "fixed when sinterc compiles the program (this one has 25); changing it "
+                   "at run time is not built yet, so recompile with the new value");
+}
+
 TEST(ConfigOverride, SeveralAtOnceValidateOnce) {
   TrainConfig cfg = parseOk(kFullConfig);
   std::string error;
@@ -667,7 +830,7 @@ TEST(ConfigMerge, OverlayReplacesOnlyWrittenFields) {
   ASSERT_TRUE(mergeConfigText(cfg, R"pb(
     steps: 50
     optimizer { sgd { lr: 0.05 momentum: 0.9 } }
-    parallel { strategy: DDP }
+    parallel { batch_norm: LOCAL }
     set { key: "depth" value: "3" }
     shapes { key: "T" value: 64 }
     data { train { synthetic {} } }
@@ -677,9 +840,9 @@ TEST(ConfigMerge, OverlayReplacesOnlyWrittenFields) {
   EXPECT_EQ(cfg.steps(), 50);
   ASSERT_TRUE(cfg.optimizer().has_sgd());
   EXPECT_DOUBLE_EQ(cfg.optimizer().sgd().lr(), 0.05);
-  EXPECT_EQ(cfg.parallel().strategy(), TrainConfig::Parallel::DDP);
+  EXPECT_EQ(cfg.parallel().batch_norm(), TrainConfig::Parallel::LOCAL);
   EXPECT_DOUBLE_EQ(cfg.parallel().bucket_cap_mb(), 40); // kept
-  EXPECT_FALSE(cfg.parallel().overlap());               // kept
+  EXPECT_TRUE(cfg.parallel().has_strategy());           // kept
   EXPECT_EQ(cfg.set().at("hidden"), "512");             // kept
   EXPECT_EQ(cfg.set().at("depth"), "3");
   EXPECT_TRUE(cfg.data().train().has_synthetic());
@@ -700,6 +863,37 @@ TEST(ConfigMerge, ErrorsPointIntoTheOverlay) {
   EXPECT_FALSE(mergeConfigText(cfg, "stpes: 3", "over.pbtxt", error));
   EXPECT_EQ(error, "over.pbtxt:1:1: error: unknown field 'stpes'; did you mean 'steps'?");
   EXPECT_EQ(cfg.SerializeAsString(), before);
+}
+
+TEST(ConfigMerge, NotBuiltSettingsInTheOverlayAreRefusedAtTheField) {
+  TrainConfig cfg = parseOk(kFullConfig);
+  std::string before = cfg.SerializeAsString(), error;
+  EXPECT_FALSE(mergeConfigText(cfg, "steps: 3\nparallel { strategy: ZERO2 }\ndevice: CUDA\n",
+                               "over.pbtxt", error));
+  EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.strategy ZERO2 is not built yet; every "
+                   "rank holds the whole model and optimizer state (strategy: DDP, the "
+                   "default)\n"
+                   "over.pbtxt:3:1: error: device CUDA is not built yet; programs run on the "
+                   "CPU (device: CPU, the default)");
+  EXPECT_EQ(cfg.SerializeAsString(), before);
+}
+
+TEST(ConfigMerge, BucketCapIsFixedAtCompileTime) {
+  TrainConfig cfg = parseOk(kFullConfig); // compiled with bucket_cap_mb: 40
+  std::string before = cfg.SerializeAsString(), error;
+  EXPECT_FALSE(mergeConfigText(cfg, "steps: 3\nparallel { bucket_cap_mb: 8 }\n",
+                               "over.pbtxt", error));
+  EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.bucket_cap_mb (8) is fixed when sinterc "
+                   "compiles the program (this one has 40); changing it at run time is not "
+                   "built yet, so recompile with the new value");
+  EXPECT_EQ(cfg.SerializeAsString(), before);
+  // The compiled value is accepted: the same file can be given again.
+  EXPECT_TRUE(mergeConfigText(cfg, "steps: 3\nparallel { bucket_cap_mb: 40 }\n", "over.pbtxt",
+                              error))
+      << error;
+  EXPECT_EQ(cfg.steps(), 3);
+  // At compile time any positive cap is taken.
+  EXPECT_DOUBLE_EQ(parseOk("parallel { bucket_cap_mb: 8 }").parallel().bucket_cap_mb(), 8);
 }
 
 TEST(ConfigMerge, FromFile) {

@@ -308,7 +308,9 @@ int main(int argc, char **argv) {
                 std::to_string(sinter_abi_version) + " but the runtime is ABI " +
                 std::to_string(SINTER_ABI_VERSION) + "; recompile it");
 
-  // The config: compiled in, then --config, then --set.
+  // The config: compiled in, then --config, then --set. Both are laid over
+  // the compiled-in config, so the loader can refuse a change to what sinterc
+  // fixed when it compiled (parallel.bucket_cap_mb, the bucket layout).
   std::string baseDir(sinter_config_dir, size_t(sinter_config_dir_size));
   std::optional<config::TrainConfig> cfg = config::parseConfigText(
       std::string(sinter_config, size_t(sinter_config_size)),

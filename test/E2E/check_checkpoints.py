@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from sinter_testing import run
+from sinter_testing import read_safetensors, run, write_safetensors
 
 STEP = re.compile(r"^step (\d+)/\d+  (loss .*)  lr")
 
@@ -136,6 +136,26 @@ def main():
                      f"{r.stdout}{r.stderr}")
     print(f"damaged tensors: a flipped byte in each of the {len(tensors)} tensors is an "
           "error naming the file and the tensor")
+
+    # 5. Optimizer moments in f64 (as checkpoints held them before the update
+    #    was compiled into the step) load converted, and the run continues as
+    #    the uninterrupted one did.
+    step20 = os.path.join(ck, "step-20.safetensors")
+    meta = dict(json.loads(open(step20, "rb").read()[8:8 + struct.unpack(
+        "<Q", open(step20, "rb").read()[:8])[0]])["__metadata__"])
+    meta = {k: v for k, v in meta.items() if not k.startswith("sinter.crc32c.")}
+    old = {name: (a.astype(np.float64) if name.startswith("optimizer.") else a)
+           for name, a in read_safetensors(step20).items()}
+    olddir = os.path.join(work, "f64-moments")
+    os.makedirs(olddir, exist_ok=True)
+    write_safetensors(os.path.join(olddir, "step-20.safetensors"), old, meta)
+    out = run([prog, "--config", cfg, "--set", f"checkpoint.dir={olddir}",
+               "--set", "checkpoint.resume=true"])
+    resumed = losses(out)
+    if sorted(resumed) != list(range(21, 41)) or any(
+            line != whole[step] for step, line in resumed.items()):
+        sys.exit(f"FAIL: resuming from f64 moments:\n{out}")
+    print("f64 moments: converted on load, steps 21-40 identical")
 
 
 if __name__ == "__main__":

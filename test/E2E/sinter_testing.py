@@ -15,9 +15,12 @@ SAFETENSORS_DTYPES = {
 }
 
 
-def write_safetensors(path, tensors):
-    """Writes {name: array} in the safetensors layout."""
+def write_safetensors(path, tensors, metadata=None):
+    """Writes {name: array} in the safetensors layout, with an optional
+    {key: string} `__metadata__`."""
     header, offset, blobs = {}, 0, []
+    if metadata:
+        header["__metadata__"] = metadata
     names = {v: k for k, v in SAFETENSORS_DTYPES.items()}
     for name in sorted(tensors):
         a = np.ascontiguousarray(tensors[name])

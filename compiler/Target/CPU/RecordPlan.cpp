@@ -67,6 +67,12 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr attrs,
   if (auto bound = attrs ? attrs.getAs<IntegerAttr>("sinter.value_bound")
                          : IntegerAttr())
     buffer.set_value_bound(bound.getInt());
+  if (auto source = attrs ? attrs.getAs<StringAttr>("sinter.value_bound_source")
+                          : StringAttr())
+    buffer.set_value_bound_source(source.str());
+  if (auto ignored = attrs ? attrs.getAs<IntegerAttr>("sinter.ignore_index")
+                           : IntegerAttr())
+    buffer.set_ignore_index(ignored.getInt());
   if (!buffer.has_name())
     return emitError(loc) << "a step's argument or result has no sinter name";
   return success();

@@ -24,28 +24,70 @@ using namespace mlir;
 namespace sinter::graph {
 namespace {
 
+/// `file:line:col` of the user's source line an op comes from.
+std::string sourceLine(Location loc) {
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return sourceLine(call.getCallee());
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return sourceLine(name.getChildLoc());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    return fused.getLocations().empty() ? "" : sourceLine(fused.getLocations()[0]);
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().str() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  return "";
+}
+
+/// What an integer input's uses accept: values in [0, bound), and the
+/// `ignore_index` of a loss that skips such targets.
+struct ValueBound {
+  int64_t bound = 0;        ///< 0: unbounded
+  std::string source;       ///< the op that bounds it most, and its line
+  std::optional<int64_t> ignoreIndex;
+};
+
 /// The exclusive upper bound on an integer input's values that its uses
-/// imply (a class index, a token id), or 0 when none does.
-int64_t valueBound(InputOp input) {
-  int64_t bound = 0;
-  auto tighten = [&](int64_t b) { bound = bound ? std::min(bound, b) : b; };
+/// imply (a class index, a token id).
+ValueBound valueBound(InputOp input) {
+  ValueBound result;
+  // A one_hot the gradient of a loss introduced names the same line, less
+  // clearly: the user's op is named where one bounds alike.
+  bool fromOneHot = false;
+  auto tighten = [&](int64_t b, Operation *op, StringRef what) {
+    bool oneHot = isa<OneHotOp>(op);
+    if (b <= 0 || (result.bound && result.bound < b) ||
+        (result.bound == b && (oneHot || !fromOneHot)))
+      return;
+    result.bound = b;
+    result.source = (what + " at " + sourceLine(op->getLoc())).str();
+    fromOneHot = oneHot;
+  };
   auto lastDim = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getShape().back();
   };
+  auto ignoring = [&](std::optional<int64_t> index) {
+    if (index)
+      result.ignoreIndex = index;
+  };
   for (OpOperand &use : input.getResult().getUses()) {
     Operation *user = use.getOwner();
-    if (auto e = dyn_cast<EmbeddingOp>(user); e && use.get() == e.getIds())
-      tighten(e.getTable().getType().getDimSize(0));
-    else if (auto c = dyn_cast<CrossEntropyOp>(user); c && use.get() == c.getTarget())
-      tighten(lastDim(c.getLogits()));
-    else if (auto n = dyn_cast<NllLossOp>(user); n && use.get() == n.getTarget())
-      tighten(lastDim(n.getLogp()));
-    else if (auto a = dyn_cast<AccuracyOp>(user); a && use.get() == a.getTarget())
-      tighten(lastDim(a.getLogits()));
-    else if (auto o = dyn_cast<OneHotOp>(user))
-      tighten(o.getNumClasses());
+    if (auto e = dyn_cast<EmbeddingOp>(user); e && use.get() == e.getIds()) {
+      tighten(e.getTable().getType().getDimSize(0), e, "the embedding");
+    } else if (auto c = dyn_cast<CrossEntropyOp>(user);
+               c && use.get() == c.getTarget()) {
+      tighten(lastDim(c.getLogits()), c, "the classes of cross_entropy");
+      ignoring(c.getIgnoreIndex());
+    } else if (auto n = dyn_cast<NllLossOp>(user); n && use.get() == n.getTarget()) {
+      tighten(lastDim(n.getLogp()), n, "the classes of nll_loss");
+      ignoring(n.getIgnoreIndex());
+    } else if (auto a = dyn_cast<AccuracyOp>(user); a && use.get() == a.getTarget()) {
+      tighten(lastDim(a.getLogits()), a, "the classes of accuracy");
+    } else if (auto o = dyn_cast<OneHotOp>(user)) {
+      tighten(o.getNumClasses(), o, "the classes of one_hot");
+    }
   }
-  return bound > 0 ? bound : 0;
+  return result;
 }
 
 /// The argument attributes of one input, param or state.
@@ -53,9 +95,16 @@ DictionaryAttr argumentAttrs(Operation *op, Builder &b) {
   SmallVector<NamedAttribute> attrs;
   if (auto input = dyn_cast<InputOp>(op)) {
     attrs.push_back(b.getNamedAttr("sinter.input", input.getNameAttr()));
-    if (int64_t bound = valueBound(input))
-      attrs.push_back(
-          b.getNamedAttr("sinter.value_bound", b.getI64IntegerAttr(bound)));
+    ValueBound bound = valueBound(input);
+    if (bound.bound) {
+      attrs.push_back(b.getNamedAttr("sinter.value_bound",
+                                     b.getI64IntegerAttr(bound.bound)));
+      attrs.push_back(b.getNamedAttr("sinter.value_bound_source",
+                                     b.getStringAttr(bound.source)));
+      if (bound.ignoreIndex)
+        attrs.push_back(b.getNamedAttr("sinter.ignore_index",
+                                       b.getI64IntegerAttr(*bound.ignoreIndex)));
+    }
   } else if (auto param = dyn_cast<ParamOp>(op)) {
     attrs.push_back(b.getNamedAttr("sinter.param", param.getNameAttr()));
     attrs.push_back(b.getNamedAttr("sinter.init", param.getInitAttr()));

@@ -2,6 +2,7 @@
 
 #include "program/DataSources.h"
 
+#include "program/CheckedSource.h"
 #include "program/Synthetic.h"
 
 namespace sinter::rt {
@@ -20,9 +21,11 @@ openDataSource(const config::TrainConfig::DataSource &source,
                const std::string &baseDir, const StepPlan &plan,
                const std::string &what, uint64_t seed) {
   std::unique_ptr<BatchSource> batches;
+  std::map<std::string, std::string> fileOf; // input -> file, for messages
   if (source.npy_size() > 0) {
     std::vector<std::pair<std::string, NpyArray>> arrays;
     for (const auto &npy : source.npy()) {
+      fileOf[npy.input()] = npy.path();
       Expected<NpyArray> array = NpyArray::read(resolve(baseDir, npy.path()));
       if (!array.ok())
         return array.status();
@@ -42,6 +45,7 @@ openDataSource(const config::TrainConfig::DataSource &source,
                              config::TrainConfig::Tokens::UINT32
                          ? TokenType::U32
                          : TokenType::U16;
+    fileOf["idx"] = fileOf["targets"] = source.tokens().path();
     auto tokens = TokenFile::open(resolve(baseDir, source.tokens().path()), type);
     if (!tokens.ok())
       return tokens.status();
@@ -72,7 +76,7 @@ openDataSource(const config::TrainConfig::DataSource &source,
                            "declares " + formatShape(sample) +
                            " (after the batch dimension)");
   }
-  return batches;
+  return checkValueBounds(std::move(batches), plan, std::move(fileOf), what);
 }
 
 } // namespace sinter::rt

@@ -65,6 +65,9 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
     spec.init = b.init();
     spec.initArgs.assign(b.init_args().begin(), b.init_args().end());
     spec.valueBound = b.value_bound() > 0 ? uint64_t(b.value_bound()) : 0;
+    spec.valueBoundSource = b.value_bound_source();
+    if (b.has_ignore_index())
+      spec.ignoreIndex = b.ignore_index();
     std::optional<uint64_t> bytesNeeded =
         numBytes(spec.shape, dtypeSize(spec.dtype));
     if (!bytesNeeded)

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,8 @@ struct BufferSpec {
   std::string init; ///< params and states
   std::vector<double> initArgs;
   uint64_t valueBound = 0; ///< integer inputs: values in [0, bound); 0 unknown
+  std::string valueBoundSource; ///< the op and line that bound them
+  std::optional<int64_t> ignoreIndex; ///< the one value outside the bound allowed
   std::string slot;        ///< optimizer states: "m" or "v"
   uint64_t byteSize = 0;
 };

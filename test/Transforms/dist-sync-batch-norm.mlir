@@ -1,23 +1,24 @@
 // RUN: sinter-opt %s -dist-sync-batch-norm | FileCheck %s
 
-// With SYNC statistics, the mean and the variance come from the sum, the sum
-// of squares and the count, each summed over the ranks; the count the
-// running variance uses too. Autodiff, later, differentiates through the
-// sums over ranks.
+// With SYNC statistics, the mean is the sum over the ranks over the count
+// over the ranks; the variance the sum over the ranks of the squared
+// deviations from that mean, over the same count (two passes: no sum of
+// squares to cancel). The running variance's count is summed over the ranks
+// too. Autodiff, later, differentiates through the sums over ranks.
 // CHECK-LABEL: graph.model @bn phase "train"
 // CHECK:       %[[N:.*]] = graph.batch_norm_count %[[X:.*]] {axes = array<i64: 0>}
 // CHECK-NEXT:  %[[NALL:.*]] = graph.all_reduce_sum %[[N]] : tensor<f32>
-// CHECK:       %[[S:.*]] = graph.reduce_sum %[[X]] {axes = array<i64: 0>, keepdim = false}
-// CHECK:       %[[XX:.*]] = graph.mul %[[X]], %[[X]]
-// CHECK:       %[[SS:.*]] = graph.reduce_sum %[[XX]]
 // CHECK:       %[[C:.*]] = graph.batch_norm_count %[[X]]
-// CHECK:       %[[SALL:.*]] = graph.all_reduce_sum %[[S]] : tensor<3xf32>
-// CHECK:       %[[SSALL:.*]] = graph.all_reduce_sum %[[SS]] : tensor<3xf32>
 // CHECK:       %[[CALL:.*]] = graph.all_reduce_sum %[[C]] : tensor<f32>
+// CHECK:       %[[S:.*]] = graph.reduce_sum %[[X]] {axes = array<i64: 0>, keepdim = true}
+// CHECK:       %[[SALL:.*]] = graph.all_reduce_sum %[[S]] : tensor<1x3xf32>
 // CHECK:       %[[MEAN:.*]] = graph.div %[[SALL]], %[[CALL]]
-// CHECK:       %[[M2:.*]] = graph.mul %[[MEAN]], %[[MEAN]]
-// CHECK:       %[[E2:.*]] = graph.div %[[SSALL]], %[[CALL]]
-// CHECK:       graph.sub %[[E2]], %[[M2]]
+// CHECK:       %[[D:.*]] = graph.sub %[[X]], %[[MEAN]]
+// CHECK:       %[[DD:.*]] = graph.mul %[[D]], %[[D]]
+// CHECK:       %[[SS:.*]] = graph.reduce_sum %[[DD]] {axes = array<i64: 0>, keepdim = false}
+// CHECK:       %[[SSALL:.*]] = graph.all_reduce_sum %[[SS]] : tensor<3xf32>
+// CHECK:       %[[VAR:.*]] = graph.div %[[SSALL]], %[[CALL]]
+// CHECK:       graph.reshape %[[MEAN]] : (tensor<1x3xf32>) -> tensor<3xf32>
 // CHECK-NOT:   graph.batch_norm_stats
 // CHECK:       graph.state_update "count", %[[NALL]]
 // The eval phase is left alone.

@@ -121,9 +121,11 @@ def DistSyncBatchNorm : Pass<"dist-sync-batch-norm", "mlir::ModuleOp"> {
   let description = [{
     When the module has `sinter.sync_batch_norm` (the config's
     `parallel { batch_norm: SYNC }`), rewrites each `graph.batch_norm_stats`
-    of a train-phase model into the per-channel sum and sum of squares and
-    the count, each summed over the ranks with `graph.all_reduce_sum`, and
-    the mean and biased variance computed from them; each
+    of a train-phase model into two passes over the ranks: the mean is the
+    per-channel sum over the ranks (`graph.all_reduce_sum`) divided by the
+    count over the ranks, the biased variance the sum over the ranks of the
+    squared deviations from that mean divided by the same count (no sum of
+    squares, which cancels when |mean| is much larger than the deviation); each
     `graph.batch_norm_count` becomes its sum over the ranks. Runs before
     autodiff, which derives the synchronized backward pass.
   }];

@@ -2,8 +2,9 @@
 //
 // parallel { batch_norm: SYNC } (DOMAIN.md 4): each micro-batch's
 // batch-norm statistics cover that micro-batch on every rank, as PyTorch's
-// SyncBatchNorm. The mean and variance become functions of the per-channel
-// sum, sum of squares and count, each summed over the ranks; autodiff then
+// SyncBatchNorm. The mean becomes the per-channel sum over the ranks divided
+// by the count over the ranks, and the variance the sum over the ranks of
+// squared deviations from that mean, over the same count; autodiff then
 // derives SyncBatchNorm's backward pass (the gradient of a sum over ranks
 // is the sum over ranks of the gradients).
 //
@@ -26,25 +27,31 @@ using namespace sinter::graph;
 namespace sinter::train {
 namespace {
 
+/// Two passes over the ranks: the global mean from the summed sums and
+/// counts, then the variance from the summed squares of deviations from that
+/// mean. A sum of squares minus the squared mean would cancel when |mean| is
+/// much larger than the standard deviation.
 void synchronize(BatchNormStatsOp stats) {
   OpBuilder b(stats);
   Location loc = stats.getLoc();
   Value x = stats.getInput();
   auto axes = b.getDenseI64ArrayAttr(stats.getAxes());
-  auto keep = b.getBoolAttr(false);
-  Value sum = ReduceSumOp::create(b, loc, x, axes, keep);
-  Value squares = ReduceSumOp::create(b, loc, MulOp::create(b, loc, x, x), axes, keep);
-  Value count = BatchNormCountOp::create(
-      b, loc,
-      RankedTensorType::get({}, cast<RankedTensorType>(x.getType()).getElementType()),
-      x, axes);
-  Value allSum = AllReduceSumOp::create(b, loc, sum);
-  Value allSquares = AllReduceSumOp::create(b, loc, squares);
+  Type et = cast<RankedTensorType>(x.getType()).getElementType();
+  Value count = BatchNormCountOp::create(b, loc, RankedTensorType::get({}, et),
+                                         x, axes);
   Value allCount = AllReduceSumOp::create(b, loc, count);
-  Value mean = DivOp::create(b, loc, allSum, allCount);
-  Value var = SubOp::create(b, loc, DivOp::create(b, loc, allSquares, allCount),
-                            MulOp::create(b, loc, mean, mean));
-  stats.getMean().replaceAllUsesWith(mean);
+  // Per channel, with the reduced axes kept so that it broadcasts over x.
+  Value sum = ReduceSumOp::create(b, loc, x, axes, b.getBoolAttr(true));
+  Value mean = DivOp::create(b, loc, AllReduceSumOp::create(b, loc, sum),
+                             allCount);
+  Value d = SubOp::create(b, loc, x, mean);
+  Value squares = ReduceSumOp::create(b, loc, MulOp::create(b, loc, d, d),
+                                      axes, b.getBoolAttr(false));
+  Value var = DivOp::create(b, loc, AllReduceSumOp::create(b, loc, squares),
+                            allCount);
+  Value flatMean =
+      ReshapeOp::create(b, loc, stats.getMean().getType(), mean);
+  stats.getMean().replaceAllUsesWith(flatMean);
   stats.getVar().replaceAllUsesWith(var);
   stats.erase();
 }

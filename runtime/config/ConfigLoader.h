@@ -18,7 +18,7 @@
 #ifndef SINTER_RUNTIME_CONFIG_CONFIGLOADER_H
 #define SINTER_RUNTIME_CONFIG_CONFIGLOADER_H
 
-#include "runtime/config/sinter_config.pb.h"
+#include "runtime/contract/sinter_config.pb.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
 //===- ConfigLoaderTest.cpp - Tests of the training-config loader ---------===//
 //
-// The schema (runtime/config/sinter_config.proto), its defaults, and every
+// The schema (runtime/contract/sinter_config.proto), its defaults, and every
 // diagnostic of runtime/config/ConfigLoader.h, checked with exact text where
 // the message is the contract (file:line:col, field name).
 //

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/Passes.h"
-#include "runtime/config/sinter_plan.pb.h"
-#include "sinter/rt/abi.h"
+#include "runtime/contract/sinter_plan.pb.h"
+#include "runtime/contract/abi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"

@@ -8,7 +8,7 @@ def CPURecordPlan : Pass<"sinter-cpu-record-plan", "mlir::ModuleOp"> {
   let summary = "Records each step's buffer plan before bufferization";
   let description = [{
     For each function made by `graph-model-to-func`, builds the plan of its
-    buffers (runtime/config/sinter_plan.proto): arguments in order, then
+    buffers (runtime/contract/sinter_plan.proto): arguments in order, then
     results (which bufferization turns into trailing output arguments), each
     with its name, kind, dtype, static shape and initialiser. The serialized
     plan is stored on the function as `sinter.plan`.
@@ -34,7 +34,7 @@ def CPURuntimeCalls : Pass<"sinter-cpu-runtime-calls", "mlir::ModuleOp"> {
     `train.micro_batch_count`, `train.global_batch`, `train.random_key`,
     `train.sum_over_ranks`, `train.load_input`, `train.bucket_ready` and
     `train.gradients_ready` become calls of the `sinter_rt_*` functions of
-    `sinter/rt/abi.h`. A bucket's gradients must be the step's gradient
+    `runtime/contract/abi.h`. A bucket's gradients must be the step's gradient
     arguments (the runtime's bucket slots).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
@@ -74,7 +74,7 @@ def CPUEntryPoints : Pass<"sinter-cpu-entry-points", "mlir::ModuleOp"> {
     which calls it with one pointer per buffer in plan order, and the
     constants `sinter_plan_<phase>` (the serialized plan) and
     `sinter_plan_<phase>_size`. These symbols are the whole contract between
-    generated code and the runtime (see runtime/include/sinter/rt/abi.h).
+    generated code and the runtime (see runtime/contract/abi.h).
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }

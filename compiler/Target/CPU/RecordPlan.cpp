@@ -1,7 +1,7 @@
 //===- RecordPlan.cpp - Each step's buffer plan, before bufferization -----===//
 
 #include "compiler/Target/CPU/Passes.h"
-#include "runtime/config/sinter_plan.pb.h"
+#include "runtime/contract/sinter_plan.pb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

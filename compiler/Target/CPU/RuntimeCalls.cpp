@@ -9,7 +9,7 @@
 #include "compiler/Target/CPU/CallBuilder.h"
 #include "compiler/Target/CPU/Passes.h"
 #include "dialects/Train/IR/TrainOps.h"
-#include "sinter/rt/abi.h"
+#include "runtime/contract/abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

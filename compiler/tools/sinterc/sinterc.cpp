@@ -95,8 +95,8 @@ static cl::opt<std::string> stdlibDir("stdlib",
 
 namespace {
 
-/// Where libsinter_rt and the stock main live: $SINTER_RUNTIME_LIB, else
-/// the build tree the compiler came from.
+/// Where libsinter_rt, the stock main and the link file that lists them
+/// live: $SINTER_RUNTIME_LIB, else the build tree the compiler came from.
 std::string runtimeLibraryDir() {
   if (const char *env = std::getenv("SINTER_RUNTIME_LIB"))
     return env;
@@ -219,17 +219,20 @@ int linkProgram(llvm::Module &llvmModule) {
     std::cerr << "sinterc: error: no C++ linker driver (c++) on PATH\n";
     return 1;
   }
-  std::string libDir = runtimeLibraryDir();
-  std::vector<std::string> args = {
-      *linker,          std::string(object), "-o", outputFile,
-      "-L" + libDir,    "-Wl,--whole-archive", "-lsinter_main",
-      "-Wl,--no-whole-archive", "-lsinter_program", "-lsinter_dist",
-      "-lsinter_cpu",   "-lsinter_rt",    "-lsinter_config", "-ldnnl",
-      "-lgloo",
-      // libomp runs the generated parallel loops and, taking the GOMP_*
-      // symbols first, oneDNN's too: one thread pool in the process.
-      "-L" SINTER_OPENMP_LIB_DIR, "-lomp",
-      "-lprotobuf",     "-lpthread", "-lm"};
+  // The libraries come from the build that made the runtime (a response
+  // file it writes next to them).
+  std::string linkFile = runtimeLibraryDir() + "/" SINTER_PROGRAM_LINK_FILE;
+  if (!llvm::sys::fs::exists(linkFile)) {
+    std::cerr << "sinterc: error: " << linkFile
+              << " is missing: build the runtime (or point SINTER_RUNTIME_LIB "
+                 "at the folder of its libraries)\n";
+    return 1;
+  }
+  // The generated parallel loops run on libomp; listed before oneDNN's
+  // libgomp, it answers their GOMP_* calls too: one thread pool.
+  std::vector<std::string> args = {*linker, std::string(object), "-o",
+                                   outputFile, "@" + linkFile,
+                                   "-L" SINTER_OPENMP_LIB_DIR, "-lomp"};
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {}, 0, 0,

@@ -20,7 +20,7 @@ def Train_Dialect : Dialect {
     `train-normalize-loss` introduces the first two on the graph; the
     `train-accumulate` pass builds the micro-batch loop and replaces them
     with values computed before it. A target lowers what is left to calls of
-    the runtime's C ABI (`sinter/rt/abi.h`).
+    the runtime's C ABI (`runtime/contract/abi.h`).
   }];
 }
 

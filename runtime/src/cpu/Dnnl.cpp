@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sinter/rt/abi.h"
+#include "runtime/contract/abi.h"
 
 #include <oneapi/dnnl/dnnl.h>
 

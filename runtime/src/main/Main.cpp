@@ -16,7 +16,7 @@
 #include "program/StepPlan.h"
 #include "program/Trainer.h"
 #include "runtime/config/ConfigLoader.h"
-#include "sinter/rt/abi.h"
+#include "runtime/contract/abi.h"
 #include "support/AtomicFile.h"
 
 #include <cstdio>

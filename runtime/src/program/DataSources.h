@@ -4,7 +4,7 @@
 
 #include "data/BatchSource.h"
 #include "program/StepPlan.h"
-#include "runtime/config/sinter_config.pb.h"
+#include "runtime/contract/sinter_config.pb.h"
 
 namespace sinter::rt {
 

@@ -11,8 +11,8 @@
 #define SINTER_RT_PROGRAM_OPTIMIZER_H
 
 #include "program/StepPlan.h"
-#include "runtime/config/sinter_config.pb.h"
-#include "sinter/rt/abi.h"
+#include "runtime/contract/sinter_config.pb.h"
+#include "runtime/contract/abi.h"
 
 #include <array>
 #include <string>

@@ -2,7 +2,7 @@
 
 #include "program/StepPlan.h"
 
-#include "runtime/config/sinter_plan.pb.h"
+#include "runtime/contract/sinter_plan.pb.h"
 
 #include <algorithm>
 #include <cstdlib>

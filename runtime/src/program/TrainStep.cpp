@@ -4,7 +4,7 @@
 
 #include "core/Philox.h"
 #include "program/Convert.h"
-#include "sinter/rt/abi.h"
+#include "runtime/contract/abi.h"
 
 #include <chrono>
 #include <cstdio>

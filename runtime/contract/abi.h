@@ -39,7 +39,7 @@ void sinter_step_eval(void **buffers) __attribute__((weak));
 void sinter_step_train(void **buffers) __attribute__((weak));
 
 /* The plan of each step: a serialized sinter.plan.Step message
- * (runtime/config/sinter_plan.proto). */
+ * (runtime/contract/sinter_plan.proto). */
 extern const char sinter_plan_eval[] __attribute__((weak));
 extern const int64_t sinter_plan_eval_size __attribute__((weak));
 extern const char sinter_plan_train[] __attribute__((weak));

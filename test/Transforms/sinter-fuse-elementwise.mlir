@@ -1,0 +1,110 @@
+// RUN: sinter-opt %s -sinter-fuse-elementwise -split-input-file | FileCheck %s
+
+// A transpose and a broadcast feed an add, whose sum feeds a relu: the four
+// maps become one loop nest that reads the arguments through the producers'
+// maps, so no intermediate tensor is left to allocate.
+// CHECK-DAG:   #[[ID:[a-z0-9_]+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG:   #[[T:[a-z0-9_]+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG:   #[[ROW:[a-z0-9_]+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @chain(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<8x4xf32>, %[[B:[a-z0-9]+]]: tensor<8xf32>)
+// CHECK:       %[[R:.*]] = linalg.generic {indexing_maps = [#[[T]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME:    ins(%[[X]], %[[B]] : tensor<8x4xf32>, tensor<8xf32>)
+// CHECK:         %[[S:.*]] = arith.addf
+// CHECK-NEXT:    %[[M:.*]] = arith.maximumf %[[S]]
+// CHECK-NEXT:    linalg.yield %[[M]] : f32
+// CHECK-NOT:   linalg.generic
+// CHECK:       return %[[R]] : tensor<4x8xf32>
+#id = affine_map<(i, j) -> (i, j)>
+#tr = affine_map<(i, j) -> (j, i)>
+#row = affine_map<(i, j) -> (j)>
+func.func @chain(%x: tensor<8x4xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %init = tensor.empty() : tensor<4x8xf32>
+  %xt = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x4xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x8xf32>
+  %bb = linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%xt, %bb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %out: f32):
+    %s = arith.addf %l, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sum : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %relu : tensor<4x8xf32>
+}
+
+// -----
+
+// A map is not fused into a reduction: the fused loop would compute exp
+// again for every element it sums. The exp stays a loop of its own and the
+// sum reads its result.
+// CHECK-LABEL: func.func @into_reduction(
+// CHECK:       %[[E:.*]] = linalg.generic
+// CHECK-SAME:    iterator_types = ["parallel", "parallel"]
+// CHECK:         math.exp
+// CHECK:       %[[SUM:.*]] = linalg.generic
+// CHECK-SAME:    iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:    ins(%[[E]] : tensor<4x8xf32>)
+// CHECK-NOT:     math.exp
+// CHECK:       return %[[SUM]]
+#id = affine_map<(i, j) -> (i, j)>
+#rows = affine_map<(i, j) -> (i)>
+func.func @into_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %init = tensor.empty() : tensor<4x8xf32>
+  %e = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%e : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %sum : tensor<4xf32>
+}
+
+// -----
+
+// Nor into a contraction: the matmul must stay a named op, which the CPU
+// target hands to the runtime's library, and read the relu's result.
+// CHECK-LABEL: func.func @into_matmul(
+// CHECK:       %[[RELU:.*]] = linalg.generic
+// CHECK:         arith.maximumf
+// CHECK:       %[[MM:.*]] = linalg.matmul ins(%[[RELU]], %{{.*}} : tensor<4x8xf32>, tensor<8x3xf32>)
+// CHECK:       return %[[MM]]
+#id = affine_map<(i, j) -> (i, j)>
+func.func @into_matmul(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %init = tensor.empty() : tensor<4x8xf32>
+  %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tensor.empty() : tensor<4x3xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %mm = linalg.matmul ins(%relu, %w : tensor<4x8xf32>, tensor<8x3xf32>)
+                      outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %mm : tensor<4x3xf32>
+}

@@ -8,6 +8,8 @@
 #include "support/AtomicFile.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -70,22 +72,41 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
       {"seed", std::to_string(seed)}};
   std::string path = pathOf(dir, step);
   SINTER_RT_RETURN_IF_ERROR(writeSafetensors(path, tensors, meta));
-  std::vector<int64_t> steps = checkpointSteps(dir);
-  for (size_t i = 0; i + size_t(std::max<int64_t>(keep, 1)) < steps.size(); ++i)
-    std::remove(pathOf(dir, steps[i]).c_str());
+  // The newest `keep` up to this one stay. Later steps (left by an earlier
+  // run in the same folder) are not this run's to remove, and the file just
+  // written is never removed.
+  std::vector<int64_t> older;
+  for (int64_t s : checkpointSteps(dir))
+    if (s < step)
+      older.push_back(s);
+  size_t kept = size_t(std::max<int64_t>(keep, 1)) - 1;
+  for (size_t i = 0; i + kept < older.size(); ++i)
+    std::remove(pathOf(dir, older[i]).c_str());
   return path;
 }
 
-static Expected<int64_t> metaInt(const SafetensorsFile &f, const char *key) {
+/// A non-negative integer of the metadata (seeds use all 64 bits).
+static Expected<uint64_t> metaUnsigned(const SafetensorsFile &f, const char *key) {
   auto it = f.metadata().find(key);
   char *end = nullptr;
   if (it == f.metadata().end() || it->second.empty())
     return Status::error(f.path() + ": not a Sinter checkpoint (no '" +
                          std::string(key) + "' in its metadata)");
-  long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (*end)
-    return Status::error(f.path() + ": metadata '" + key + "' is not a number");
-  return int64_t(v);
+  errno = 0;
+  unsigned long long v = std::strtoull(it->second.c_str(), &end, 10);
+  if (*end || errno == ERANGE || it->second[0] == '-')
+    return Status::error(f.path() + ": metadata '" + key +
+                         "' is not a non-negative number");
+  return uint64_t(v);
+}
+
+static Expected<int64_t> metaInt(const SafetensorsFile &f, const char *key) {
+  Expected<uint64_t> v = metaUnsigned(f, key);
+  if (!v.ok())
+    return v.status();
+  if (*v > uint64_t(INT64_MAX))
+    return Status::error(f.path() + ": metadata '" + key + "' is out of range");
+  return int64_t(*v);
 }
 
 Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
@@ -99,7 +120,7 @@ Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
     return Status::error(path + ": not a Sinter checkpoint of format " + kFormat);
   Expected<int64_t> step = metaInt(*file, "step");
   Expected<int64_t> taken = metaInt(*file, "optimizer_steps");
-  Expected<int64_t> savedSeed = metaInt(*file, "seed");
+  Expected<uint64_t> savedSeed = metaUnsigned(*file, "seed");
   if (!step.ok())
     return step.status();
   if (!taken.ok())

@@ -5,10 +5,17 @@
 #   scripts/bench.sh                 the forward step (bench/forward.py)
 #   scripts/bench.sh data-parallel   training on 1 and 2 ranks against
 #                                    PyTorch DDP (bench/data_parallel.py)
+#   scripts/bench.sh train-step      Sinter's whole training steps, update
+#                                    included, on synthetic data, and a
+#                                    124M-parameter model (bench/train_step.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
+if [ "${1:-}" = "train-step" ]; then
+  shift
+  exec python3 bench/train_step.py "$@"
+fi
 if ! .venv-bench/bin/python3 -c "import torch, jax, numpy" 2>/dev/null; then
   python3 -m venv .venv-bench
   .venv-bench/bin/pip install -q --disable-pip-version-check numpy jax torch

@@ -24,11 +24,29 @@ For each case (for the models: each parameter tensor):
   sinter   Sinter's float32 gradient (the program's --gradients mode),
   jax      JAX's float32 gradient of the same function on the same inputs,
 
-with the error of a gradient sinter_testing.relative_error (max |g - g_ref| /
-max |g_ref| over the tensor), taken as the largest over DRAWS = 4 independent
-draws of the inputs and parameters (one program run each), and the check is
+with the error of one gradient sinter_testing.relative_error (max |g - g_ref| /
+max |g_ref| over the tensor). Each case is measured on DRAWS = 8 independent
+draws of its inputs and parameters (one program run each), and its error is
+the geometric mean over the draws of max(draw's error, floor), with the floor
+4 * 2**-24, Sinter's and JAX's alike. The check is
 
-  error(sinter) <= 3 * max(error(jax), 4 * 2**-24).
+  error(sinter) <= 3 * error(jax),
+
+which for a single draw is error(sinter) <= 3 * max(error(jax), floor).
+
+Why several draws and their geometric mean: one draw's error is the largest
+of many elements' rounding noise, scaled by how ill-conditioned that draw's
+gradient happens to be, and is heavy-tailed. Two equally good float32
+implementations (JAX, and NumPy float32 running the backward formulas Sinter
+compiles) differ by more than 3x on 2-5% of draws of the attention case, in
+either direction, and still on 3-6% of runs if each takes the largest error
+of four draws. Over eight draws the geometric mean settles: in 500 simulated
+runs of that attention case the two stayed within 2.4x of each other, and in
+40 runs of this script no case outside the batch-norm CNN came above 1.45x.
+A formula that loses precision systematically, the kind this check is for,
+stays as far above JAX in the mean as on a single draw. (A precision loss on
+rare inputs alone could hide in the mean; the table shows each case's
+largest single-draw errors too.)
 
 The floor: both errors are in units of the tensor's largest gradient, where
 rounding a result to float32 once already costs up to 2**-24 (half an ulp).
@@ -36,13 +54,11 @@ A correct float32 implementation that only rounds differently from JAX
 (another summation order, a fused or an unfused multiply-add, exp and tanh
 with an ulp or two of their own) differs by a few such roundings, while JAX
 can be nearly exact by luck (a gradient that is one product or a sum of two).
-With the floor at 4 half-ulps no bound is below 12 * 2**-24 = 7.2e-7. Most
-cases' errors are 3e-8 .. 5e-7, JAX's and Sinter's alike. The 3x factor covers
-the luck of the draw: one error is the largest of many elements' rounding
-noise and varies from draw to draw, so two equally good implementations
-differ by up to ~2.6x on one draw; the largest over four draws varies much
-less. The floor, the factor and the draws are the same for every case:
-nothing is loosened for one op.
+With the floor at 4 half-ulps no bound is below 12 * 2**-24 = 7.2e-7, and an
+exact draw (neg, slice, max, ...) counts as the floor, not as zero; most
+cases' errors are 3e-8 .. 5e-7, JAX's and Sinter's alike. The factor, the
+floor and the draws are the same for every case: nothing is loosened for one
+op.
 
 With --table every case's errors are printed; on failure the failing cases'
 are (on stderr), and the script exits non-zero.
@@ -62,6 +78,7 @@ from jax import lax
 import numpy as np
 
 import check_gradients
+import check_training
 import models_jax  # also enables float64 in JAX
 from sinter_testing import read_safetensors, relative_error, run, write_safetensors
 
@@ -70,7 +87,7 @@ jax.config.update("jax_enable_x64", True)
 FACTOR = 3
 FLOOR = 4 * 2.0**-24
 LOSS_TOL = 1e-5
-DRAWS = 4
+DRAWS = 8
 LOSS_LINE = re.compile(r"^train: loss (\S+),")
 
 
@@ -312,18 +329,6 @@ def run_ops(workdir):
 
 # The models -------------------------------------------------------------------
 
-CNN = """import "std/nn.sn"
-model cnn {
-  input x: f32[B, 3, 8, 8]
-  input y: i32[B]
-  h = relu(batch_norm(conv2d(x, 4, 3, padding=1, bias=false, name="conv"), name="bn"))
-  logits = linear(global_avg_pool2d(h), 10, name="fc")
-  loss cross_entropy(logits, y)
-  metric accuracy = accuracy(logits, y)
-}
-"""
-
-
 def write_with_scalars(path, tensors):
     """write_safetensors, keeping 0-d tensors (batch-norm's
     num_batches_tracked) 0-d: it writes them as [1] (np.ascontiguousarray),
@@ -410,7 +415,7 @@ def model_specs(examples, rng):
          lambda p, d: models_jax.gpt(p, d["idx"], d["targets"], heads=4, layers=2), None),
         ("cnn_batch_norm", f"batch {{ global: {B} micro: {B} }}\n", {},
          [cnn_data() for _ in range(DRAWS)],
-         lambda p, d: models_jax.small_cnn(p, d["x"], d["y"]), CNN),
+         lambda p, d: models_jax.small_cnn(p, d["x"], d["y"]), check_training.CNN),
         ("mlp", os.path.join(examples, "mlp/mlp.pbtxt"), {"hidden": 32},
          [mlp_data() for _ in range(DRAWS)],
          lambda p, d: models_jax.mlp(p, d["x"], d["y"]), None),
@@ -430,26 +435,41 @@ def error(label, got, ref):
     return relative_error(got, ref) if np.all(np.isfinite(got)) else math.inf
 
 
+def geometric_mean(errors):
+    """The error compared: the geometric mean over the draws of each draw's
+    error, raised to the floor (so one exact draw does not zero it)."""
+    return math.exp(sum(math.log(max(e, FLOOR)) for e in errors) / len(errors))
+
+
 class Row:
-    """One case: Sinter's and JAX's float32 errors, the largest of the draws."""
+    """One case: Sinter's and JAX's float32 errors of each draw, and the
+    errors compared (geometric_mean)."""
     def __init__(self, label):
-        self.label, self.sinter, self.jax = label, [], []
+        self.label, self.sinter_draws, self.jax_draws = label, [], []
 
     def add(self, got, ref, jax32):
-        self.sinter.append(error(self.label, got, ref))
-        self.jax.append(relative_error(jax32, ref))
+        self.sinter_draws.append(error(self.label, got, ref))
+        self.jax_draws.append(relative_error(jax32, ref))
+
+    @property
+    def sinter(self):
+        return geometric_mean(self.sinter_draws)
+
+    @property
+    def jax(self):
+        return geometric_mean(self.jax_draws)
 
     @property
     def allowed(self):
-        return FACTOR * max(max(self.jax), FLOOR)
+        return FACTOR * self.jax
 
     @property
     def ratio(self):
-        return max(self.sinter) / max(max(self.jax), FLOOR)
+        return self.sinter / self.jax
 
     @property
     def ok(self):
-        return max(self.sinter) <= self.allowed
+        return self.sinter <= self.allowed
 
 
 def measure(workdir, examples, seed):
@@ -502,10 +522,17 @@ def measure(workdir, examples, seed):
 
 def table(rows):
     width = max(len(r.label) for r in rows)
-    lines = [f"{'case':<{width}}  {'sinter f32':>10}  {'jax f32':>9}  {'allowed':>9}  ratio"]
+    lines = [f"{'':<{width}}  {'compared':^48}  {'median draw':^21}  {'largest draw':^21}",
+             f"{'case':<{width}}  {'sinter f32':>10}  {'jax f32':>10}  {'allowed':>10}  "
+             f"{'ratio':>10}  {'sinter':>10} {'jax':>10}  {'sinter':>10} {'jax':>10}"]
     for r in rows:
-        lines.append(f"{r.label:<{width}}  {max(r.sinter):10.2e}  {max(r.jax):9.2e}  "
-                     f"{r.allowed:9.2e}  {r.ratio:5.2f}{'' if r.ok else '  FAIL'}")
+        lines.append(
+            f"{r.label:<{width}}  {r.sinter:10.2e}  {r.jax:10.2e}  {r.allowed:10.2e}  "
+            f"{r.ratio:10.2f}  {np.median(r.sinter_draws):10.2e} "
+            f"{np.median(r.jax_draws):10.2e}  {max(r.sinter_draws):10.2e} "
+            f"{max(r.jax_draws):10.2e}{'' if r.ok else '  FAIL'}")
+    lines.append(f"(compared: the geometric mean over {DRAWS} draws of each draw's error, "
+                 f"at least {FLOOR:.2e}; allowed: {FACTOR}x JAX's)")
     return "\n".join(lines)
 
 
@@ -521,12 +548,12 @@ def main():
     failed = [r for r in rows if not r.ok]
     if failed:
         sys.stderr.write(f"{len(failed)} of {len(rows)} float32 gradients are further "
-                         f"from float64 than {FACTOR}x JAX float32's error (or "
-                         f"{FACTOR}x the floor {FLOOR:.2e}):\n{table(failed)}\n")
+                         f"from float64 than {FACTOR}x JAX float32's error (errors "
+                         f"below {FLOOR:.2e} count as that):\n{table(failed)}\n")
         sys.exit(1)
     worst = max(rows, key=lambda r: r.ratio)
     print(f"{len(rows)} float32 gradients within {FACTOR}x of JAX float32's error "
-          f"(worst {worst.label}: {max(worst.sinter):.2e} vs {max(worst.jax):.2e}; "
+          f"(worst {worst.label}: {worst.sinter:.2e} vs {worst.jax:.2e}; "
           f"{DRAWS} draws, {time.time() - start:.0f} s)")
 
 

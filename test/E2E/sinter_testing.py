@@ -23,9 +23,11 @@ def write_safetensors(path, tensors, metadata=None):
         header["__metadata__"] = metadata
     names = {v: k for k, v in SAFETENSORS_DTYPES.items()}
     for name in sorted(tensors):
+        # ascontiguousarray makes a 0-d array 1-d: take the shape before it.
+        shape = list(np.shape(tensors[name]))
         a = np.ascontiguousarray(tensors[name])
         data = a.tobytes()
-        header[name] = {"dtype": names[a.dtype.type], "shape": list(a.shape),
+        header[name] = {"dtype": names[a.dtype.type], "shape": shape,
                         "data_offsets": [offset, offset + len(data)]}
         offset += len(data)
         blobs.append(data)

@@ -177,21 +177,35 @@ Value TensorBuilder::reduce(Value input, ArrayRef<int64_t> axes,
     double extreme = std::ldexp(1.0, width - 1);
     identity = kind == ReduceKind::Max ? -extreme : extreme - 1;
   }
-  Value init = filled(keptShape, et, identity);
+  // Float sums accumulate in f64: a float32 accumulator adding hundreds of
+  // terms one at a time loses digits (batch-norm's per-channel sums over
+  // N*H*W elements were 10x less precise than JAX's).
+  Type acc = et;
+  if (kind == ReduceKind::Sum && isa<FloatType>(et) && et.getIntOrFloatBitWidth() < 64)
+    acc = b.getF64Type();
+  Value init = filled(keptShape, acc, identity);
   SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
                                  AffineMap::get(rank, 0, outExprs, ctx)};
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{init.getType()}, ValueRange{input}, ValueRange{init},
       maps, iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value r;
+        Value x = args[0];
+        if (acc != et)
+          x = scalar::convert(nb, nloc, x, acc);
         switch (kind) {
-        case ReduceKind::Sum: r = scalar::add(nb, nloc, args[1], args[0]); break;
+        case ReduceKind::Sum: r = scalar::add(nb, nloc, args[1], x); break;
         case ReduceKind::Max: r = scalar::max(nb, nloc, args[1], args[0]); break;
         case ReduceKind::Min: r = scalar::min(nb, nloc, args[1], args[0]); break;
         }
         linalg::YieldOp::create(nb, nloc, r);
       });
   Value result = generic.getResult(0);
+  if (acc != et)
+    result = elementwise(keptShape, et, ValueRange{result},
+                         [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                           return scalar::convert(nb, nloc, a[0], et);
+                         });
   if (!keepdim)
     return result;
   SmallVector<int64_t> shape;

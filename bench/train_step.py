@@ -46,7 +46,8 @@ def main():
             begin = time.perf_counter()
             subprocess.run([prog, "--set", f"steps={n}", "--set", "log.every=1000000",
                             "--set", "eval.every=0", *extra],
-                           check=True, capture_output=True, text=True)
+                           check=True, capture_output=True, text=True,
+                           cwd=out_dir)  # a stopped run's checkpoint lands there
             return time.perf_counter() - begin
         one = min(wall(1) for _ in range(2))
         ms = 1e3 * (wall(1 + steps) - one) / steps

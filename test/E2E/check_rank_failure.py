@@ -99,7 +99,8 @@ def main():
     started = time.monotonic()
     elapsed, err = finish(procs[0], started, "rank 0")
     if "rank 0 of 2" not in err or "lost rank 1" not in err:
-        sys.exit(f"FAIL: rank 0's message does not say what happened:\n{err}")
+        sys.exit(f"FAIL: rank 0's message does not say what happened "
+                 f"(exit {procs[0].returncode}):\n{err}")
     print(f"rank 0: stopped in {elapsed:.1f} s (exit {procs[0].returncode}): "
           f"{err.strip().splitlines()[-1][:60]}...")
 

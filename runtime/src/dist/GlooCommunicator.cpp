@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Bootstrap.h"
+#include "dist/LostPeer.h"
 #include "dist/TcpStore.h"
 
 #include <gloo/allgather.h>
@@ -21,6 +22,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <condition_variable>
+#include <csignal>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -185,12 +187,11 @@ private:
     return pending;
   }
 
-  /// "lost rank R: " when Gloo's message names R's address, else a hint.
+  /// "lost rank R: " when Gloo's message tells R, else a hint.
   std::string lostPeer(const std::string &message) const {
-    for (size_t r = 0; r < peerAddresses.size(); ++r)
-      if (!peerAddresses[r].empty() &&
-          message.find(peerAddresses[r]) != std::string::npos)
-        return "lost rank " + std::to_string(r) + ": ";
+    int r = lostPeerOf(message, peerAddresses);
+    if (r >= 0)
+      return "lost rank " + std::to_string(r) + ": ";
     return "another rank died or stopped responding: ";
   }
 
@@ -240,6 +241,9 @@ Expected<std::unique_ptr<Communicator>> connectWorld(const WorldInfo &world,
                                                      int timeoutSeconds) {
   if (world.size == 1)
     return createLocalCommunicator();
+  // A write to a rank that died must fail with EPIPE, which becomes an error
+  // naming that rank, rather than end this process silently with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     std::chrono::milliseconds timeout(int64_t(timeoutSeconds) * 1000);
     Rendezvous rendezvous = openRendezvous(world, timeout);

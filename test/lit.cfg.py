@@ -18,3 +18,8 @@ config.substitutions.append(("%std", os.path.join(config.sinter_src_root, "std")
 config.substitutions.append(("%python", config.python))
 config.environment["PYTHONPATH"] = os.path.join(config.sinter_src_root, "test", "E2E")
 config.substitutions.append(("%examples", os.path.join(config.sinter_src_root, "examples")))
+
+# Randomized tests use a fixed seed unless SINTER_TEST_SEED says otherwise
+# (a number, or "random").
+if "SINTER_TEST_SEED" in os.environ:
+    config.environment["SINTER_TEST_SEED"] = os.environ["SINTER_TEST_SEED"]

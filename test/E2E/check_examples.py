@@ -8,12 +8,11 @@ The loss and metrics must agree within 1e-5 relative.
 """
 import os
 import sys
-import time
 
 import numpy as np
 
 import models_jax
-from sinter_testing import check_close, read_safetensors, run, run_eval
+from sinter_testing import check_close, read_safetensors, run, run_eval, test_seed
 
 TOL = 1e-5
 
@@ -54,7 +53,7 @@ def check(name, workdir, config, data, batches, micro, reference, seed):
 
 def main():
     workdir, examples = sys.argv[1], sys.argv[2]
-    seed = int(sys.argv[3]) if len(sys.argv) > 3 else time.time_ns() % 2**32
+    seed = test_seed(sys.argv, 3)
     print(f"seed {seed}")
     rng = np.random.default_rng(seed)
 

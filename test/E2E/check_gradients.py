@@ -11,11 +11,10 @@ gradient is a random projection of the op's Jacobian.
 """
 import os
 import sys
-import time
 
 import numpy as np
 
-from sinter_testing import compile_program, run, write_safetensors
+from sinter_testing import compile_program, run, write_safetensors, test_seed
 
 B = 2
 # (name, parameter shape, expression of `w`, shape of one sample of the
@@ -144,7 +143,7 @@ def _rename(expr, new):
 
 def main():
     workdir = sys.argv[1]
-    seed = int(sys.argv[2]) if len(sys.argv) > 2 else time.time_ns() % 2**32
+    seed = test_seed(sys.argv, 2)
     print(f"seed {seed} (rerun with: check_gradients.py WORKDIR {seed})")
     rng = np.random.default_rng(seed)
     os.makedirs(workdir, exist_ok=True)

@@ -80,7 +80,7 @@ import numpy as np
 import check_gradients
 import check_training
 import models_jax  # also enables float64 in JAX
-from sinter_testing import read_safetensors, relative_error, run, write_safetensors
+from sinter_testing import read_safetensors, relative_error, run, write_safetensors, test_seed
 
 jax.config.update("jax_enable_x64", True)
 
@@ -539,7 +539,7 @@ def table(rows):
 def main():
     args = [a for a in sys.argv[1:] if a != "--table"]
     workdir, examples = args[0], args[1]
-    seed = int(args[2]) if len(args) > 2 else time.time_ns() % 2**32
+    seed = test_seed(args, 2)
     print(f"seed {seed} (rerun with: check_gradients_f32.py WORKDIR EXAMPLES_DIR {seed})")
     start = time.time()
     rows = measure(workdir, examples, seed)

@@ -9,11 +9,10 @@ result is compared. Tolerances: relative error 1e-5 for f32, 1e-12 for f64.
 import math
 import os
 import sys
-import time
 
 import numpy as np
 
-from sinter_testing import (check_close, compile_program, run_eval,
+from sinter_testing import (check_close, compile_program, run_eval, test_seed,
                             write_safetensors)
 
 B = 4
@@ -187,7 +186,7 @@ def model_source(dtype):
 
 def main():
     workdir = sys.argv[1]
-    seed = int(sys.argv[2]) if len(sys.argv) > 2 else time.time_ns() % 2**32
+    seed = test_seed(sys.argv, 2)
     print(f"seed {seed} (rerun with: check_ops.py WORKDIR {seed})")
     rng = np.random.default_rng(seed)
     for dtype, tol in (("f32", 1e-5), ("f64", 1e-12)):

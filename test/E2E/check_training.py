@@ -13,14 +13,13 @@ import math
 import os
 import re
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import models_jax
-from sinter_testing import read_safetensors, relative_error, run
+from sinter_testing import read_safetensors, relative_error, run, test_seed
 
 STEPS = 20
 TOL = 1e-5
@@ -192,7 +191,7 @@ def check(name, workdir, config, micro, data, loss_fn, seed, source=None):
 
 def main():
     workdir, examples = sys.argv[1], sys.argv[2]
-    seed = int(sys.argv[3]) if len(sys.argv) > 3 else time.time_ns() % 2**32
+    seed = test_seed(sys.argv, 3)
     print(f"seed {seed}")
     rng = np.random.default_rng(seed)
     check("mlp", workdir, os.path.join(examples, "mlp/mlp.pbtxt"), 16,

@@ -6,6 +6,7 @@ import re
 import struct
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -13,6 +14,18 @@ SAFETENSORS_DTYPES = {
     "F64": np.float64, "F32": np.float32, "F16": np.float16,
     "I64": np.int64, "I32": np.int32, "BOOL": np.bool_,
 }
+
+
+def test_seed(args, index):
+    """The seed of a randomized test: args[index] when given, else
+    SINTER_TEST_SEED ("random" draws one from the clock), else a fixed seed,
+    so that a suite run is reproducible. Tests print the seed they use."""
+    if len(args) > index:
+        return int(args[index])
+    chosen = os.environ.get("SINTER_TEST_SEED", "")
+    if chosen == "random":
+        return time.time_ns() % 2**32
+    return int(chosen) if chosen else 20261201
 
 
 def write_safetensors(path, tensors, metadata=None):

@@ -8,6 +8,7 @@
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GraphDialect.h"
 #include "dialects/Graph/Transforms/Passes.h"
+#include "dialects/Sinter/IR/SinterDialect.h"
 #include "dialects/Train/IR/TrainDialect.h"
 #include "dialects/Train/Transforms/Passes.h"
 
@@ -57,6 +58,7 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
                   mlir::omp::OpenMPDialect, mlir::scf::SCFDialect,
                   mlir::tensor::TensorDialect, mlir::vector::VectorDialect>();
+  registerSinterDialect(registry);
   // What one-shot bufferization and the conversion to LLVM need to know
   // about the upstream dialects.
   mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);

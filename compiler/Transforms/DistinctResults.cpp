@@ -1,6 +1,7 @@
 //===- DistinctResults.cpp - One allocation per returned buffer ------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -43,7 +44,7 @@ void copyShared(func::ReturnOp ret) {
 struct DistinctResults : public impl::DistinctResultsBase<DistinctResults> {
   void runOnOperation() override {
     getOperation().walk([](func::FuncOp f) {
-      if (f->hasAttr("sinter.phase"))
+      if (attrs::phase.has(f))
         f.walk(copyShared);
     });
   }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -35,7 +36,7 @@ LogicalResult fold(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
   llvm::BitVector dropped(ret.getNumOperands());
   for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
-    auto arg = func.getResultAttrOfType<IntegerAttr>(i, "sinter.updates");
+    auto arg = attrs::updates.getResult(func, i);
     if (!arg)
       continue;
     Value returned = stripCasts(ret.getOperand(i));

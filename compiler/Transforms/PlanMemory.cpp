@@ -2,6 +2,7 @@
 
 #include "compiler/MemoryPlan/MemoryPlanner.h"
 #include "compiler/Transforms/Passes.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,8 +55,6 @@ FailureOr<int64_t> lastUse(Value root, Block &block,
   return last;
 }
 
-const char *const kNestedArena = "sinter.nested_arena";
-
 /// Makes the arena of a block once its size is known.
 using ArenaMaker = function_ref<FailureOr<Value>(uint64_t bytes)>;
 
@@ -78,7 +77,7 @@ FailureOr<PlannedBytes> planBlock(Block &block, ArenaMaker makeArena) {
           OpBuilder b(&op);
           auto arena = memref::AllocOp::create(
               b, op.getLoc(), MemRefType::get({int64_t(size)}, b.getI8Type()));
-          arena->setAttr(kNestedArena, b.getUnitAttr());
+          attrs::nestedArena.set(arena, b.getUnitAttr());
           return Value(arena);
         };
         FailureOr<PlannedBytes> nested = planBlock(inner, innerArena);
@@ -108,7 +107,7 @@ FailureOr<PlannedBytes> planBlock(Block &block, ArenaMaker makeArena) {
   SmallVector<Operation *> deallocs;
   for (memref::AllocOp alloc : allocs) {
     // A nested arena's buffers were counted when it was planned.
-    if (!alloc->hasAttr(kNestedArena))
+    if (!attrs::nestedArena.has(alloc))
       bytes.unplanned += byteSize(alloc.getType());
     int64_t first = position.lookup(alloc);
     FailureOr<int64_t> last = lastUse(alloc, block, position, deallocs);
@@ -144,7 +143,7 @@ LogicalResult planStep(func::FuncOp step) {
     if (failed(step.insertArgument(
             index, arenaType,
             b.getDictionaryAttr(
-                b.getNamedAttr("sinter.workspace", b.getUnitAttr())),
+                attrs::workspace.named(b.getUnitAttr())),
             step.getLoc())))
       return failure();
     return Value(step.getArgument(index));
@@ -152,15 +151,15 @@ LogicalResult planStep(func::FuncOp step) {
   FailureOr<PlannedBytes> bytes = planBlock(step.getBody().front(), topArena);
   if (failed(bytes))
     return failure();
-  step->setAttr("sinter.arena_bytes", b.getI64IntegerAttr(bytes->arena));
-  step->setAttr("sinter.unplanned_bytes", b.getI64IntegerAttr(bytes->unplanned));
+  attrs::arenaBytes.set(step, b.getI64IntegerAttr(bytes->arena));
+  attrs::unplannedBytes.set(step, b.getI64IntegerAttr(bytes->unplanned));
   return success();
 }
 
 struct PlanMemory : public impl::PlanMemoryBase<PlanMemory> {
   void runOnOperation() override {
     for (auto step : getOperation().getOps<func::FuncOp>())
-      if (step->hasAttr("sinter.phase") && !step.isExternal() &&
+      if (attrs::phase.has(step) && !step.isExternal() &&
           failed(planStep(step)))
         return signalPassFailure();
   }

@@ -7,8 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/Passes.h"
-#include "runtime/contract/sinter_plan.pb.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 #include "runtime/contract/abi.h"
+#include "runtime/contract/sinter_plan.pb.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -82,12 +83,11 @@ void addProgramConstants(ModuleOp module) {
   LLVM::GlobalOp::create(b, loc, b.getI64Type(), /*isConstant=*/true,
                          LLVM::Linkage::External, "sinter_abi_version",
                          b.getI64IntegerAttr(SINTER_ABI_VERSION));
-  auto text = [&](StringRef attr) {
-    auto value = module->getAttrOfType<StringAttr>(attr);
+  auto text = [](StringAttr value) {
     return value ? value.getValue() : StringRef();
   };
-  addConstant(b, loc, "sinter_config", text("sinter.config"));
-  addConstant(b, loc, "sinter_config_dir", text("sinter.config_dir"));
+  addConstant(b, loc, "sinter_config", text(attrs::config.get(module)));
+  addConstant(b, loc, "sinter_config_dir", text(attrs::configDir.get(module)));
 }
 
 struct CPUEntryPoints : public impl::CPUEntryPointsBase<CPUEntryPoints> {
@@ -95,14 +95,14 @@ struct CPUEntryPoints : public impl::CPUEntryPointsBase<CPUEntryPoints> {
     ModuleOp module = getOperation();
     addProgramConstants(module);
     for (auto step : llvm::to_vector(module.getOps<LLVM::LLVMFuncOp>())) {
-      auto plan = step->getAttrOfType<StringAttr>("sinter.plan");
-      auto phase = step->getAttrOfType<StringAttr>("sinter.phase");
+      auto plan = attrs::plan.get(step);
+      auto phase = attrs::phase.get(step);
       if (!plan || !phase)
         continue;
       if (failed(addEntryPoint(step, phase.getValue())))
         return signalPassFailure();
       std::string bytes = plan.getValue().str();
-      if (auto arena = step->getAttrOfType<IntegerAttr>("sinter.arena_bytes"))
+      if (auto arena = attrs::arenaBytes.get(step))
         bytes = withWorkspace(bytes, arena.getInt());
       OpBuilder b(step);
       addConstant(b, step.getLoc(), ("sinter_plan_" + phase.getValue()).str(),

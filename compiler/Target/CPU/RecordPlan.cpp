@@ -1,6 +1,7 @@
 //===- RecordPlan.cpp - Each step's buffer plan, before bufferization -----===//
 
 #include "compiler/Target/CPU/Passes.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 #include "runtime/contract/sinter_plan.pb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,7 +30,7 @@ std::optional<plan::DType> dtypeOf(Type t) {
 
 /// Fills `buffer` from a tensor type and the `sinter.*` attributes of one
 /// argument or result.
-LogicalResult describe(Location loc, Type type, DictionaryAttr attrs,
+LogicalResult describe(Location loc, Type type, DictionaryAttr dict,
                        plan::Buffer &buffer) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
@@ -40,38 +41,34 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr attrs,
   buffer.set_dtype(*dtype);
   for (int64_t d : tensor.getShape())
     buffer.add_shape(d);
-  static const std::pair<const char *, plan::BufferKind> kinds[] = {
-      {"sinter.input", plan::INPUT},   {"sinter.param", plan::PARAM},
-      {"sinter.loss", plan::LOSS},     {"sinter.metric", plan::METRIC},
-      {"sinter.output", plan::OUTPUT},
-      {"sinter.gradient", plan::GRADIENT},
-      {"sinter.optimizer_state", plan::OPTIMIZER_STATE},
-      {"sinter.grad_norm", plan::GRAD_NORM},
-      {"sinter.non_finite", plan::NON_FINITE}};
+  static const std::pair<attrs::Owned<StringAttr>, plan::BufferKind> kinds[] = {
+      {attrs::input, plan::INPUT},   {attrs::param, plan::PARAM},
+      {attrs::loss, plan::LOSS},     {attrs::metric, plan::METRIC},
+      {attrs::output, plan::OUTPUT}, {attrs::gradient, plan::GRADIENT},
+      {attrs::optimizerState, plan::OPTIMIZER_STATE},
+      {attrs::gradNorm, plan::GRAD_NORM},
+      {attrs::nonFinite, plan::NON_FINITE}};
   for (const auto &[attr, kind] : kinds) {
-    if (auto name = attrs ? attrs.getAs<StringAttr>(attr) : StringAttr()) {
+    if (auto name = attr.in(dict)) {
       buffer.set_name(name.str());
       buffer.set_kind(kind);
     }
   }
-  if (auto name = attrs ? attrs.getAs<StringAttr>("sinter.state") : StringAttr())
+  if (auto name = attrs::state.in(dict))
     buffer.set_name(name.str());
-  if (auto slot = attrs ? attrs.getAs<StringAttr>("sinter.slot") : StringAttr())
+  if (auto slot = attrs::slot.in(dict))
     buffer.set_slot(slot.str());
-  if (auto init = attrs ? attrs.getAs<StringAttr>("sinter.init") : StringAttr()) {
+  if (auto init = attrs::init.in(dict)) {
     buffer.set_init(init.str());
-    if (auto args = attrs.getAs<DenseF64ArrayAttr>("sinter.init_args"))
+    if (auto args = attrs::initArgs.in(dict))
       for (double a : args.asArrayRef())
         buffer.add_init_args(a);
   }
-  if (auto bound = attrs ? attrs.getAs<IntegerAttr>("sinter.value_bound")
-                         : IntegerAttr())
+  if (auto bound = attrs::valueBound.in(dict))
     buffer.set_value_bound(bound.getInt());
-  if (auto source = attrs ? attrs.getAs<StringAttr>("sinter.value_bound_source")
-                          : StringAttr())
+  if (auto source = attrs::valueBoundSource.in(dict))
     buffer.set_value_bound_source(source.str());
-  if (auto ignored = attrs ? attrs.getAs<IntegerAttr>("sinter.ignore_index")
-                           : IntegerAttr())
+  if (auto ignored = attrs::ignoreIndex.in(dict))
     buffer.set_ignore_index(ignored.getInt());
   if (!buffer.has_name())
     return emitError(loc) << "a step's argument or result has no sinter name";
@@ -81,7 +78,7 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr attrs,
 struct CPURecordPlan : public impl::CPURecordPlanBase<CPURecordPlan> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto phase = func->getAttrOfType<StringAttr>("sinter.phase");
+      auto phase = attrs::phase.get(func);
       if (!phase)
         continue;
       plan::Step step;
@@ -96,31 +93,30 @@ struct CPURecordPlan : public impl::CPURecordPlanBase<CPURecordPlan> {
         if (failed(describe(func.getLoc(), type.getInput(i),
                             func.getArgAttrDict(i), *b)))
           return signalPassFailure();
-        if (func.getArgAttr(i, "sinter.state"))
+        if (attrs::state.getArg(func, i))
           b->set_kind(plan::STATE);
       }
       for (unsigned i = 0; i < type.getNumResults(); ++i) {
         // Updates in place are the arguments' buffers, not buffers of
         // their own.
-        if (func.getResultAttr(i, "sinter.updates"))
+        if (attrs::updates.getResult(func, i))
           continue;
         plan::Buffer *b = step.add_buffers();
         if (failed(describe(func.getLoc(), type.getResult(i),
                             func.getResultAttrDict(i), *b)))
           return signalPassFailure();
-        if (func.getResultAttr(i, "sinter.state"))
+        if (attrs::state.getResult(func, i))
           b->set_kind(plan::STATE_OUT);
       }
-      if (auto optimizer = func->getAttrOfType<StringAttr>("sinter.optimizer"))
+      if (auto optimizer = attrs::optimizer.get(func))
         step.set_optimizer(optimizer.str());
-      if (auto buckets = func->getAttrOfType<ArrayAttr>("sinter.buckets"))
+      if (auto buckets = attrs::buckets.get(func))
         for (Attribute bucket : buckets) {
           plan::Bucket *out = step.add_buckets();
           for (Attribute name : cast<ArrayAttr>(bucket))
             out->add_gradients(cast<StringAttr>(name).str());
         }
-      func->setAttr("sinter.plan",
-                    StringAttr::get(&getContext(), step.SerializeAsString()));
+      attrs::plan.set(func, StringAttr::get(&getContext(), step.SerializeAsString()));
     }
   }
 };

@@ -8,6 +8,7 @@
 
 #include "compiler/Target/CPU/CallBuilder.h"
 #include "compiler/Target/CPU/Passes.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 #include "dialects/Train/IR/TrainOps.h"
 #include "runtime/contract/abi.h"
 
@@ -69,7 +70,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         // The runtime sums the bucket's own memory, so each gradient must
         // live in its slot: the step's gradient argument of that name.
         auto func = r->getParentOfType<func::FuncOp>();
-        auto layout = func->getAttrOfType<ArrayAttr>("sinter.buckets");
+        auto layout = attrs::buckets.get(func);
         auto names = layout && r.getBucket() < int64_t(layout.size())
                          ? cast<ArrayAttr>(layout[r.getBucket()])
                          : ArrayAttr();
@@ -78,7 +79,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
                  << r.getBucket() << " is not in the step's bucket layout";
         for (auto [g, name] : llvm::zip(r.getGradients(), names)) {
           auto arg = dyn_cast<BlockArgument>(g);
-          if (!arg || func.getArgAttr(arg.getArgNumber(), "sinter.gradient") != name)
+          if (!arg || attrs::gradient.getArg(func, arg.getArgNumber()) != name)
             return r.emitError("internal error: gradient ")
                    << name << " is not computed in its bucket slot";
         }

@@ -9,6 +9,7 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/CPU/ObjectEmitter.h"
 #include "compiler/tools/sinterc/ListParams.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 #include "frontend/MLIRDiagnostics.h"
 #include "frontend/MLIRGen.h"
 #include "frontend/Sema.h"
@@ -404,23 +405,21 @@ int run() {
     llvm::SmallString<256> dir(configFile.getValue());
     llvm::sys::fs::make_absolute(dir);
     llvm::sys::path::remove_filename(dir);
-    (*module)->setAttr("sinter.config", mlir::StringAttr::get(&context, text));
-    (*module)->setAttr("sinter.config_dir",
-                       mlir::StringAttr::get(&context, dir.str()));
+    sinter::attrs::config.set(*module, mlir::StringAttr::get(&context, text));
+    sinter::attrs::configDir.set(*module, mlir::StringAttr::get(&context, dir.str()));
     if (config->parallel().batch_norm() ==
         sinter::config::TrainConfig::Parallel::SYNC)
-      (*module)->setAttr("sinter.sync_batch_norm", mlir::UnitAttr::get(&context));
+      sinter::attrs::syncBatchNorm.set(*module, mlir::UnitAttr::get(&context));
     // The update compiled into the train step; its scalars stay the
     // runtime's.
     const auto &optimizer = config->optimizer();
     const char *update = !optimizer.has_sgd() ? "adamw"
                          : optimizer.sgd().momentum() > 0 ? "sgd_momentum"
                                                           : "sgd";
-    (*module)->setAttr("sinter.optimizer", mlir::StringAttr::get(&context, update));
-    (*module)->setAttr(
-        "sinter.bucket_cap_mb",
-        mlir::FloatAttr::get(mlir::Float64Type::get(&context),
-                             config->parallel().bucket_cap_mb()));
+    sinter::attrs::optimizer.set(*module, mlir::StringAttr::get(&context, update));
+    sinter::attrs::bucketCapMb.set(
+        *module, mlir::FloatAttr::get(mlir::Float64Type::get(&context),
+                                      config->parallel().bucket_cap_mb()));
   }
   return lower(*module, context, output.get());
 }

@@ -9,6 +9,7 @@
 
 #include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Graph/Transforms/Passes.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -94,26 +95,23 @@ ValueBound valueBound(InputOp input) {
 DictionaryAttr argumentAttrs(Operation *op, Builder &b) {
   SmallVector<NamedAttribute> attrs;
   if (auto input = dyn_cast<InputOp>(op)) {
-    attrs.push_back(b.getNamedAttr("sinter.input", input.getNameAttr()));
+    attrs.push_back(attrs::input.named(input.getNameAttr()));
     ValueBound bound = valueBound(input);
     if (bound.bound) {
-      attrs.push_back(b.getNamedAttr("sinter.value_bound",
-                                     b.getI64IntegerAttr(bound.bound)));
-      attrs.push_back(b.getNamedAttr("sinter.value_bound_source",
-                                     b.getStringAttr(bound.source)));
+      attrs.push_back(attrs::valueBound.named(b.getI64IntegerAttr(bound.bound)));
+      attrs.push_back(attrs::valueBoundSource.named(b.getStringAttr(bound.source)));
       if (bound.ignoreIndex)
-        attrs.push_back(b.getNamedAttr("sinter.ignore_index",
-                                       b.getI64IntegerAttr(*bound.ignoreIndex)));
+        attrs.push_back(attrs::ignoreIndex.named(b.getI64IntegerAttr(*bound.ignoreIndex)));
     }
   } else if (auto param = dyn_cast<ParamOp>(op)) {
-    attrs.push_back(b.getNamedAttr("sinter.param", param.getNameAttr()));
-    attrs.push_back(b.getNamedAttr("sinter.init", param.getInitAttr()));
-    attrs.push_back(b.getNamedAttr("sinter.init_args", param.getInitArgsAttr()));
+    attrs.push_back(attrs::param.named(param.getNameAttr()));
+    attrs.push_back(attrs::init.named(param.getInitAttr()));
+    attrs.push_back(attrs::initArgs.named(param.getInitArgsAttr()));
   } else {
     auto state = cast<StateOp>(op);
-    attrs.push_back(b.getNamedAttr("sinter.state", state.getNameAttr()));
-    attrs.push_back(b.getNamedAttr("sinter.init", state.getInitAttr()));
-    attrs.push_back(b.getNamedAttr("sinter.init_args", state.getInitArgsAttr()));
+    attrs.push_back(attrs::state.named(state.getNameAttr()));
+    attrs.push_back(attrs::init.named(state.getInitAttr()));
+    attrs.push_back(attrs::initArgs.named(state.getInitArgsAttr()));
   }
   return b.getDictionaryAttr(attrs);
 }
@@ -122,15 +120,15 @@ DictionaryAttr argumentAttrs(Operation *op, Builder &b) {
 /// metric, output or state update.
 NamedAttribute resultTag(Operation *sink, Builder &b) {
   if (isa<LossOp>(sink))
-    return b.getNamedAttr("sinter.loss", b.getStringAttr("loss"));
+    return attrs::loss.named(b.getStringAttr("loss"));
   if (auto metric = dyn_cast<MetricOp>(sink))
-    return b.getNamedAttr("sinter.metric", metric.getNameAttr());
+    return attrs::metric.named(metric.getNameAttr());
   if (auto output = dyn_cast<OutputOp>(sink))
-    return b.getNamedAttr("sinter.output", output.getNameAttr());
+    return attrs::output.named(output.getNameAttr());
   if (auto gradient = dyn_cast<GradientOp>(sink))
-    return b.getNamedAttr("sinter.gradient", gradient.getNameAttr());
+    return attrs::gradient.named(gradient.getNameAttr());
   auto update = cast<StateUpdateOp>(sink);
-  return b.getNamedAttr("sinter.state", update.getNameAttr());
+  return attrs::state.named(update.getNameAttr());
 }
 
 void convertModel(ModelOp model) {
@@ -167,7 +165,7 @@ void convertModel(ModelOp model) {
                                    b.getFunctionType(argTypes, resultTypes));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resultAttrs);
-  func->setAttr("sinter.phase", model.getPhaseAttr());
+  attrs::phase.set(func, model.getPhaseAttr());
 
   Block *entry = func.addEntryBlock();
   entry->getOperations().splice(entry->end(), body.getOperations());

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/Sinter/IR/SinterAttrs.h"
 #include "dialects/Train/IR/TrainOps.h"
 #include "dialects/Train/Transforms/Passes.h"
 
@@ -33,10 +34,6 @@ namespace sinter::train {
 namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-bool hasAttr(func::FuncOp f, unsigned result, StringRef name) {
-  return bool(f.getResultAttr(result, name));
-}
 
 /// A tensor of `type` filled with zeros.
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
@@ -104,8 +101,7 @@ public:
     Block *body = &func.front();
     auto ret = cast<func::ReturnOp>(body->getTerminator());
     for (BlockArgument arg : body->getArguments())
-      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                        "sinter.input"))
+      if (auto name = attrs::input.getArg(func, arg.getArgNumber()))
         inputs.push_back({arg, name});
 
     // The new entry block: the same arguments, the loops, the return.
@@ -256,7 +252,7 @@ private:
     // means over the micro-batches, the rest sums.
     SmallVector<unsigned> kept;
     for (unsigned i = 0; i < ret.getNumOperands(); ++i)
-      if (!hasAttr(func, i, "sinter.output"))
+      if (!attrs::output.getResult(func, i))
         kept.push_back(i);
 
     SmallVector<Value> carried;
@@ -306,7 +302,7 @@ private:
     SmallVector<DictionaryAttr> resultAttrs;
     for (auto [j, i] : llvm::enumerate(kept)) {
       Value v = loop.getResult(inputs.size() + j);
-      if (hasAttr(func, i, "sinter.metric") || hasAttr(func, i, "sinter.state"))
+      if (attrs::metric.getResult(func, i) || attrs::state.getResult(func, i))
         v = divideBy(b, loc, v, k);
       results.push_back(v);
       resultTypes.push_back(v.getType());
@@ -331,7 +327,7 @@ private:
 struct TrainAccumulate : public impl::TrainAccumulateBase<TrainAccumulate> {
   void runOnOperation() override {
     for (auto f : getOperation().getOps<func::FuncOp>()) {
-      auto phase = f->getAttrOfType<StringAttr>("sinter.phase");
+      auto phase = attrs::phase.get(f);
       if (!phase || phase != "train" || f.isExternal())
         continue;
       if (failed(StepBuilder(f).run()))

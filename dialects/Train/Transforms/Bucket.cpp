@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/Sinter/IR/SinterAttrs.h"
 #include "dialects/Train/IR/TrainOps.h"
 #include "dialects/Train/Transforms/Passes.h"
 
@@ -78,7 +79,7 @@ public:
   LogicalResult run() {
     auto ret = cast<func::ReturnOp>(func.front().getTerminator());
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
-      auto name = func.getResultAttrOfType<StringAttr>(i, "sinter.gradient");
+      auto name = attrs::gradient.getResult(func, i);
       if (!name)
         continue;
       auto result = dyn_cast<OpResult>(ret.getOperand(i));
@@ -212,7 +213,7 @@ private:
         names.push_back(grads[g].name);
       layout.push_back(b.getArrayAttr(names));
     }
-    func->setAttr("sinter.buckets", b.getArrayAttr(layout));
+    attrs::buckets.set(func, b.getArrayAttr(layout));
   }
 
   func::FuncOp func;
@@ -229,12 +230,12 @@ struct DistBucket : public impl::DistBucketBase<DistBucket> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     double cap = bucketCapMb;
-    if (auto fromConfig = module->getAttrOfType<FloatAttr>("sinter.bucket_cap_mb");
+    if (auto fromConfig = attrs::bucketCapMb.get(module);
         fromConfig && bucketCapMb.getNumOccurrences() == 0)
       cap = fromConfig.getValueAsDouble();
     auto mib = [](double m) { return int64_t(m * 1024 * 1024); };
     for (auto f : module.getOps<func::FuncOp>()) {
-      auto phase = f->getAttrOfType<StringAttr>("sinter.phase");
+      auto phase = attrs::phase.get(f);
       if (!phase || phase != "train" || f.isExternal())
         continue;
       if (failed(Bucketer(f, mib(firstBucketMb), mib(cap)).run()))

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/Sinter/IR/SinterAttrs.h"
 #include "dialects/Train/IR/TrainOps.h"
 #include "dialects/Train/Transforms/Passes.h"
 
@@ -67,14 +68,14 @@ public:
     auto ret = cast<func::ReturnOp>(func.front().getTerminator());
     std::optional<unsigned> loss;
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
-      if (func.getResultAttr(i, "sinter.loss"))
+      if (attrs::loss.getResult(func, i))
         loss = i;
-      auto name = func.getResultAttrOfType<StringAttr>(i, "sinter.gradient");
+      auto name = attrs::gradient.getResult(func, i);
       if (!name)
         continue;
       std::optional<unsigned> arg;
       for (unsigned a = 0; a < func.getNumArguments(); ++a)
-        if (func.getArgAttr(a, "sinter.param") == name)
+        if (attrs::param.getArg(func, a) == name)
           arg = a;
       if (!arg)
         return func.emitError("internal error: the gradient of '")
@@ -87,8 +88,7 @@ public:
       return func.emitError("internal error: a train step without a loss");
     addMoments();
     buildUpdate(ret, *loss);
-    func->setAttr("sinter.optimizer",
-                  StringAttr::get(func.getContext(), optimizer));
+    attrs::optimizer.set(func, StringAttr::get(func.getContext(), optimizer));
     return success();
   }
 
@@ -101,8 +101,8 @@ private:
       for (StringRef slot : slotsOf(optimizer)) {
         unsigned index = func.getNumArguments();
         NamedAttribute attrs[] = {
-            b.getNamedAttr("sinter.optimizer_state", p.name),
-            b.getNamedAttr("sinter.slot", b.getStringAttr(slot))};
+            attrs::optimizerState.named(p.name),
+            attrs::slot.named(b.getStringAttr(slot))};
         (void)func.insertArgument(index, type, b.getDictionaryAttr(attrs),
                                   func.getLoc());
         p.moments.push_back(index);
@@ -192,14 +192,14 @@ private:
     };
     results.push_back(scalar(norm));
     attrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("sinter.grad_norm", b.getStringAttr("grad_norm"))));
+        attrs::gradNorm.named(b.getStringAttr("grad_norm"))));
     Value notFinite = arith::ExtUIOp::create(
         b, loc, b.getI32Type(),
         arith::XOrIOp::create(b, loc, finite,
                               arith::ConstantIntOp::create(b, loc, 1, 1)));
     results.push_back(scalar(notFinite));
     attrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("sinter.non_finite", b.getStringAttr("non_finite"))));
+        attrs::nonFinite.named(b.getStringAttr("non_finite"))));
     unsigned next = 0;
     for (const Param &p : params) {
       SmallVector<unsigned> args = {p.arg};
@@ -207,7 +207,7 @@ private:
       for (unsigned a : args) {
         results.push_back(ifOp.getResult(next++));
         attrs.push_back(b.getDictionaryAttr(
-            b.getNamedAttr("sinter.updates", b.getI64IntegerAttr(a))));
+            attrs::updates.named(b.getI64IntegerAttr(a))));
       }
     }
     func::ReturnOp::create(b, ret.getLoc(), results);
@@ -259,7 +259,7 @@ struct TrainBuildStep : public impl::TrainBuildStepBase<TrainBuildStep> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::string chosen = optimizer;
-    if (auto fromConfig = module->getAttrOfType<StringAttr>("sinter.optimizer");
+    if (auto fromConfig = attrs::optimizer.get(module);
         fromConfig && optimizer.getNumOccurrences() == 0)
       chosen = fromConfig.str();
     if (chosen != "adamw" && chosen != "sgd" && chosen != "sgd_momentum") {
@@ -268,7 +268,7 @@ struct TrainBuildStep : public impl::TrainBuildStepBase<TrainBuildStep> {
       return signalPassFailure();
     }
     for (auto f : module.getOps<func::FuncOp>()) {
-      auto phase = f->getAttrOfType<StringAttr>("sinter.phase");
+      auto phase = attrs::phase.get(f);
       if (!phase || phase != "train" || f.isExternal())
         continue;
       if (failed(StepUpdater(f, chosen).run()))

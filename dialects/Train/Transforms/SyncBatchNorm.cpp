@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 #include "dialects/Train/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -60,7 +61,7 @@ struct DistSyncBatchNorm
     : public impl::DistSyncBatchNormBase<DistSyncBatchNorm> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!module->hasAttr("sinter.sync_batch_norm"))
+    if (!attrs::syncBatchNorm.has(module))
       return;
     for (ModelOp model : module.getOps<ModelOp>()) {
       if (model.getPhase() != "train")

@@ -1,0 +1,101 @@
+//===- SinterDialect.cpp - Verifying the sinter.* attributes --------------===//
+
+#include "dialects/Sinter/IR/SinterDialect.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+
+#include "dialects/Sinter/IR/SinterDialect.cpp.inc"
+
+namespace sinter {
+namespace {
+
+/// One verifier rule per line of SinterAttrs.def.
+struct Rule {
+  llvm::StringLiteral name;
+  unsigned places;
+  bool (*hasClass)(Attribute);
+  llvm::StringLiteral className;
+};
+
+template <typename AttrT> bool isA(Attribute a) { return isa<AttrT>(a); }
+
+constexpr Rule kRules[] = {
+#define SINTER_ATTR(ACCESSOR, NAME, CLASS, PLACES)                            \
+  {attrs::ACCESSOR.name(), attrs::ACCESSOR.places(), &isA<attrs::CLASS>,      \
+   #CLASS},
+#include "dialects/Sinter/IR/SinterAttrs.def"
+};
+
+const char *placeName(unsigned place) {
+  switch (place) {
+  case attrs::Module:
+    return "a module";
+  case attrs::Function:
+    return "a function";
+  case attrs::Argument:
+    return "a function argument";
+  case attrs::Result:
+    return "a function result";
+  default:
+    return "an operation";
+  }
+}
+
+LogicalResult verifyAttr(Operation *op, NamedAttribute attr, unsigned place) {
+  StringRef name = attr.getName().getValue();
+  const Rule *rule = llvm::find_if(kRules, [&](const Rule &r) { return r.name == name; });
+  if (rule == std::end(kRules))
+    return op->emitOpError("has unknown attribute '") << name << "'";
+  if (!(rule->places & place))
+    return op->emitOpError("'") << name << "' does not belong on " << placeName(place);
+  if (!rule->hasClass(attr.getValue()))
+    return op->emitOpError("'") << name << "' must be " << rule->className
+                                << ", not " << attr.getValue();
+  return success();
+}
+
+} // namespace
+
+void SinterDialect::initialize() {}
+
+LogicalResult SinterDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  unsigned place = isa<ModuleOp>(op)                ? attrs::Module
+                   : isa<FunctionOpInterface>(op)   ? attrs::Function
+                                                    : attrs::Operation;
+  return verifyAttr(op, attr, place);
+}
+
+LogicalResult SinterDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                      unsigned,
+                                                      NamedAttribute attr) {
+  return verifyAttr(op, attr, attrs::Argument);
+}
+
+LogicalResult SinterDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                         unsigned,
+                                                         NamedAttribute attr) {
+  return verifyAttr(op, attr, attrs::Result);
+}
+
+/// Loads the sinter dialect with `HostT`: an attribute's name alone does not
+/// load its dialect, and one not loaded is not asked to verify.
+template <typename HostT>
+struct LoadWith : DialectExtension<LoadWith<HostT>, HostT> {
+  void apply(MLIRContext *context, HostT *) const override {
+    context->getOrLoadDialect<SinterDialect>();
+  }
+};
+
+void registerSinterDialect(DialectRegistry &registry) {
+  registry.insert<SinterDialect>();
+  registry.addExtensions<LoadWith<func::FuncDialect>, LoadWith<LLVM::LLVMDialect>>();
+}
+
+} // namespace sinter

@@ -7,14 +7,17 @@ include "mlir/Pass/PassBase.td"
 def ConvertGraphToLinalg : Pass<"convert-graph-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lowers graph ops to linalg, tensor, arith and math";
   let description = [{
-    Runs after `graph-model-to-func`. Every graph op becomes structured ops
-    on tensors: elementwise ops and their NumPy broadcasting become
-    `linalg.generic` maps, reductions become reducing `linalg.generic`s,
-    matmul a contraction with batch broadcasting, convolution and pooling the
-    linalg named ops, and the composite ops (softmax, losses, attention,
-    normalisation statistics) compositions of those. Shapes must be static:
-    bind B and the other shape symbols with a config or -D. Every created op
-    keeps the graph op's location.
+    Runs after `graph-model-to-func`. First a graph-level rewrite:
+    `matmul(x, transpose(w))` becomes `graph.matmul_transposed(x, w)`, so a
+    linear layer reads its weight in place. Then a partial conversion in
+    which the graph dialect is illegal, with one set of conversion patterns
+    per op family (GraphToLinalg/*.cpp): elementwise ops and their NumPy
+    broadcasting become `linalg.generic` maps, reductions reducing
+    `linalg.generic`s, matmul a contraction with batch broadcasting,
+    convolution and pooling the linalg named ops, and the composite ops
+    (softmax, losses, attention, normalisation statistics) compositions of
+    those. Shapes must be static: bind B and the other shape symbols with a
+    config or -D. Every created op keeps the graph op's location.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",

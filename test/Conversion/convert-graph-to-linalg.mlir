@@ -104,3 +104,32 @@ func.func @dynamic(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = graph.relu %a : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+// matmul(x, transpose(w)) is rewritten on the graph, before conversion, to
+// matmul_transposed: linalg.matmul reads w through a transposed map, and the
+// transpose, now unused, is not computed.
+// CHECK-DAG: #[[MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT:   linalg.transpose
+// CHECK:       linalg.matmul indexing_maps = [#[[MK]], #[[NK]], #{{.*}}] ins(%{{.*}}, %arg1 : tensor<8x4xf32>, tensor<5x4xf32>)
+// CHECK-NOT:   linalg.transpose
+func.func @linear(%x: tensor<8x4xf32>, %w: tensor<5x4xf32>) -> tensor<8x5xf32> {
+  %t = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<5x4xf32>) -> tensor<4x5xf32>
+  %y = graph.matmul %x, %t : (tensor<8x4xf32>, tensor<4x5xf32>) -> tensor<8x5xf32>
+  return %y : tensor<8x5xf32>
+}
+
+// -----
+
+// A transpose with other uses stays, and is converted once.
+// CHECK-LABEL: func.func @linear_and_transpose
+// CHECK-COUNT-1: linalg.transpose
+// CHECK:       linalg.matmul indexing_maps
+func.func @linear_and_transpose(%x: tensor<8x4xf32>, %w: tensor<5x4xf32>) -> (tensor<8x5xf32>, tensor<4x5xf32>) {
+  %t = graph.transpose %w {permutation = array<i64: 1, 0>} : (tensor<5x4xf32>) -> tensor<4x5xf32>
+  %y = graph.matmul %x, %t : (tensor<8x4xf32>, tensor<4x5xf32>) -> tensor<8x5xf32>
+  return %y, %t : tensor<8x5xf32>, tensor<4x5xf32>
+}

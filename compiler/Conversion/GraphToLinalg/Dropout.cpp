@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/GraphToLinalg/Dropout.h"
-
+#include "compiler/Conversion/GraphToLinalg/Lowering.h"
+#include "dialects/Graph/IR/GraphOps.h"
 #include "dialects/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -42,8 +42,6 @@ Value philoxWord(OpBuilder &b, Location l, std::array<Value, 4> c,
   }
   return c[0];
 }
-
-} // namespace
 
 Value dropout(TensorBuilder &tb, Value x, double p, int64_t stream) {
   OpBuilder &b = tb.builder();
@@ -108,6 +106,17 @@ Value dropout(TensorBuilder &tb, Value x, double p, int64_t stream) {
                    nb, l, Value(arith::SelectOp::create(nb, l, kept, scaled, zero)));
              })
       .getResult(0);
+}
+
+Results lowerDropout(TensorBuilder &tb, graph::DropoutOp op,
+                     graph::DropoutOp::Adaptor a) {
+  return one(dropout(tb, a.getInput(), op.getP().convertToDouble(), op.getStream()));
+}
+
+} // namespace
+
+void populateDropoutPatterns(RewritePatternSet &patterns) {
+  addLowering<graph::DropoutOp>(patterns, lowerDropout);
 }
 
 } // namespace sinter::lowering

@@ -497,6 +497,24 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
                    lhsType.getElementType(), types);
 }
 
+LogicalResult MatmulTransposedOp::verify() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  auto result = cast<RankedTensorType>(getType());
+  if (lhs.getRank() < 2 || rhs.getRank() != 2)
+    return emitOpError("takes an lhs of rank 2 or more and an rhs of rank 2");
+  if (lhs.getElementType() != rhs.getElementType() ||
+      result.getElementType() != lhs.getElementType())
+    return emitOpError("operands and result must share an element type");
+  SmallVector<int64_t> expected(lhs.getShape().drop_back());
+  expected.push_back(rhs.getDimSize(0));
+  if (lhs.getShape().back() != rhs.getDimSize(1) ||
+      result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "expects [..., M, K] and [N, K] to give [..., M, N], got "
+                         << lhs << ", " << rhs << " and " << result;
+  return success();
+}
+
 LogicalResult ReshapeOp::verify() {
   RankedTensorType inputType = getInput().getType();
   if (inputType.getElementType() != getType().getElementType())

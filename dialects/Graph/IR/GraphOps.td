@@ -510,6 +510,27 @@ def Graph_MatmulOp : Graph_InferOp<"matmul", [Pure, Graph_Differentiable]> {
   let results = (outs Graph_FloatTensor:$result);
 }
 
+def Graph_MatmulTransposedOp : Graph_Op<"matmul_transposed", [Pure]> {
+  let summary = "`lhs @ transpose(rhs)` for a 2-D rhs, without the transpose";
+  let description = [{
+    `[..., M, K] @ transpose([N, K])` gives `[..., M, N]`. Made from
+    `graph.matmul %x, (graph.transpose %w)` after differentiation, so that a
+    linear layer reads its weight in place instead of copying its transpose
+    each step; not differentiable, and not written by the frontend.
+
+    Example:
+    ```mlir
+    %y = graph.matmul_transposed %x, %w
+        : (tensor<8x64xf32>, tensor<256x64xf32>) -> tensor<8x256xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, Graph_Differentiable]> {
   let summary = "Reinterprets a tensor with another shape";
   let description = [{

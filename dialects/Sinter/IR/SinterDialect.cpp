@@ -7,6 +7,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
 
 using namespace mlir;
 
@@ -93,8 +94,17 @@ struct LoadWith : DialectExtension<LoadWith<HostT>, HostT> {
   }
 };
 
+/// What the attributes say reaches the program through its plan; none of them
+/// becomes LLVM IR (without this interface the translation warns about each).
+struct NothingToTranslate : public LLVMTranslationDialectInterface {
+  using LLVMTranslationDialectInterface::LLVMTranslationDialectInterface;
+};
+
 void registerSinterDialect(DialectRegistry &registry) {
   registry.insert<SinterDialect>();
+  registry.addExtension(+[](MLIRContext *, SinterDialect *dialect) {
+    dialect->addInterfaces<NothingToTranslate>();
+  });
   registry.addExtensions<LoadWith<func::FuncDialect>, LoadWith<LLVM::LLVMDialect>>();
 }
 

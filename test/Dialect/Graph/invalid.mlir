@@ -663,3 +663,19 @@ func.func @accuracy_result(%logits: tensor<4x10xf64>, %t: tensor<4xi32>) {
   %0 = graph.accuracy %logits, %t : (tensor<4x10xf64>, tensor<4xi32>) -> tensor<f64>
   return
 }
+
+// -----
+
+func.func @matmul_transposed_shapes(%x: tensor<8x4xf32>, %w: tensor<4x5xf32>) {
+  // expected-error @+1 {{'graph.matmul_transposed' op expects [..., M, K] and [N, K] to give [..., M, N]}}
+  %0 = graph.matmul_transposed %x, %w : (tensor<8x4xf32>, tensor<4x5xf32>) -> tensor<8x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_transposed_rank(%x: tensor<8x4xf32>, %w: tensor<2x5x4xf32>) {
+  // expected-error @+1 {{'graph.matmul_transposed' op takes an lhs of rank 2 or more and an rhs of rank 2}}
+  %0 = graph.matmul_transposed %x, %w : (tensor<8x4xf32>, tensor<2x5x4xf32>) -> tensor<8x5xf32>
+  return
+}

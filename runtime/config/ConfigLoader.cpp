@@ -23,10 +23,12 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace sinter::config {
@@ -854,23 +856,66 @@ bool validate(const TrainConfig &cfg, const ParseInfoTree *tree, Diagnostics &di
 // Fields fixed when the program is compiled
 //===----------------------------------------------------------------------===//
 
-/// sinterc lays out the gradient buckets from the config it compiles with, so
-/// a run-time config or --set (laid over the compiled-in config) that changes
-/// parallel.bucket_cap_mb would be ignored: it is refused, at the field when
-/// `tree` holds the overriding file's positions.
+/// `key=value, ...` in key order, or "none".
+template <typename V>
+std::string mapText(const google::protobuf::Map<std::string, V> &map) {
+  std::map<std::string, std::string> sorted;
+  for (const auto &[key, value] : map) {
+    if constexpr (std::is_same_v<V, std::string>)
+      sorted[key] = value;
+    else
+      sorted[key] = std::to_string(value);
+  }
+  std::string out;
+  for (const auto &[key, value] : sorted)
+    out += (out.empty() ? "" : ", ") + key + "=" + value;
+  return out.empty() ? "none" : out;
+}
+
+/// A field sinterc compiles into the program: its path and how it reads.
+struct CompiledField {
+  std::vector<const char *> path;
+  std::string (*text)(const TrainConfig &);
+};
+
+const CompiledField kCompiledFields[] = {
+    {{"model"}, [](const TrainConfig &c) { return "\"" + c.model() + "\""; }},
+    {{"model_name"}, [](const TrainConfig &c) { return "\"" + c.model_name() + "\""; }},
+    {{"set"}, [](const TrainConfig &c) { return mapText(c.set()); }},
+    {{"shapes"}, [](const TrainConfig &c) { return mapText(c.shapes()); }},
+    {{"parallel", "batch_norm"},
+     [](const TrainConfig &c) {
+       return TrainConfig::Parallel::BatchNorm_Name(c.parallel().batch_norm());
+     }},
+    {{"parallel", "bucket_cap_mb"},
+     [](const TrainConfig &c) { return formatDouble(c.parallel().bucket_cap_mb()); }},
+};
+
+/// sinterc compiles the model with its constants and shapes, the batch-norm
+/// mode and the gradient bucket layout into the program, so a run-time
+/// config or --set (laid over the compiled-in config) that changes one of
+/// them would be ignored: it is refused, at the field when `tree` holds the
+/// overriding file's positions.
 void checkCompiledFields(const TrainConfig &compiled, const TrainConfig &overridden,
                          const ParseInfoTree *tree, Diagnostics &diags) {
-  double was = compiled.parallel().bucket_cap_mb();
-  double now = overridden.parallel().bucket_cap_mb();
-  if (now == was)
-    return;
-  FieldPath cap = sub(sub({}, "parallel"), "bucket_cap_mb");
-  std::pair<int, int> at = tree ? Locator(tree).find(cap) : std::pair{-1, -1};
-  diags.error(at.first, at.second,
-              "parallel.bucket_cap_mb (" + formatDouble(now) +
-                  ") is fixed when sinterc compiles the program (this one has " +
-                  formatDouble(was) + "); changing it at run time is not built yet, "
-                  "so recompile with the new value");
+  for (const CompiledField &field : kCompiledFields) {
+    std::string was = field.text(compiled), now = field.text(overridden);
+    if (now == was)
+      continue;
+    FieldPath path, firstEntry;
+    for (const char *name : field.path)
+      path = sub(path, name);
+    // A map (set, shapes) is located at its first entry in the file.
+    firstEntry = path;
+    if (firstEntry.back().field->is_repeated())
+      firstEntry.back().index = 0;
+    std::pair<int, int> at = tree ? Locator(tree).find(firstEntry) : std::pair{-1, -1};
+    diags.error(at.first, at.second,
+                displayName(path) + " (" + now +
+                    ") is fixed when sinterc compiles the program (this one has " +
+                    was + "); changing it at run time is not built yet, "
+                    "so recompile with the new value");
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -1260,7 +1305,7 @@ std::optional<TrainConfig> loadConfigFile(const std::string &path, std::string &
 }
 
 bool mergeConfigText(TrainConfig &cfg, const std::string &text,
-                     const std::string &displayPath, std::string &error) {
+                     const std::string &displayPath, std::string &error, Base base) {
   SourceText source(text);
   Diagnostics diags(displayPath.empty() ? "<config>" : displayPath, &source);
   TrainConfig top;
@@ -1272,7 +1317,8 @@ bool mergeConfigText(TrainConfig &cfg, const std::string &text,
   TrainConfig merged = cfg;
   overlay(merged, top);
   applyDefaults(merged);
-  checkCompiledFields(cfg, merged, &tree, diags);
+  if (base == Base::CompiledIn)
+    checkCompiledFields(cfg, merged, &tree, diags);
   if (!validate(merged, &tree, diags)) {
     error = diags.take();
     return false;
@@ -1281,11 +1327,12 @@ bool mergeConfigText(TrainConfig &cfg, const std::string &text,
   return true;
 }
 
-bool mergeConfigFile(TrainConfig &cfg, const std::string &path, std::string &error) {
+bool mergeConfigFile(TrainConfig &cfg, const std::string &path, std::string &error,
+                     Base base) {
   std::string text;
   if (!readFile(path, text, error))
     return false;
-  return mergeConfigText(cfg, text, path, error);
+  return mergeConfigText(cfg, text, path, error, base);
 }
 
 bool validateConfig(const TrainConfig &cfg, std::string &error) {
@@ -1297,7 +1344,7 @@ bool validateConfig(const TrainConfig &cfg, std::string &error) {
 }
 
 bool applyOverride(TrainConfig &cfg, const std::string &dottedField,
-                   const std::string &value, std::string &error) {
+                   const std::string &value, std::string &error, Base base) {
   Diagnostics diags("--set " + trim(dottedField) + "=" + trim(value), nullptr);
   TrainConfig updated = cfg;
   std::string why;
@@ -1307,7 +1354,8 @@ bool applyOverride(TrainConfig &cfg, const std::string &dottedField,
     return false;
   }
   applyDefaults(updated);
-  checkCompiledFields(cfg, updated, nullptr, diags);
+  if (base == Base::CompiledIn)
+    checkCompiledFields(cfg, updated, nullptr, diags);
   if (!validate(updated, nullptr, diags)) {
     error = diags.take();
     return false;
@@ -1316,15 +1364,16 @@ bool applyOverride(TrainConfig &cfg, const std::string &dottedField,
   return true;
 }
 
-bool applyOverride(TrainConfig &cfg, const std::string &assignment, std::string &error) {
+bool applyOverride(TrainConfig &cfg, const std::string &assignment, std::string &error,
+                   Base base) {
   std::string field, value;
   if (!splitAssignment(assignment, field, value, error))
     return false;
-  return applyOverride(cfg, field, value, error);
+  return applyOverride(cfg, field, value, error, base);
 }
 
 bool applyOverrides(TrainConfig &cfg, const std::vector<std::string> &assignments,
-                    std::string &error) {
+                    std::string &error, Base base) {
   TrainConfig updated = cfg;
   for (const std::string &assignment : assignments) {
     std::string field, value, why;
@@ -1333,7 +1382,7 @@ bool applyOverrides(TrainConfig &cfg, const std::vector<std::string> &assignment
     Diagnostics diags("--set " + field + "=" + trim(value), nullptr);
     if (!setField(updated, field, value, why))
       diags.error(-1, -1, why);
-    else // Checked here, so that the message names the --set that did it.
+    else if (base == Base::CompiledIn) // here, so the message names the --set
       checkCompiledFields(cfg, updated, nullptr, diags);
     if (!diags.empty()) {
       error = diags.take();

@@ -41,20 +41,26 @@ std::optional<TrainConfig> parseConfigText(const std::string &text,
                                            const std::string &displayPath,
                                            std::string &error);
 
+/// What the config that another is laid over is: the config a program was
+/// compiled with, whose compiled-in fields (the model, `set`, `shapes`,
+/// parallel.batch_norm, parallel.bucket_cap_mb) may not change, or one that
+/// sinterc is about to compile, where anything may.
+enum class Base { CompiledIn, Compiling };
+
 /// Overlays the config file at `path` on `cfg` (PROGRAM --config over the
 /// embedded config): fields written in the file replace those in `cfg`,
 /// sub-messages merge field by field, `set`/`shapes` merge by key, a data
 /// source or a repeated field is replaced whole, and naming another member of
 /// a oneof (e.g. `optimizer { sgd {} }`) switches to it. The result is
-/// completed and validated; on failure `cfg` is unchanged. `cfg` is the
-/// config the program was compiled with, so a file that changes a field fixed
-/// at compile time (parallel.bucket_cap_mb: the gradient bucket layout) is
-/// refused at that field.
+/// completed and validated; on failure `cfg` is unchanged. Over a compiled-in
+/// config (`base`), a file that changes a compiled-in field is refused at
+/// that field.
 bool mergeConfigFile(TrainConfig &cfg, const std::string &path,
-                     std::string &error);
+                     std::string &error, Base base = Base::CompiledIn);
 /// Same as mergeConfigFile for text in memory.
 bool mergeConfigText(TrainConfig &cfg, const std::string &text,
-                     const std::string &displayPath, std::string &error);
+                     const std::string &displayPath, std::string &error,
+                     Base base = Base::CompiledIn);
 
 /// Sets one field by dotted path, e.g. ("steps", "20"),
 /// ("optimizer.adamw.lr", "1e-3"), ("parallel.strategy", "ZERO2"),
@@ -63,20 +69,21 @@ bool mergeConfigText(TrainConfig &cfg, const std::string &text,
 /// member of a oneof selects it. The result is validated; on failure `cfg` is
 /// unchanged and `error` names the field (suggesting the nearest field for an
 /// unknown name) or the expected type of the value. As with mergeConfigFile,
-/// changing parallel.bucket_cap_mb from `cfg`'s value is refused.
+/// a compiled-in field may not change over a compiled-in config.
 bool applyOverride(TrainConfig &cfg, const std::string &dottedField,
-                   const std::string &value, std::string &error);
+                   const std::string &value, std::string &error,
+                   Base base = Base::CompiledIn);
 
 /// Same, for one `FIELD=VALUE` string as given to `--set`.
 bool applyOverride(TrainConfig &cfg, const std::string &assignment,
-                   std::string &error);
+                   std::string &error, Base base = Base::CompiledIn);
 
 /// Applies several `FIELD=VALUE` strings in order and validates once at the
 /// end, so `batch.global=48 batch.micro=16` works even though the first alone
 /// would leave an old micro that does not divide 48. On failure `cfg` is
 /// unchanged.
 bool applyOverrides(TrainConfig &cfg, const std::vector<std::string> &assignments,
-                    std::string &error);
+                    std::string &error, Base base = Base::CompiledIn);
 
 /// Checks every value of an already completed config (as returned by the
 /// functions above); diagnostics carry field names but no file positions.

@@ -598,7 +598,9 @@ TEST(ConfigOverride, SetsFieldsByDottedPath) {
   EXPECT_EQ(cfg.steps(), 20);
   EXPECT_TRUE(applyOverride(cfg, "optimizer.adamw.lr=1e-3", error)) << error;
   EXPECT_DOUBLE_EQ(cfg.optimizer().adamw().lr(), 1e-3);
-  EXPECT_TRUE(applyOverride(cfg, "parallel.batch_norm=LOCAL", error)) << error;
+  // Fields compiled into the program change only before compiling.
+  EXPECT_TRUE(applyOverride(cfg, "parallel.batch_norm=LOCAL", error, Base::Compiling))
+      << error;
   EXPECT_EQ(cfg.parallel().batch_norm(), TrainConfig::Parallel::LOCAL);
   EXPECT_TRUE(applyOverride(cfg, "data.shuffle=true", error)) << error;
   EXPECT_TRUE(cfg.data().shuffle());
@@ -608,7 +610,7 @@ TEST(ConfigOverride, SetsFieldsByDottedPath) {
   EXPECT_EQ(cfg.checkpoint().keep(), 5);
   EXPECT_TRUE(applyOverride(cfg, "checkpoint.dir=\"runs/x\"", error)) << error;
   EXPECT_EQ(cfg.checkpoint().dir(), "runs/x");
-  EXPECT_TRUE(applyOverride(cfg, "model_name=gpt", error)) << error;
+  EXPECT_TRUE(applyOverride(cfg, "model_name=gpt", error, Base::Compiling)) << error;
   EXPECT_EQ(cfg.model_name(), "gpt");
   EXPECT_TRUE(applyOverride(cfg, " batch.micro = 64 ", error)) << error;
   EXPECT_EQ(cfg.batch().micro(), 64);
@@ -617,9 +619,9 @@ TEST(ConfigOverride, SetsFieldsByDottedPath) {
 TEST(ConfigOverride, SetsMapEntries) {
   TrainConfig cfg = parseOk(kFullConfig);
   std::string error;
-  EXPECT_TRUE(applyOverride(cfg, "shapes.T=256", error)) << error;
+  EXPECT_TRUE(applyOverride(cfg, "shapes.T=256", error, Base::Compiling)) << error;
   EXPECT_EQ(cfg.shapes().at("T"), 256);
-  EXPECT_TRUE(applyOverride(cfg, "set.n_layer=4", error)) << error;
+  EXPECT_TRUE(applyOverride(cfg, "set.n_layer=4", error, Base::Compiling)) << error;
   EXPECT_EQ(cfg.set().at("n_layer"), "4");
   EXPECT_EQ(cfg.set().at("hidden"), "512");
 }
@@ -775,8 +777,8 @@ TEST(ConfigOverride, BucketCapIsFixedAtCompileTime) {
                    "fixed when sinterc compiles the program (this one has 40); changing it "
                    "at run time is not built yet, so recompile with the new value");
   // Replacing the whole message drops the written cap back to its default.
-  EXPECT_FALSE(applyOverrides(cfg, {"parallel={batch_norm: LOCAL}"}, error));
-  EXPECT_EQ(error, "--set parallel={batch_norm: LOCAL}: error: parallel.bucket_cap_mb (25) is "
+  EXPECT_FALSE(applyOverrides(cfg, {"parallel={batch_norm: SYNC}"}, error));
+  EXPECT_EQ(error, "--set parallel={batch_norm: SYNC}: error: parallel.bucket_cap_mb (25) is "
                    "fixed when sinterc compiles the program (this one has 40); changing it "
                    "at run time is not built yet, so recompile with the new value");
   EXPECT_EQ(cfg.SerializeAsString(), before);
@@ -793,6 +795,48 @@ TEST(ConfigOverride, BucketCapIsFixedAtCompileTime) {
   EXPECT_EQ(error, "--set parallel.bucket_cap_mb=8: error: parallel.bucket_cap_mb (8) is "
                    "fixed when sinterc compiles the program (this one has 25); changing it "
                    "at run time is not built yet, so recompile with the new value");
+}
+
+TEST(ConfigOverride, EveryCompiledInFieldIsFixed) {
+  // The model, its constants and shapes, and the batch-norm mode are compiled
+  // into the program like the bucket layout: a change would be ignored.
+  TrainConfig cfg = parseOk(kFullConfig);
+  std::string before = cfg.SerializeAsString(), error;
+  const std::pair<const char *, const char *> cases[] = {
+      {"model=other.sn", "model (\"other.sn\") is fixed when sinterc compiles the "
+                         "program (this one has \"mlp.sn\")"},
+      {"shapes.T=256", "shapes (T=256) is fixed when sinterc compiles the program "
+                       "(this one has T=128)"},
+      {"set.hidden=1024", "set (hidden=1024) is fixed when sinterc compiles the program "
+                          "(this one has hidden=512)"},
+      {"parallel.batch_norm=LOCAL", "parallel.batch_norm (LOCAL) is fixed when sinterc "
+                                    "compiles the program (this one has SYNC)"},
+  };
+  for (const auto &[assignment, message] : cases) {
+    EXPECT_FALSE(applyOverride(cfg, assignment, error)) << assignment;
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  }
+  EXPECT_EQ(cfg.SerializeAsString(), before);
+  // From a file, the error points at the field.
+  EXPECT_FALSE(mergeConfigText(cfg, "steps: 3\nshapes { key: \"T\" value: 64 }\n",
+                               "run.pbtxt", error));
+  EXPECT_EQ(error.rfind("run.pbtxt:2:", 0), 0u) << error;
+  // Repeating the compiled values changes nothing and is accepted.
+  EXPECT_TRUE(mergeConfigText(cfg, kFullConfig, "same.pbtxt", error)) << error;
+}
+
+TEST(ConfigOverride, AnythingChangesBeforeCompiling) {
+  // sinterc --set lays settings over the config it is about to compile.
+  TrainConfig cfg = parseOk(kFullConfig);
+  std::string error;
+  EXPECT_TRUE(applyOverrides(cfg,
+                             {"parallel.bucket_cap_mb=8", "shapes.T=256",
+                              "parallel.batch_norm=LOCAL", "model=other.sn"},
+                             error, Base::Compiling))
+      << error;
+  EXPECT_DOUBLE_EQ(cfg.parallel().bucket_cap_mb(), 8);
+  EXPECT_EQ(cfg.shapes().at("T"), 256);
+  EXPECT_EQ(cfg.model(), "other.sn");
 }
 
 TEST(ConfigOverride, SeveralAtOnceValidateOnce) {
@@ -834,7 +878,7 @@ TEST(ConfigMerge, OverlayReplacesOnlyWrittenFields) {
     set { key: "depth" value: "3" }
     shapes { key: "T" value: 64 }
     data { train { synthetic {} } }
-  )pb", "over.pbtxt", error)) << error;
+  )pb", "over.pbtxt", error, Base::Compiling)) << error;
   EXPECT_EQ(cfg.shapes().at("T"), 64); // same key: replaced
   EXPECT_EQ(cfg.shapes().size(), 1u);
   EXPECT_EQ(cfg.steps(), 50);

@@ -305,7 +305,8 @@ int run() {
     std::string error;
     std::optional<sinter::config::TrainConfig> cfg =
         sinter::config::loadConfigFile(configFile, error);
-    if (!cfg || !sinter::config::applyOverrides(*cfg, settings, error)) {
+    if (!cfg || !sinter::config::applyOverrides(*cfg, settings, error,
+                                        sinter::config::Base::Compiling)) {
       std::cerr << error << "\n";
       return 1;
     }

@@ -4,7 +4,10 @@ milliseconds per step (the wall time of 1 + N steps minus that of 1 step,
 over N) and compile time, for the examples and for a 124M-parameter model whose step is
 dominated by the update.
 
-    scripts/bench.sh train-step [STEPS]
+    scripts/bench.sh train-step [STEPS] [--build DIR]
+
+--build times the sinterc of another build tree (for example one of an
+earlier commit, for a before/after comparison) with this tree's models.
 """
 import os
 import subprocess
@@ -12,7 +15,6 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SINTERC = os.path.join(ROOT, "build", "bin", "sinterc")
 MODELS = [
     ("mlp", "examples/mlp/mlp.pbtxt", ["--set", "data.train={synthetic {}}"]),
     ("resnet", "examples/resnet/resnet.pbtxt", []),
@@ -29,15 +31,23 @@ def idle_warning():
 
 
 def main():
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    args = sys.argv[1:]
+    build = os.path.join(ROOT, "build")
+    if "--build" in args:
+        i = args.index("--build")
+        build = os.path.abspath(args[i + 1])
+        del args[i:i + 2]
+    steps = int(args[0]) if args else 20
+    sinterc = os.path.join(build, "bin", "sinterc")
     idle_warning()
-    out_dir = os.path.join(ROOT, "build", "bench")
+    print(f"sinterc: {sinterc}")
+    out_dir = os.path.join(build, "bench")
     os.makedirs(out_dir, exist_ok=True)
     print(f"{'model':10} {'compile s':>10} {'ms/step':>10}  (mean of {steps} steps after the first)")
     for name, config, extra in MODELS:
         prog = os.path.join(out_dir, name)
         start = time.perf_counter()
-        subprocess.run([SINTERC, "--config", os.path.join(ROOT, config), "-o", prog],
+        subprocess.run([sinterc, "--config", os.path.join(ROOT, config), "-o", prog],
                        check=True)
         compile_s = time.perf_counter() - start
         # Wall time of 1 + steps steps minus that of 1 step: start-up, data

@@ -49,10 +49,14 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context) {
     return machine.takeError();
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
-  auto optimize = mlir::makeOptimizingTransformer(3, 0, machine->get());
-  if (llvm::Error err = optimize(llvmModule.get()))
-    return std::move(err);
   return llvmModule;
+}
+
+llvm::Error optimizeLLVMIR(llvm::Module &module) {
+  auto machine = hostMachine();
+  if (!machine)
+    return machine.takeError();
+  return mlir::makeOptimizingTransformer(3, 0, machine->get())(&module);
 }
 
 llvm::Error emitObject(llvm::Module &module, llvm::raw_pwrite_stream &os) {

@@ -19,9 +19,12 @@ class ModuleOp;
 namespace sinter::cpu {
 
 /// Translates a module in the LLVM dialect to LLVM IR for the host, with the
-/// host's data layout, optimised at -O3.
+/// host's data layout.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context);
+
+/// Optimises host LLVM IR at -O3.
+llvm::Error optimizeLLVMIR(llvm::Module &module);
 
 /// Writes `module` as a relocatable (PIC) object file for the host CPU.
 llvm::Error emitObject(llvm::Module &module, llvm::raw_pwrite_stream &os);

@@ -23,6 +23,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "google/protobuf/text_format.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
@@ -88,6 +89,11 @@ static cl::opt<bool> listParams("list-params",
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
+static cl::opt<bool> timePhases(
+    "timing",
+    cl::desc("Print where the compile time goes: the frontend, each pass, "
+             "LLVM's code generation and the link"),
+    cl::cat(category));
 static cl::opt<std::string> stdlibDir("stdlib",
                                       cl::desc("Folder of the standard library "
                                                "(default: $SINTER_STDLIB or the "
@@ -194,7 +200,7 @@ void warnLocalBatchNorm(const sinter::config::TrainConfig &cfg,
 
 /// Links the compiled steps with the runtime and its stock main into the
 /// program named by -o.
-int linkProgram(llvm::Module &llvmModule) {
+int linkProgram(llvm::Module &llvmModule, mlir::TimingScope &timing) {
   if (outputFile == "-") {
     std::cerr << "sinterc: error: a program needs a file name: use -o FILE\n";
     return 1;
@@ -209,6 +215,7 @@ int linkProgram(llvm::Module &llvmModule) {
   }
   llvm::FileRemover removeObject(object);
   {
+    mlir::TimingScope codegen = timing.nest("LLVM code generation (object file)");
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     if (llvm::Error err = sinter::cpu::emitObject(llvmModule, os)) {
       std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
@@ -236,6 +243,7 @@ int linkProgram(llvm::Module &llvmModule) {
                                    "-L" SINTER_OPENMP_LIB_DIR, "-lomp"};
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string error;
+  mlir::TimingScope link = timing.nest("Link");
   int rc = llvm::sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {}, 0, 0,
                                      &error);
   if (rc != 0) {
@@ -248,8 +256,10 @@ int linkProgram(llvm::Module &llvmModule) {
 
 /// Runs the code generation pipelines up to --emit and writes the result.
 int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
-          llvm::ToolOutputFile *output) {
+          llvm::ToolOutputFile *output, mlir::TimingScope &timing) {
   mlir::PassManager pm(&context);
+  mlir::TimingScope passes = timing.nest("Passes");
+  pm.enableTiming(passes);
   if (emitStage == Emit::Train) {
     sinter::buildGraphToTrainPipeline(pm);
   } else {
@@ -259,6 +269,7 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
   }
   if (mlir::failed(pm.run(module)))
     return 1;
+  passes.stop();
   if (emitStage == Emit::Train || emitStage == Emit::Linalg ||
       emitStage == Emit::LLVMDialect) {
     module.print(output->os());
@@ -266,18 +277,27 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
     return 0;
   }
   llvm::LLVMContext llvmContext;
+  mlir::TimingScope translation = timing.nest("Translation to LLVM IR");
   auto llvmModule = sinter::cpu::translateToLLVMIR(module, llvmContext);
+  translation.stop();
   if (!llvmModule) {
     std::cerr << "sinterc: error: " << llvm::toString(llvmModule.takeError())
               << "\n";
     return 1;
   }
+  mlir::TimingScope optimization = timing.nest("LLVM optimization (-O3)");
+  if (llvm::Error err = sinter::cpu::optimizeLLVMIR(**llvmModule)) {
+    std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
+  optimization.stop();
   if (emitStage == Emit::LLVM) {
     (*llvmModule)->print(output->os(), nullptr);
     output->keep();
     return 0;
   }
   if (emitStage == Emit::Obj) {
+    mlir::TimingScope codegen = timing.nest("LLVM code generation (object file)");
     if (llvm::Error err = sinter::cpu::emitObject(**llvmModule, output->os())) {
       std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
       return 1;
@@ -285,10 +305,16 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
     output->keep();
     return 0;
   }
-  return linkProgram(**llvmModule);
+  return linkProgram(**llvmModule, timing);
 }
 
 int run() {
+  // Reported on stderr when run returns (--timing).
+  mlir::DefaultTimingManager timingManager;
+  timingManager.setEnabled(timePhases);
+  timingManager.setDisplayMode(mlir::DefaultTimingManager::DisplayMode::Tree);
+  mlir::TimingScope timing = timingManager.getRootScope();
+  mlir::TimingScope frontend = timing.nest("Frontend (parse, elaborate)");
   sinter::SourceManager sources;
   sinter::DiagnosticEngine diags(sources);
   sinter::SemaOptions options;
@@ -371,6 +397,7 @@ int run() {
     return 0;
   }
 
+  frontend.stop();
   mlir::DialectRegistry registry;
   sinter::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
@@ -382,15 +409,19 @@ int run() {
     warnLocalBatchNorm(*config, phases.front(), diags);
   bool codegen = emitStage != Emit::Graph;
   if (codegen) {
+    mlir::TimingScope probe = timing.nest("Probe of the train step");
     TrainStep train = probeTrainStep(context, phases.front(), sources);
+    probe.stop();
     if (train == TrainStep::Error)
       return 1;
     // The program can still evaluate; the reason was printed as a warning.
     if (train == TrainStep::EvalOnly)
       phases.erase(phases.begin());
   }
+  mlir::TimingScope generation = timing.nest("MLIR generation (graph dialect)");
   mlir::OwningOpRef<mlir::ModuleOp> module =
       sinter::generateModule(context, phases, sources);
+  generation.stop();
   if (!module)
     return 1;
   if (emitStage == Emit::Graph) {
@@ -422,7 +453,7 @@ int run() {
         *module, mlir::FloatAttr::get(mlir::Float64Type::get(&context),
                                       config->parallel().bucket_cap_mb()));
   }
-  return lower(*module, context, output.get());
+  return lower(*module, context, output.get(), timing);
 }
 
 } // namespace

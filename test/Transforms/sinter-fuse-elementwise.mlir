@@ -108,3 +108,87 @@ func.func @into_matmul(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf
                       outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
   return %mm : tensor<4x3xf32>
 }
+
+// -----
+
+// A residual stream: each sum is used by the next sum and by a tanh. A sum
+// that feeds two maps is computed once, not once in each of them; copied
+// into every user, the sums would nest, and the IR would grow with the
+// square of the number of layers.
+// CHECK-LABEL: func.func @residual_stream(
+// CHECK-COUNT-4: arith.addf
+// CHECK-NOT:     arith.addf
+#id1 = affine_map<(i) -> (i)>
+func.func @residual_stream(%x: tensor<16xf32>, %y: tensor<16xf32>)
+    -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %init = tensor.empty() : tensor<16xf32>
+  %s1 = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%x, %y : tensor<16xf32>, tensor<16xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %t1 = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%s1 : tensor<16xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %t = math.tanh %a : f32
+    linalg.yield %t : f32
+  } -> tensor<16xf32>
+  %s2 = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%s1, %y : tensor<16xf32>, tensor<16xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %t2 = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%s2 : tensor<16xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %t = math.tanh %a : f32
+    linalg.yield %t : f32
+  } -> tensor<16xf32>
+  %s3 = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%s2, %y : tensor<16xf32>, tensor<16xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %s4 = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%s3, %y : tensor<16xf32>, tensor<16xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %t1, %t2, %s4 : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A broadcast feeds two maps: it only moves data, so each map reads the
+// row through the broadcast's map and no broadcast tensor is left.
+// CHECK-LABEL: func.func @shared_broadcast(
+// CHECK-COUNT-2: linalg.generic {{.*}}ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>)
+// CHECK-NOT:     linalg.generic
+#id2 = affine_map<(i, j) -> (i, j)>
+#row2 = affine_map<(i, j) -> (j)>
+func.func @shared_broadcast(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %init = tensor.empty() : tensor<4x8xf32>
+  %bb = linalg.generic {indexing_maps = [#row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %bb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %out: f32):
+    %s = arith.addf %l, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %prod = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %bb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %out: f32):
+    %p = arith.mulf %l, %r : f32
+    linalg.yield %p : f32
+  } -> tensor<4x8xf32>
+  return %sum, %prod : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -27,6 +27,10 @@ void buildGraphToTrainPipeline(mlir::OpPassManager &pm) {
   // The loss first: autodiff then differentiates each micro-batch's exact
   // share of the global batch's loss.
   buildLossPipeline(pm);
+  buildStepPipeline(pm);
+}
+
+void buildStepPipeline(mlir::OpPassManager &pm) {
   pm.addPass(train::createDistSyncBatchNorm());
   pm.addPass(graph::createGraphAutodiff());
   pm.addPass(graph::createGraphModelToFunc());
@@ -40,6 +44,10 @@ void buildGraphToTrainPipeline(mlir::OpPassManager &pm) {
 
 void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
   buildGraphToTrainPipeline(pm);
+  buildTrainToLinalgPipeline(pm);
+}
+
+void buildTrainToLinalgPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createConvertTrainUpdateToLinalg());
   // Elementwise maps and broadcasts fold into their consumers, so a chain
   // such as exp(x - max) / sum becomes few loops.
@@ -78,6 +86,9 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   // Parallel dimensions become scf.parallel, spread over the cores by the
   // OpenMP runtime; reductions stay sequential loops inside.
   pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
+  // One function per loop nest, shared by equal nests: OpenMP's outlining
+  // stays linear, and each kernel is compiled once.
+  pm.addPass(cpu::createCPUOutlineLoops());
   pm.addPass(mlir::createConvertSCFToOpenMPPass());
   // The alloca scopes it wraps loop bodies in hold no allocas here:
   // canonicalization inlines them before the loops become branches.

@@ -13,7 +13,6 @@ class OpPassManager;
 
 namespace sinter {
 
-/// graph.model ops to functions of linalg/tensor ops, fused.
 /// The train phase's loss as each micro-batch's exact share of the global
 /// batch's loss (train-normalize-loss): the first step of the pipelines
 /// below, and the one whose failure is the user's error.
@@ -22,6 +21,13 @@ void buildLossPipeline(mlir::OpPassManager &pm);
 /// the normalized loss, autodiff, the lowering to linalg and the micro-batch
 /// loop (what `sinterc --emit=train` prints).
 void buildGraphToTrainPipeline(mlir::OpPassManager &pm);
+/// buildGraphToTrainPipeline after the loss pipeline: where a model that
+/// cannot train yet (an op without a gradient) fails.
+void buildStepPipeline(mlir::OpPassManager &pm);
+/// The update in linalg, then elementwise fusion.
+void buildTrainToLinalgPipeline(mlir::OpPassManager &pm);
+/// graph.model ops to functions of linalg/tensor ops, fused:
+/// buildGraphToTrainPipeline, then buildTrainToLinalgPipeline.
 void buildGraphToLinalgPipeline(mlir::OpPassManager &pm);
 /// Tensors to buffers to the LLVM dialect (after buildGraphToLinalgPipeline).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);

@@ -65,6 +65,31 @@ def CPULowerCopies : Pass<"sinter-cpu-lower-copies", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CPUOutlineLoops : Pass<"sinter-cpu-outline-loops", "mlir::ModuleOp"> {
+  let summary = "Moves each outermost loop nest into a function, once per kind";
+  let description = [{
+    After loops are made from linalg, every outermost `scf.parallel`, and
+    every outermost `scf.for` that calls nothing, becomes a call of a
+    private function `<function>_loop<N>` that holds the loop and returns
+    its results. Loops around the steps' calls (the micro-batch loop) stay
+    and have their inner loops outlined.
+
+    Translating an OpenMP parallel region to LLVM IR outlines it, and each
+    outlining scans the whole function that holds the region: with hundreds
+    of regions in one step, translation grew with the square of the step.
+    LLVM's loop passes were as slow on one function of hundreds of loops.
+
+    A buffer the loop uses is an argument when the bare-pointer calling
+    convention can pass it (static shape, identity layout); the pure ops
+    that give it its other values (constants, index arithmetic, strided
+    views) are cloned. So the same loop over another layer's buffers is the
+    same function: equal functions are made once and called from every
+    place, and each kernel is compiled once however deep the model. A loop
+    that would need an argument the convention cannot pass stays in place.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def CPUEntryPoints : Pass<"sinter-cpu-entry-points", "mlir::ModuleOp"> {
   let summary = "Adds the C entry points and the embedded plans";
   let description = [{

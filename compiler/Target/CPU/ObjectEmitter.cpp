@@ -17,8 +17,13 @@
 namespace sinter::cpu {
 
 static llvm::Expected<std::unique_ptr<llvm::TargetMachine>> hostMachine() {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  // Once, even when parts of a step are compiled on several threads.
+  static const bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
   llvm::Triple triple(llvm::sys::getProcessTriple());
   std::string error;
   const llvm::Target *target =

@@ -8,6 +8,7 @@
 #include "compiler/InitAll.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/CPU/ObjectEmitter.h"
+#include "compiler/Target/CPU/ParallelCodegen.h"
 #include "compiler/tools/sinterc/ListParams.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "frontend/MLIRDiagnostics.h"
@@ -28,6 +29,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
@@ -73,11 +75,11 @@ static cl::opt<Emit> emitStage(
                    "the steps after autodiff, with the train step's "
                    "micro-batch loop"),
         clEnumValN(Emit::Linalg, "linalg",
-                   "the evaluation step as fused linalg on tensors"),
+                   "the steps as fused linalg on tensors"),
         clEnumValN(Emit::LLVMDialect, "llvm-dialect",
-                   "the evaluation step in the LLVM dialect"),
-        clEnumValN(Emit::LLVM, "llvm", "the evaluation step as LLVM IR"),
-        clEnumValN(Emit::Obj, "obj", "the evaluation step as an object file"),
+                   "the steps in the LLVM dialect"),
+        clEnumValN(Emit::LLVM, "llvm", "the steps as LLVM IR"),
+        clEnumValN(Emit::Obj, "obj", "the steps as an object file"),
         clEnumValN(Emit::Exe, "exe",
                    "a program: the steps linked with the runtime (the default "
                    "with -o FILE)")),
@@ -94,6 +96,11 @@ static cl::opt<bool> timePhases(
     cl::desc("Print where the compile time goes: the frontend, each pass, "
              "LLVM's code generation and the link"),
     cl::cat(category));
+static cl::opt<unsigned> jobs(
+    "j",
+    cl::desc("Threads that optimise and generate the program's code "
+             "(default: one per core)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<std::string> stdlibDir("stdlib",
                                       cl::desc("Folder of the standard library "
                                                "(default: $SINTER_STDLIB or the "
@@ -129,41 +136,6 @@ void bindConfig(const sinter::config::TrainConfig &cfg,
   for (const auto &[k, v] : shapes)
     options.defines.push_back({k, std::to_string(v)});
   options.defines.push_back({"B", std::to_string(cfg.batch().micro())});
-}
-
-enum class TrainStep { Lowers, EvalOnly, Error };
-
-/// Whether the train phase can be differentiated and lowered. A loss that
-/// breaks LANGUAGE.md 9 is an error. Otherwise, if some op has no gradient
-/// or no training lowering yet, says why as a warning at the op, and the
-/// program is built for evaluation only.
-TrainStep probeTrainStep(mlir::MLIRContext &context,
-                         const sinter::ModelGraph &train,
-                         const sinter::SourceManager &sources) {
-  // Diagnostics of the probe are collected, formatted at the user's source,
-  // and shown as the reason if it fails.
-  std::ostringstream reason;
-  sinter::DiagnosticEngine probeDiags(sources);
-  probeDiags.setStream(reason);
-  sinter::SourceDiagnosticHandler handler(context, probeDiags, sources);
-  mlir::OwningOpRef<mlir::ModuleOp> probe =
-      sinter::generateModule(context, {train}, sources);
-  if (!probe)
-    return TrainStep::Error;
-  mlir::PassManager loss(&context);
-  sinter::buildLossPipeline(loss);
-  if (mlir::failed(loss.run(*probe))) {
-    std::cerr << reason.str();
-    return TrainStep::Error;
-  }
-  mlir::PassManager pm(&context);
-  sinter::buildGraphToLinalgPipeline(pm);
-  if (mlir::succeeded(pm.run(*probe)))
-    return TrainStep::Lowers;
-  std::cerr << "sinterc: warning: no training step for model '" << train.name
-            << "'; the program will only evaluate, because:\n"
-            << reason.str();
-  return TrainStep::EvalOnly;
 }
 
 /// DOMAIN.md 4: batch-norm normalizes with the statistics of what one rank
@@ -205,23 +177,23 @@ int linkProgram(llvm::Module &llvmModule, mlir::TimingScope &timing) {
     std::cerr << "sinterc: error: a program needs a file name: use -o FILE\n";
     return 1;
   }
-  llvm::SmallString<128> object;
-  int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("sinter-step", "o", fd, object)) {
-    std::cerr << "sinterc: error: cannot create a temporary file: "
-              << ec.message() << "\n";
+  unsigned threads = jobs ? unsigned(jobs) : llvm::get_physical_cores();
+  if (threads == 0 || threads > llvm::hardware_concurrency().compute_thread_count())
+    threads = llvm::hardware_concurrency().compute_thread_count();
+  mlir::TimingScope codegen = timing.nest(
+      "LLVM optimization (-O3) and code generation, " +
+      std::to_string(threads) + " thread" + (threads == 1 ? "" : "s"));
+  llvm::Expected<std::vector<std::string>> objects =
+      sinter::cpu::compileInParallel(llvmModule, threads);
+  codegen.stop();
+  if (!objects) {
+    std::cerr << "sinterc: error: " << llvm::toString(objects.takeError())
+              << "\n";
     return 1;
   }
-  llvm::FileRemover removeObject(object);
-  {
-    mlir::TimingScope codegen = timing.nest("LLVM code generation (object file)");
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    if (llvm::Error err = sinter::cpu::emitObject(llvmModule, os)) {
-      std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
-      return 1;
-    }
-  }
+  std::vector<std::unique_ptr<llvm::FileRemover>> removers;
+  for (const std::string &object : *objects)
+    removers.push_back(std::make_unique<llvm::FileRemover>(object));
   llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("c++");
   if (!linker) {
     std::cerr << "sinterc: error: no C++ linker driver (c++) on PATH\n";
@@ -238,9 +210,12 @@ int linkProgram(llvm::Module &llvmModule, mlir::TimingScope &timing) {
   }
   // The generated parallel loops run on libomp; listed before oneDNN's
   // libgomp, it answers their GOMP_* calls too: one thread pool.
-  std::vector<std::string> args = {*linker, std::string(object), "-o",
-                                   outputFile, "@" + linkFile,
-                                   "-L" SINTER_OPENMP_LIB_DIR, "-lomp"};
+  std::vector<std::string> args = {*linker};
+  args.insert(args.end(), objects->begin(), objects->end());
+  for (std::string arg : {std::string("-o"), outputFile.getValue(),
+                          "@" + linkFile, std::string("-L" SINTER_OPENMP_LIB_DIR),
+                          std::string("-lomp")})
+    args.push_back(arg);
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string error;
   mlir::TimingScope link = timing.nest("Link");
@@ -254,22 +229,18 @@ int linkProgram(llvm::Module &llvmModule, mlir::TimingScope &timing) {
   return 0;
 }
 
-/// Runs the code generation pipelines up to --emit and writes the result.
+/// Runs the code generation pipelines from linalg up to --emit and writes
+/// the result.
 int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
           llvm::ToolOutputFile *output, mlir::TimingScope &timing) {
-  mlir::PassManager pm(&context);
-  mlir::TimingScope passes = timing.nest("Passes");
-  pm.enableTiming(passes);
-  if (emitStage == Emit::Train) {
-    sinter::buildGraphToTrainPipeline(pm);
-  } else {
-    sinter::buildGraphToLinalgPipeline(pm);
-    if (emitStage != Emit::Linalg)
-      sinter::buildLinalgToLLVMPipeline(pm);
+  if (emitStage != Emit::Train && emitStage != Emit::Linalg) {
+    mlir::PassManager pm(&context);
+    mlir::TimingScope passes = timing.nest("Passes (linalg to LLVM)");
+    pm.enableTiming(passes);
+    sinter::buildLinalgToLLVMPipeline(pm);
+    if (mlir::failed(pm.run(module)))
+      return 1;
   }
-  if (mlir::failed(pm.run(module)))
-    return 1;
-  passes.stop();
   if (emitStage == Emit::Train || emitStage == Emit::Linalg ||
       emitStage == Emit::LLVMDialect) {
     module.print(output->os());
@@ -285,6 +256,9 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
               << "\n";
     return 1;
   }
+  // A program's code is optimised and generated on all cores.
+  if (emitStage == Emit::Exe)
+    return linkProgram(**llvmModule, timing);
   mlir::TimingScope optimization = timing.nest("LLVM optimization (-O3)");
   if (llvm::Error err = sinter::cpu::optimizeLLVMIR(**llvmModule)) {
     std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
@@ -296,16 +270,114 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
     output->keep();
     return 0;
   }
-  if (emitStage == Emit::Obj) {
-    mlir::TimingScope codegen = timing.nest("LLVM code generation (object file)");
-    if (llvm::Error err = sinter::cpu::emitObject(**llvmModule, output->os())) {
-      std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
-      return 1;
-    }
-    output->keep();
-    return 0;
+  mlir::TimingScope codegen = timing.nest("LLVM code generation (object file)");
+  if (llvm::Error err = sinter::cpu::emitObject(**llvmModule, output->os())) {
+    std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
+    return 1;
   }
-  return linkProgram(**llvmModule, timing);
+  output->keep();
+  return 0;
+}
+
+/// The graph-dialect module of `phases`, with what the config compiles in.
+mlir::OwningOpRef<mlir::ModuleOp>
+generateSteps(mlir::MLIRContext &context,
+              const std::vector<sinter::ModelGraph> &phases,
+              const sinter::SourceManager &sources,
+              const std::optional<sinter::config::TrainConfig> &config) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      sinter::generateModule(context, phases, sources);
+  if (!module || !config)
+    return module;
+  // The program trains with this config unless told otherwise at run time;
+  // its relative paths stay relative to the config's folder.
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(*config, &text);
+  llvm::SmallString<256> dir(configFile.getValue());
+  llvm::sys::fs::make_absolute(dir);
+  llvm::sys::path::remove_filename(dir);
+  sinter::attrs::config.set(*module, mlir::StringAttr::get(&context, text));
+  sinter::attrs::configDir.set(*module, mlir::StringAttr::get(&context, dir.str()));
+  if (config->parallel().batch_norm() ==
+      sinter::config::TrainConfig::Parallel::SYNC)
+    sinter::attrs::syncBatchNorm.set(*module, mlir::UnitAttr::get(&context));
+  // The update compiled into the train step; its scalars stay the runtime's.
+  const auto &optimizer = config->optimizer();
+  const char *update = !optimizer.has_sgd() ? "adamw"
+                       : optimizer.sgd().momentum() > 0 ? "sgd_momentum"
+                                                        : "sgd";
+  sinter::attrs::optimizer.set(*module, mlir::StringAttr::get(&context, update));
+  sinter::attrs::bucketCapMb.set(
+      *module, mlir::FloatAttr::get(mlir::Float64Type::get(&context),
+                                    config->parallel().bucket_cap_mb()));
+  return module;
+}
+
+/// Adds the passes that build the steps after the loss: up to the
+/// micro-batch loop for --emit=train, to fused linalg otherwise.
+void addStepPasses(mlir::PassManager &pm) {
+  sinter::buildStepPipeline(pm);
+  if (emitStage != Emit::Train)
+    sinter::buildTrainToLinalgPipeline(pm);
+}
+
+/// The steps of `phases` (train first, then eval) as linalg functions, or
+/// as train-dialect ones for --emit=train. A loss that breaks LANGUAGE.md 9
+/// is an error. If only the train step cannot be built (an op without a
+/// gradient or a training lowering yet), the reason is shown as a warning at
+/// the op, and the program is built for evaluation only. The train step is
+/// built once: the eval-only build runs only after a failure.
+mlir::OwningOpRef<mlir::ModuleOp>
+buildSteps(mlir::MLIRContext &context, std::vector<sinter::ModelGraph> &phases,
+           const sinter::SourceManager &sources,
+           const std::optional<sinter::config::TrainConfig> &config,
+           mlir::TimingScope &timing) {
+  mlir::TimingScope generation = timing.nest("MLIR generation (graph dialect)");
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      generateSteps(context, phases, sources, config);
+  generation.stop();
+  if (!module || emitStage == Emit::Graph)
+    return module;
+  mlir::TimingScope passes = timing.nest("Passes (graph to linalg)");
+  mlir::PassManager loss(&context);
+  loss.enableTiming(passes);
+  sinter::buildLossPipeline(loss);
+  if (mlir::failed(loss.run(*module)))
+    return nullptr;
+  // The steps' diagnostics are held, formatted at the user's source, until
+  // it is known whether they are errors or the reason for an eval-only
+  // program.
+  std::ostringstream held;
+  bool built;
+  {
+    sinter::DiagnosticEngine holding(sources);
+    holding.setStream(held);
+    sinter::SourceDiagnosticHandler handler(context, holding, sources);
+    mlir::PassManager pm(&context);
+    pm.enableTiming(passes);
+    addStepPasses(pm);
+    built = mlir::succeeded(pm.run(*module));
+  }
+  if (built || phases.size() < 2 || !phases.front().training) {
+    std::cerr << held.str();
+    return built ? std::move(module) : nullptr;
+  }
+  std::string trainModel = phases.front().name;
+  phases.erase(phases.begin());
+  mlir::OwningOpRef<mlir::ModuleOp> eval =
+      generateSteps(context, phases, sources, config);
+  if (!eval)
+    return nullptr;
+  mlir::PassManager pm(&context);
+  pm.enableTiming(passes);
+  sinter::buildLossPipeline(pm);
+  addStepPasses(pm);
+  if (mlir::failed(pm.run(*eval)))
+    return nullptr;
+  std::cerr << "sinterc: warning: no training step for model '" << trainModel
+            << "'; the program will only evaluate, because:\n"
+            << held.str();
+  return eval;
 }
 
 int run() {
@@ -407,51 +479,14 @@ int run() {
   sinter::SourceDiagnosticHandler handler(context, diags, sources);
   if (config)
     warnLocalBatchNorm(*config, phases.front(), diags);
-  bool codegen = emitStage != Emit::Graph;
-  if (codegen) {
-    mlir::TimingScope probe = timing.nest("Probe of the train step");
-    TrainStep train = probeTrainStep(context, phases.front(), sources);
-    probe.stop();
-    if (train == TrainStep::Error)
-      return 1;
-    // The program can still evaluate; the reason was printed as a warning.
-    if (train == TrainStep::EvalOnly)
-      phases.erase(phases.begin());
-  }
-  mlir::TimingScope generation = timing.nest("MLIR generation (graph dialect)");
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      sinter::generateModule(context, phases, sources);
-  generation.stop();
+      buildSteps(context, phases, sources, config, timing);
   if (!module)
     return 1;
   if (emitStage == Emit::Graph) {
     module->print(output->os());
     output->keep();
     return 0;
-  }
-  if (config) {
-    // The program trains with this config unless told otherwise at run time;
-    // its relative paths stay relative to the config's folder.
-    std::string text;
-    google::protobuf::TextFormat::PrintToString(*config, &text);
-    llvm::SmallString<256> dir(configFile.getValue());
-    llvm::sys::fs::make_absolute(dir);
-    llvm::sys::path::remove_filename(dir);
-    sinter::attrs::config.set(*module, mlir::StringAttr::get(&context, text));
-    sinter::attrs::configDir.set(*module, mlir::StringAttr::get(&context, dir.str()));
-    if (config->parallel().batch_norm() ==
-        sinter::config::TrainConfig::Parallel::SYNC)
-      sinter::attrs::syncBatchNorm.set(*module, mlir::UnitAttr::get(&context));
-    // The update compiled into the train step; its scalars stay the
-    // runtime's.
-    const auto &optimizer = config->optimizer();
-    const char *update = !optimizer.has_sgd() ? "adamw"
-                         : optimizer.sgd().momentum() > 0 ? "sgd_momentum"
-                                                          : "sgd";
-    sinter::attrs::optimizer.set(*module, mlir::StringAttr::get(&context, update));
-    sinter::attrs::bucketCapMb.set(
-        *module, mlir::FloatAttr::get(mlir::Float64Type::get(&context),
-                                      config->parallel().bucket_cap_mb()));
   }
   return lower(*module, context, output.get(), timing);
 }

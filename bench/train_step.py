@@ -4,7 +4,7 @@ milliseconds per step (the wall time of 1 + N steps minus that of 1 step,
 over N) and compile time, for the examples and for a 124M-parameter model whose step is
 dominated by the update.
 
-    scripts/bench.sh train-step [STEPS] [--build DIR]
+    scripts/bench.sh train-step [STEPS] [--build DIR] [--only mlp,gpt_tiny]
 
 --build times the sinterc of another build tree (for example one of an
 earlier commit, for a before/after comparison) with this tree's models.
@@ -37,6 +37,11 @@ def main():
         i = args.index("--build")
         build = os.path.abspath(args[i + 1])
         del args[i:i + 2]
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        only = set(args[i + 1].split(","))
+        del args[i:i + 2]
     steps = int(args[0]) if args else 20
     sinterc = os.path.join(build, "bin", "sinterc")
     idle_warning()
@@ -45,6 +50,8 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     print(f"{'model':10} {'compile s':>10} {'ms/step':>10}  (mean of {steps} steps after the first)")
     for name, config, extra in MODELS:
+        if only is not None and name not in only:
+            continue
         prog = os.path.join(out_dir, name)
         start = time.perf_counter()
         subprocess.run([sinterc, "--config", os.path.join(ROOT, config), "-o", prog],

@@ -8,10 +8,17 @@
 #   scripts/bench.sh train-step      Sinter's whole training steps, update
 #                                    included, on synthetic data, and a
 #                                    124M-parameter model (bench/train_step.py)
+#   scripts/bench.sh compile         sinterc's time and peak memory for GPT
+#                                    shapes from 2 to 48 layers
+#                                    (bench/compile_time.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
+if [ "${1:-}" = "compile" ]; then
+  shift
+  exec python3 bench/compile_time.py "$@"
+fi
 if [ "${1:-}" = "train-step" ]; then
   shift
   exec python3 bench/train_step.py "$@"

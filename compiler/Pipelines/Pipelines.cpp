@@ -59,6 +59,9 @@ void buildTrainToLinalgPipeline(mlir::OpPassManager &pm) {
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(cpu::createCPURecordPlan());
   pm.addPass(cpu::createCPUMathApproximations());
+  // After the last CSE: bufferization's analysis is linear only when no
+  // tensor.empty is shared.
+  pm.addPass(createSplitEmptyTensors());
   mlir::bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -17,6 +17,20 @@ def FuseElementwise : Pass<"sinter-fuse-elementwise", "mlir::ModuleOp"> {
                            "mlir::affine::AffineDialect"];
 }
 
+def SplitEmptyTensors : Pass<"sinter-split-empty-tensors", "mlir::ModuleOp"> {
+  let summary = "Gives every use of a tensor.empty its own tensor.empty";
+  let description = [{
+    CSE merges the shape-only `tensor.empty` ops that linalg ops write into,
+    so one value of a deep model can have hundreds of users. One-Shot
+    Bufferize's conflict analysis treats all of them as aliases of one
+    buffer and compares every pair: its time grows with the square of the
+    model's depth. One `tensor.empty` per use carries the same meaning (each
+    is a new, uninitialised tensor) and keeps that analysis linear. Run it
+    just before bufferization, after the last CSE.
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def PlanMemory : Pass<"sinter-plan-memory", "mlir::ModuleOp"> {
   let summary = "Places a step's buffers in one arena, by liveness";
   let description = [{

@@ -44,14 +44,15 @@ public:
   /// The value standing for `outer` inside the new function, or null when
   /// it cannot be passed. A buffer that can be passed is an argument, so
   /// that the same loop over another layer's buffers is the same function;
-  /// other pure values (constants, index arithmetic, strided views) are
-  /// cloned.
+  /// constants, index arithmetic and strided views are cloned. Any other
+  /// scalar is an argument: cloning the arithmetic that computes it (such
+  /// as a gradient norm summed over every parameter) into each loop would
+  /// grow with the model.
   Value materialize(Value outer) {
     if (Value inner = mapping.lookupOrNull(outer))
       return inner;
     Operation *def = outer.getDefiningOp();
-    bool buffer = isa<MemRefType>(outer.getType()) && passable(outer.getType());
-    if (!buffer && def && def->getNumRegions() == 0 && isMemoryEffectFree(def)) {
+    if (def && isClonable(def)) {
       for (Value operand : def->getOperands())
         if (!materialize(operand))
           return nullptr;
@@ -64,6 +65,17 @@ public:
     Value inner = body.addArgument(outer.getType(), outer.getLoc());
     mapping.map(outer, inner);
     return inner;
+  }
+
+  static bool isClonable(Operation *def) {
+    if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      return false;
+    if (def->hasTrait<OpTrait::ConstantLike>())
+      return true;
+    return llvm::all_of(def->getResultTypes(), [](Type type) {
+      return isa<IndexType>(type) ||
+             (isa<MemRefType>(type) && !passable(type));
+    });
   }
 
   /// Clones `loop` after everything it uses from outside, and returns its
@@ -148,6 +160,9 @@ struct CPUOutlineLoops
     auto function = func::FuncOp::create(b, loop->getLoc(), "outlined",
                                          b.getFunctionType({}, {}));
     function.setPrivate();
+    // A kernel is called once per layer: inlined, it would make the step
+    // one giant function again.
+    function->setAttr("passthrough", b.getStrArrayAttr({"noinline"}));
     Block *body = function.addEntryBlock();
     LoopOutliner outliner(*body);
     if (!outliner.outline(loop)) {

@@ -1,8 +1,10 @@
 // RUN: sinter-opt %s -sinter-cpu-entry-points -split-input-file -verify-diagnostics | FileCheck %s
 
 // The runtime is built before any step, so it calls each one through
-// `void sinter_step_<phase>(void **buffers)`: the entry point loads one
-// pointer per buffer, in plan order, and calls the step. Next to it come
+// `void sinter_step_<phase>(void **buffers)`, which passes the table on: the
+// step loads one pointer per buffer from it, in plan order, where its
+// arguments were. The table is marked noalias and readonly, so that code
+// generation may load a pointer again where it is used. Next to it come
 // the step's plan as `sinter_plan_<phase>` with its size; a step with an
 // arena gets the workspace appended to its plan, since the memory planner
 // added that argument after the plan was recorded. Functions without both a
@@ -14,21 +16,25 @@
 
 // CHECK-LABEL: llvm.func @sinter_step_train(
 // CHECK-SAME:    %[[BUFS:[a-z0-9]+]]: !llvm.ptr) {
-// CHECK-NEXT:    %[[P0:.*]] = llvm.getelementptr %[[BUFS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    %[[B0:.*]] = llvm.load %[[P0]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT:    %[[P1:.*]] = llvm.getelementptr %[[BUFS]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    %[[B1:.*]] = llvm.load %[[P1]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT:    %[[P2:.*]] = llvm.getelementptr %[[BUFS]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:    %[[B2:.*]] = llvm.load %[[P2]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT:    llvm.call @mlp(%[[B0]], %[[B1]], %[[B2]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NEXT:    llvm.call @mlp(%[[BUFS]]) : (!llvm.ptr) -> ()
 // CHECK-NEXT:    llvm.return
 // The recorded plan, then the workspace: WORKSPACE (7), BOOL (6), 4096 bytes.
 // CHECK:       llvm.mlir.global external constant @sinter_plan_train("\0A\03mlp\12\05train\1A\07\0A\01x\10\00\18\01\1A\07\0A\01y\10\03\18\01\1A\12\0A\09workspace\10\07\18\06 \80 ")
 // CHECK-NEXT:  llvm.mlir.global external constant @sinter_plan_train_size(50 : i64)
-// CHECK:       llvm.func @mlp(
+// CHECK:       llvm.func @mlp(%[[TABLE:[a-z0-9]+]]: !llvm.ptr {llvm.noalias, llvm.readonly})
+// CHECK-NEXT:    %[[P0:.*]] = llvm.getelementptr %[[TABLE]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[X:.*]] = llvm.load %[[P0]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[P1:.*]] = llvm.getelementptr %[[TABLE]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[Y:.*]] = llvm.load %[[P1]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[P2:.*]] = llvm.getelementptr %[[TABLE]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:    %[[W:.*]] = llvm.load %[[P2]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:    %[[V:.*]] = llvm.load %[[X]] : !llvm.ptr -> f32
+// CHECK-NEXT:    llvm.store %[[V]], %[[Y]] : f32, !llvm.ptr
+// CHECK-NEXT:    llvm.store %[[V]], %[[W]] : f32, !llvm.ptr
+// CHECK-NEXT:    llvm.return
 // CHECK:       llvm.func @sinter_step_eval(
 // CHECK-SAME:    %[[EBUFS:[a-z0-9]+]]: !llvm.ptr) {
-// CHECK:         llvm.call @mlp.eval(%{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr) -> ()
+// CHECK:         llvm.call @mlp.eval(%[[EBUFS]]) : (!llvm.ptr) -> ()
 // Without an arena the plan is copied as it is.
 // CHECK:       llvm.mlir.global external constant @sinter_plan_eval("\0A\03mlp\12\04eval\1A\07\0A\01x\10\00\18\01\1A\07\0A\01y\10\06\18\01")
 // CHECK-NEXT:  llvm.mlir.global external constant @sinter_plan_eval_size(29 : i64)
@@ -44,6 +50,9 @@ module attributes {sinter.config = "model: \22mlp\22", sinter.config_dir = "/con
   llvm.func @mlp(%x: !llvm.ptr, %y: !llvm.ptr, %workspace: !llvm.ptr)
       attributes {sinter.phase = "train", sinter.arena_bytes = 4096 : i64,
                   sinter.plan = "\0A\03mlp\12\05train\1A\07\0A\01x\10\00\18\01\1A\07\0A\01y\10\03\18\01"} {
+    %v = llvm.load %x : !llvm.ptr -> f32
+    llvm.store %v, %y : f32, !llvm.ptr
+    llvm.store %v, %workspace : f32, !llvm.ptr
     llvm.return
   }
   llvm.func @mlp.eval(%x: !llvm.ptr, %y: !llvm.ptr)

@@ -1,8 +1,8 @@
 //===- EntryPoints.cpp - C entry points and embedded plans ----------------===//
 //
 // The runtime does not know a step's arity when it is built, so each step
-// gets a packed entry point taking an array of buffer pointers, and its plan
-// (which pointer is which) embedded next to it.
+// takes an array of buffer pointers behind an entry point of a fixed name,
+// with its plan (which pointer is which) embedded next to it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +48,36 @@ void addConstant(OpBuilder &b, Location loc, StringRef name, StringRef bytes) {
                          b.getI64IntegerAttr(bytes.size()));
 }
 
+/// The step takes the runtime's buffer table instead of one pointer per
+/// buffer, loading each where the old argument was: a step of a deep model
+/// has thousands of buffers, and as arguments they would all be live through
+/// the whole step. The table is read-only and unaliased while the step runs,
+/// so code generation may load a pointer again wherever it is used.
+void takeBufferTable(LLVM::LLVMFuncOp step) {
+  MLIRContext *context = step.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  Block &entry = step.getBody().front();
+  unsigned buffers = entry.getNumArguments();
+  BlockArgument table = entry.insertArgument(0u, ptr, step.getLoc());
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  for (unsigned i = 0; i < buffers; ++i) {
+    BlockArgument buffer = entry.getArgument(i + 1);
+    Value slot = LLVM::GEPOp::create(b, buffer.getLoc(), ptr, ptr, table,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    buffer.replaceAllUsesWith(
+        LLVM::LoadOp::create(b, buffer.getLoc(), ptr, slot));
+  }
+  entry.eraseArguments(1, buffers);
+  step.setFunctionType(
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context), {ptr}));
+  Builder attrs(context);
+  step.setArgAttrsAttr(attrs.getArrayAttr(attrs.getDictionaryAttr(
+      {attrs.getNamedAttr(LLVM::LLVMDialect::getNoAliasAttrName(),
+                          attrs.getUnitAttr()),
+       attrs.getNamedAttr(LLVM::LLVMDialect::getReadonlyAttrName(),
+                          attrs.getUnitAttr())})));
+}
+
 LogicalResult addEntryPoint(LLVM::LLVMFuncOp step, StringRef phase) {
   LLVM::LLVMFunctionType type = step.getFunctionType();
   auto ptr = LLVM::LLVMPointerType::get(step.getContext());
@@ -56,21 +86,14 @@ LogicalResult addEntryPoint(LLVM::LLVMFuncOp step, StringRef phase) {
     return step.emitError("a step must take only buffer pointers and return "
                           "nothing; was it lowered with the bare-pointer "
                           "calling convention and out-params?");
+  takeBufferTable(step);
   OpBuilder b(step);
   Location loc = step.getLoc();
-  auto entry = LLVM::LLVMFuncOp::create(
-      b, loc, ("sinter_step_" + phase).str(),
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
-                                  {ptr}));
+  auto entry = LLVM::LLVMFuncOp::create(b, loc, ("sinter_step_" + phase).str(),
+                                        step.getFunctionType());
   Block *body = entry.addEntryBlock(b);
   b.setInsertionPointToStart(body);
-  SmallVector<Value> args;
-  for (unsigned i = 0; i < type.getNumParams(); ++i) {
-    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
-                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
-    args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
-  }
-  LLVM::CallOp::create(b, loc, step, args);
+  LLVM::CallOp::create(b, loc, step, body->getArguments());
   LLVM::ReturnOp::create(b, loc, ValueRange{});
   return success();
 }

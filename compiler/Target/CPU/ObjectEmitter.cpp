@@ -2,6 +2,8 @@
 
 #include "compiler/Target/CPU/ObjectEmitter.h"
 
+#include "compiler/Target/CPU/SplitLargeFunctions.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -15,6 +17,10 @@
 #include "llvm/TargetParser/SubtargetFeature.h"
 
 namespace sinter::cpu {
+
+/// Longer functions are split before LLVM sees them: register allocation is
+/// superlinear in a function's length.
+constexpr unsigned kMaxFunctionInstructions = 1000;
 
 static llvm::Expected<std::unique_ptr<llvm::TargetMachine>> hostMachine() {
   // Once, even when parts of a step are compiled on several threads.
@@ -54,6 +60,7 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context) {
     return machine.takeError();
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  splitLargeFunctions(*llvmModule, kMaxFunctionInstructions);
   return llvmModule;
 }
 

@@ -95,9 +95,10 @@ def CPUEntryPoints : Pass<"sinter-cpu-entry-points", "mlir::ModuleOp"> {
   let description = [{
     Runs on the LLVM dialect, after the functions were converted with the
     bare-pointer calling convention. For each function with a `sinter.plan`
-    and a `sinter.phase`, adds `void sinter_step_<phase>(void **buffers)`,
-    which calls it with one pointer per buffer in plan order, and the
-    constants `sinter_plan_<phase>` (the serialized plan) and
+    and a `sinter.phase`, the step's buffer arguments become loads from one
+    read-only table of buffer pointers in plan order, and
+    `void sinter_step_<phase>(void **buffers)` calls it with that table. It
+    also adds the constants `sinter_plan_<phase>` (the serialized plan) and
     `sinter_plan_<phase>_size`. These symbols are the whole contract between
     generated code and the runtime (see runtime/contract/abi.h).
   }];

@@ -15,7 +15,8 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from sinter_build import ROOT, idle_warning, sinterc_of, take_build_dir
+
 CONFIG = os.path.join(ROOT, "examples/gpt/gpt124m.pbtxt")
 # name, layers, width, heads
 SHAPES = [
@@ -25,13 +26,6 @@ SHAPES = [
     ("gpt 48x768", 48, 768, 12),
     ("gpt 48x1600 (GPT-2 XL)", 48, 1600, 25),
 ]
-
-
-def idle_warning():
-    load = os.getloadavg()[0]
-    if load > 0.5:
-        print(f"warning: load average {load:.2f}: the machine is not idle, "
-              "timings are skewed", file=sys.stderr)
 
 
 def compile_once(sinterc, layers, width, heads, out, timing):
@@ -57,13 +51,9 @@ def compile_once(sinterc, layers, width, heads, out, timing):
 
 def main():
     args = sys.argv[1:]
-    build = os.path.join(ROOT, "build")
-    if "--build" in args:
-        i = args.index("--build")
-        build = os.path.abspath(args[i + 1])
-        del args[i:i + 2]
+    build = take_build_dir(args)
     timing = "--timing" in args
-    sinterc = os.path.join(build, "bin", "sinterc")
+    sinterc = sinterc_of(build)
     idle_warning()
     print(f"sinterc: {sinterc} ({os.cpu_count()} cores)")
     print(f"{'model':26} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}")

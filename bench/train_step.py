@@ -14,7 +14,8 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from sinter_build import ROOT, idle_warning, sinterc_of, take_build_dir
+
 MODELS = [
     ("mlp", "examples/mlp/mlp.pbtxt", ["--set", "data.train={synthetic {}}"]),
     ("resnet", "examples/resnet/resnet.pbtxt", []),
@@ -23,27 +24,16 @@ MODELS = [
 ]
 
 
-def idle_warning():
-    load = os.getloadavg()[0]
-    if load > 0.5:
-        print(f"warning: load average {load:.2f}: the machine is not idle, "
-              "timings are skewed", file=sys.stderr)
-
-
 def main():
     args = sys.argv[1:]
-    build = os.path.join(ROOT, "build")
-    if "--build" in args:
-        i = args.index("--build")
-        build = os.path.abspath(args[i + 1])
-        del args[i:i + 2]
+    build = take_build_dir(args)
     only = None
     if "--only" in args:
         i = args.index("--only")
         only = set(args[i + 1].split(","))
         del args[i:i + 2]
     steps = int(args[0]) if args else 20
-    sinterc = os.path.join(build, "bin", "sinterc")
+    sinterc = sinterc_of(build)
     idle_warning()
     print(f"sinterc: {sinterc}")
     out_dir = os.path.join(build, "bench")

@@ -46,8 +46,9 @@ public:
 
   //===--- Helpers for builtins ----------------------------------------===//
   bool training() const { return graph_.training; }
-  /// A number no other node of this model has: keys a dropout's mask.
-  int64_t nextNodeIndex() const { return int64_t(graph_.nodes.size()); }
+  /// A number no other node of this model has: keys a dropout's mask. It
+  /// counts every node emitted, including those a repeated block took.
+  int64_t nextNodeIndex() const { return emitted_; }
   const TensorType &typeOf(const Value &v) const { return graph_.values[v.tensor]; }
   /// Reports an error at `loc` (with the call chain) and returns poison.
   Value fail(Loc loc, const std::string &message);
@@ -109,6 +110,12 @@ private:
   bool execAssign(const ast::AssignStmt &stmt);
   bool execStateUpdate(const ast::StateUpdateStmt &stmt);
   bool execRepeat(const ast::RepeatStmt &stmt);
+  /// Replaces the nodes one iteration of `stmt` added (from `firstNode`,
+  /// values from `firstValue`) by a call of the block they form, shared
+  /// with every equal iteration; leaves them unrolled when they cannot form
+  /// one (RepeatBlocks.cpp).
+  void outlineIteration(const ast::RepeatStmt &stmt, size_t firstNode,
+                        int firstValue, int64_t firstIndex);
   std::optional<TensorType> evalType(const ast::TypeExpr &type, bool isStatic);
 
   Value eval(const ast::Expr &expr);
@@ -152,6 +159,11 @@ private:
   std::map<std::string, std::map<std::string, Loc>> claimed_;
   bool sawLoss_ = false;
   uint64_t steps_ = 0;
+  int64_t emitted_ = 0; ///< nodes emitted so far (nextNodeIndex)
+  /// Iterations being elaborated for a block: a repeat inside one unrolls.
+  int outlining_ = 0;
+  /// Each block's structure (RepeatBlocks.cpp) -> its index in graph_.blocks.
+  std::map<std::string, size_t> blockKeys_;
 };
 
 } // namespace sinter

@@ -1,9 +1,11 @@
 //===- Program.h - The elaborated model: a flat list of graph operations --===//
 //
-// What semantic analysis produces: every def inlined, every `repeat`
-// unrolled, every compile-time value folded, every shape checked. Each node
-// names a `graph` dialect operation and carries its source stack, so MLIRGen
-// only translates and `--list-params` only reads. No MLIR here.
+// What semantic analysis produces: every def inlined, every compile-time
+// value folded, every shape checked, and each `repeat` iteration either a
+// call of a block shared by equal iterations or, where it cannot be shared,
+// unrolled. Each node names a `graph` dialect operation (or `call`) and
+// carries its source stack, so MLIRGen only translates and `--list-params`
+// only reads. No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_FRONTEND_PROGRAM_H
@@ -53,6 +55,19 @@ struct ParamInfo {
   int64_t numElements() const;
 };
 
+/// The body of a `repeat` compiled once: every iteration that elaborated to
+/// the same operations is a `call` node of the model, with that layer's
+/// parameters as arguments. Value ids are the block's own: [0, numArgs) are
+/// its arguments, in the order of the call's operands.
+struct BlockGraph {
+  std::string name; ///< unique in the model: the repeat's scope ("h", "h_1")
+  SourceStack where; ///< the `repeat` statement
+  std::vector<TensorType> values;
+  int numArgs = 0;
+  std::vector<Node> nodes;
+  std::vector<int> results;
+};
+
 /// One phase of a model: the train step sees `training` true, eval false.
 struct ModelGraph {
   std::string name;
@@ -61,6 +76,7 @@ struct ModelGraph {
   std::vector<TensorType> values;
   std::vector<Node> nodes;
   std::vector<ParamInfo> params;
+  std::vector<BlockGraph> blocks; ///< called by `call` nodes, by `callee` name
 };
 
 } // namespace sinter

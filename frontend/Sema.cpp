@@ -116,6 +116,7 @@ Elaborator::emit(const std::string &op, Loc loc,
   node.firstResult = graph_.values.size();
   node.numResults = results.size();
   node.where = stackAt(loc);
+  ++emitted_;
   std::vector<Value> out;
   for (const TensorType &t : results) {
     out.push_back(Value::tensorRef(graph_.values.size()));
@@ -725,6 +726,10 @@ bool Elaborator::execRepeat(const RepeatStmt &stmt) {
                                 std::to_string(*n));
     return false;
   }
+  // A repeated body is compiled once: each iteration is elaborated (its
+  // shapes, names and compile-time values may depend on the index), then
+  // becomes a call of the block it shares with the equal iterations.
+  bool outline = *n >= 2 && outlining_ == 0;
   for (int64_t k = 0; k < *n; ++k) {
     std::string parent = scopes_.back().path;
     std::string path = (parent.empty() ? "" : parent + ".") + stmt.scope + "." +
@@ -732,12 +737,19 @@ bool Elaborator::execRepeat(const RepeatStmt &stmt) {
     scopes_.push_back({path, {}});
     if (!stmt.var.empty())
       frames_.back().vars[stmt.var] = Value::integer(k);
+    size_t firstNode = graph_.nodes.size();
+    int firstValue = int(graph_.values.size());
+    int64_t firstIndex = emitted_;
+    outlining_ += outline;
     bool ok = execBlock(stmt.body);
+    outlining_ -= outline;
     scopes_.pop_back();
     if (!ok)
       return false;
     if (frames_.back().hasReturned)
       return true;
+    if (outline)
+      outlineIteration(stmt, firstNode, firstValue, firstIndex);
   }
   return true;
 }

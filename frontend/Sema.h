@@ -2,8 +2,9 @@
 //
 // Loads a file and its imports, then elaborates one model: consts and `-D`
 // overrides are evaluated, defs are inlined with their parameter scopes,
-// `repeat` is unrolled, compile-time `if` is decided, and every operation's
-// shape and dtype is checked. Errors are reported with the user's location
+// each `repeat` iteration becomes a call of a block shared by the equal
+// iterations (RepeatBlocks.cpp), compile-time `if` is decided, and every
+// operation's shape and dtype is checked. Errors are reported with the user's location
 // and the chain of calls that led there.
 //
 //===----------------------------------------------------------------------===//

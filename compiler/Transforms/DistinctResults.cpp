@@ -44,7 +44,7 @@ void copyShared(func::ReturnOp ret) {
 struct DistinctResults : public impl::DistinctResultsBase<DistinctResults> {
   void runOnOperation() override {
     getOperation().walk([](func::FuncOp f) {
-      if (attrs::phase.has(f))
+      if (attrs::phase.has(f) || attrs::block.has(f))
         f.walk(copyShared);
     });
   }

@@ -44,7 +44,10 @@ def PlanMemory : Pass<"sinter-plan-memory", "mlir::ModuleOp"> {
     `sinter.arena_bytes`; the runtime allocates it once. Allocations must be
     static. Allocations in a loop's body are planned first into an arena of
     their own, which is then one allocation of the enclosing block, live
-    while the loop runs.
+    while the loop runs. A repeated block's function (`sinter.block`) is
+    planned before the steps, into a scratch arena it takes as a new last
+    argument: each call passes one, allocated in the caller just before the
+    call, so the scratch of every layer shares the caller's bytes.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
@@ -64,8 +67,9 @@ def FoldInPlaceUpdates : Pass<"sinter-fold-in-place-updates", "mlir::ModuleOp"> 
 def DistinctResults : Pass<"sinter-distinct-results", "mlir::ModuleOp"> {
   let summary = "Gives every buffer a step returns its own allocation";
   let description = [{
-    After bufferization, a step may return one buffer for two results (two
-    outputs of equal value) or return an argument. Each such result gets a
+    After bufferization, a step or a repeated block's function may return
+    one buffer for two results (two outputs of equal value) or return an
+    argument or a view. Each such result gets a
     copy in a fresh allocation, so that every result can become the
     caller's output buffer, computed in place (buffer-results-to-out-params
     with hoisted allocations).

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace sinter {
 #define GEN_PASS_DEF_PLANMEMORY
@@ -156,9 +157,47 @@ LogicalResult planStep(func::FuncOp step) {
   return success();
 }
 
+/// A block function's buffers go into a scratch arena that each call
+/// passes, as a new last argument: the caller allocates it just before the
+/// call, so its planner packs the scratch of every layer's call into one
+/// place, live only while the call runs.
+LogicalResult planBlockFunction(func::FuncOp function, ModuleOp module) {
+  auto scratch = [&](uint64_t size) -> FailureOr<Value> {
+    OpBuilder b(function.getContext());
+    auto arenaType = MemRefType::get({int64_t(size)}, b.getI8Type());
+    unsigned index = function.getNumArguments();
+    if (failed(function.insertArgument(
+            index, arenaType,
+            b.getDictionaryAttr(attrs::workspace.named(b.getUnitAttr())),
+            function.getLoc())))
+      return failure();
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(function, module);
+    if (!uses)
+      return function.emitError("internal error: unknown uses of a block");
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      auto call = dyn_cast<func::CallOp>(use.getUser());
+      if (!call)
+        return use.getUser()->emitError("internal error: a block used other "
+                                        "than by a call");
+      b.setInsertionPoint(call);
+      Value arena = memref::AllocOp::create(b, call.getLoc(), arenaType);
+      call.getOperandsMutable().append(arena);
+    }
+    return Value(function.getArgument(index));
+  };
+  return failure(failed(planBlock(function.getBody().front(), scratch)));
+}
+
 struct PlanMemory : public impl::PlanMemoryBase<PlanMemory> {
   void runOnOperation() override {
-    for (auto step : getOperation().getOps<func::FuncOp>())
+    ModuleOp module = getOperation();
+    // Blocks first: their calls' scratch arenas are buffers of the steps.
+    for (auto block : module.getOps<func::FuncOp>())
+      if (attrs::block.has(block) && !block.isExternal() &&
+          failed(planBlockFunction(block, module)))
+        return signalPassFailure();
+    for (auto step : module.getOps<func::FuncOp>())
       if (attrs::phase.has(step) && !step.isExternal() &&
           failed(planStep(step)))
         return signalPassFailure();

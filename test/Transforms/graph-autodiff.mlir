@@ -40,3 +40,44 @@ graph.model @n phase "train" {
   %l = graph.reduce_mean %y {axes = array<i64>, keepdim = false} : (tensor<1x3x8x8xf32>) -> tensor<f32>
   graph.loss %l : tensor<f32>
 }
+
+// -----
+
+// A repeated block is differentiated once: every layer calls its forward
+// function, and in reverse order its backward function, which reads the
+// call's arguments and the forward results it needs (here tanh's result).
+
+// CHECK-LABEL: func.func private @m.b.fwd(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<4xf32>{{.*}}, %[[W:[a-z0-9]+]]: tensor<4xf32>{{.*}}) -> tensor<4xf32>
+// CHECK:         %[[Y:.*]] = graph.mul %[[X]], %[[W]]
+// CHECK:         %[[Z:.*]] = graph.tanh %[[Y]]
+// CHECK:         return %[[Z]]
+// CHECK-LABEL: func.func private @m.b.bwd(
+// CHECK-SAME:    %[[BX:[a-z0-9]+]]: tensor<4xf32>{{.*}}, %[[BW:[a-z0-9]+]]: tensor<4xf32>{{.*}}, %[[BZ:[a-z0-9]+]]: tensor<4xf32>{{.*}}, %[[G:[a-z0-9]+]]: tensor<4xf32>{{.*}}) -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK-NOT:     graph.tanh
+// CHECK:         %[[GY:.*]] = graph.mul %[[G]],
+// CHECK:         %[[GX:.*]] = graph.mul %[[GY]], %[[BW]]
+// CHECK:         %[[GW:.*]] = graph.mul %[[GY]], %[[BX]]
+// CHECK:         return %[[GX]], %[[GW]]
+// CHECK-NOT:   func.func private @m.b(
+// CHECK-LABEL: graph.model @m
+// CHECK:         %[[H0:.*]] = func.call @m.b.fwd(%x, %b.0.w)
+// CHECK:         %[[H1:.*]] = func.call @m.b.fwd(%[[H0]], %b.1.w)
+// CHECK:         %[[D1:.*]]:2 = func.call @m.b.bwd(%[[H0]], %b.1.w, %[[H1]], %{{.*}})
+// CHECK:         %[[D0:.*]]:2 = func.call @m.b.bwd(%x, %b.0.w, %[[H0]], %[[D1]]#0)
+// CHECK:         graph.gradient "b.0.w", %[[D0]]#1
+// CHECK:         graph.gradient "b.1.w", %[[D1]]#1
+func.func private @m.b(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> attributes {sinter.block = "b"} {
+  %y = graph.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %z = graph.tanh %y : (tensor<4xf32>) -> tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+graph.model @m phase "train" {
+  %x = graph.input "x" : tensor<4xf32>
+  %w0 = graph.param "b.0.w" {init = "ones", init_args = array<f64>} : tensor<4xf32>
+  %h0 = func.call @m.b(%x, %w0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %w1 = graph.param "b.1.w" {init = "ones", init_args = array<f64>} : tensor<4xf32>
+  %h1 = func.call @m.b(%h0, %w1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %l = graph.reduce_sum %h1 {axes = array<i64>, keepdim = false} : (tensor<4xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}

@@ -41,3 +41,22 @@ graph.model @m.eval phase "eval" {
   %l = graph.reduce_sum %x {axes = array<i64>, keepdim = false} : (tensor<2xf32>) -> tensor<f32>
   graph.loss %l : tensor<f32>
 }
+
+// -----
+
+// An integer input's range is bound by its uses, also inside a repeated
+// block that the model calls.
+
+// CHECK-LABEL: func.func @m(
+// CHECK-SAME:   tensor<2x4xi32> {sinter.input = "idx", sinter.value_bound = 7 : i64, sinter.value_bound_source = "the embedding at
+func.func private @m.r(%idx: tensor<2x4xi32>, %t: tensor<7x8xf32>) -> tensor<2x4x8xf32> attributes {sinter.block = "r"} {
+  %e = graph.embedding %idx, %t : (tensor<2x4xi32>, tensor<7x8xf32>) -> tensor<2x4x8xf32>
+  return %e : tensor<2x4x8xf32>
+}
+graph.model @m phase "train" {
+  %idx = graph.input "idx" : tensor<2x4xi32>
+  %t = graph.param "r.0.t" {init = "zeros", init_args = array<f64>} : tensor<7x8xf32>
+  %e = func.call @m.r(%idx, %t) : (tensor<2x4xi32>, tensor<7x8xf32>) -> tensor<2x4x8xf32>
+  %l = graph.reduce_mean %e {axes = array<i64>, keepdim = false} : (tensor<2x4x8xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}

@@ -104,3 +104,35 @@ func.func @loop(%x: memref<1024xf32>, %out: memref<1024xf32>) attributes {sinter
   linalg.copy ins(%c : memref<1024xf32>) outs(%out : memref<1024xf32>)
   return
 }
+
+// -----
+
+// A block's buffers live in a scratch arena each call passes as a new last
+// argument; the caller allocates it just before the call, so the scratch of
+// two calls shares the caller's bytes, and the layer's result (a caller's
+// buffer) stays apart from both.
+// CHECK-LABEL: func.func private @layer(
+// CHECK-SAME:    %{{.*}}: memref<256xf32>, %{{.*}}: memref<256xf32>, %[[SCRATCH:[a-z0-9]+]]: memref<1024xi8> {sinter.workspace})
+// CHECK:         memref.view %[[SCRATCH]]
+// CHECK-LABEL: func.func @step(
+// CHECK-SAME:    %[[ARENA:[a-z0-9]+]]: memref<2048xi8> {sinter.workspace})
+// CHECK-SAME:    sinter.arena_bytes = 2048 : i64
+// CHECK:         %[[H:.*]] = memref.view %[[ARENA]]
+// CHECK:         arith.constant [[OFFSET:[0-9]+]] : index
+// CHECK-NEXT:    %[[S0:.*]] = memref.view %[[ARENA]]{{.*}} to memref<1024xi8>
+// CHECK-NEXT:    call @layer(%{{.*}}, %[[H]], %[[S0]])
+// CHECK:         arith.constant [[OFFSET]] : index
+// CHECK-NEXT:    %[[S1:.*]] = memref.view %[[ARENA]]{{.*}} to memref<1024xi8>
+// CHECK-NEXT:    call @layer(%[[H]], %{{.*}}, %[[S1]])
+func.func private @layer(%x: memref<256xf32>, %y: memref<256xf32>) attributes {sinter.block = "h"} {
+  %t = memref.alloc() : memref<256xf32>
+  linalg.copy ins(%x : memref<256xf32>) outs(%t : memref<256xf32>)
+  linalg.copy ins(%t : memref<256xf32>) outs(%y : memref<256xf32>)
+  return
+}
+func.func @step(%x: memref<256xf32>, %out: memref<256xf32>) attributes {sinter.phase = "eval"} {
+  %h = memref.alloc() : memref<256xf32>
+  call @layer(%x, %h) : (memref<256xf32>, memref<256xf32>) -> ()
+  call @layer(%h, %out) : (memref<256xf32>, memref<256xf32>) -> ()
+  return
+}

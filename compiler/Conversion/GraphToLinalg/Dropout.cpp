@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 
@@ -43,11 +44,24 @@ Value philoxWord(OpBuilder &b, Location l, std::array<Value, 4> c,
   return c[0];
 }
 
-Value dropout(TensorBuilder &tb, Value x, double p, int64_t stream) {
+/// `stream`, plus the i64 scalar tensor `offset` when there is one, as i32.
+Value streamId(OpBuilder &b, Location loc, int64_t stream, Value offset) {
+  Type i32 = b.getI32Type();
+  Value id = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i32, int32_t(stream)));
+  if (!offset)
+    return id;
+  Value layer = tensor::ExtractOp::create(b, loc, offset, ValueRange{});
+  return arith::AddIOp::create(b, loc, id,
+                               arith::TruncIOp::create(b, loc, i32, layer));
+}
+
+Value dropout(TensorBuilder &tb, Value x, double p, int64_t stream,
+              Value offset) {
   OpBuilder &b = tb.builder();
   Location loc = tb.location();
   RankedTensorType type = TensorBuilder::typeOf(x);
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value streamValue = streamId(b, loc, stream, offset);
   Value micro = train::MicroBatchIndexOp::create(b, loc, b.getIndexType());
   Value key = train::RandomKeyOp::create(b, loc, i64, micro);
   Value key0 = arith::TruncIOp::create(b, loc, i32, key);
@@ -83,10 +97,8 @@ Value dropout(TensorBuilder &tb, Value x, double p, int64_t stream) {
                    arith::ShRUIOp::create(
                        nb, l, position,
                        arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(32))));
-               Value id = arith::ConstantOp::create(
-                   nb, l, nb.getIntegerAttr(i32, int32_t(stream)));
                Value zero32 = arith::ConstantOp::create(nb, l, nb.getIntegerAttr(i32, 0));
-               Value word = philoxWord(nb, l, {lo, hi, id, zero32}, {key0, key1});
+               Value word = philoxWord(nb, l, {lo, hi, streamValue, zero32}, {key0, key1});
                // The top 24 bits as a uniform in [0, 1), exact in f32.
                Value top = arith::ShRUIOp::create(
                    nb, l, word,
@@ -110,7 +122,8 @@ Value dropout(TensorBuilder &tb, Value x, double p, int64_t stream) {
 
 Results lowerDropout(TensorBuilder &tb, graph::DropoutOp op,
                      graph::DropoutOp::Adaptor a) {
-  return one(dropout(tb, a.getInput(), op.getP().convertToDouble(), op.getStream()));
+  return one(dropout(tb, a.getInput(), op.getP().convertToDouble(),
+                     op.getStream(), a.getOffset()));
 }
 
 } // namespace

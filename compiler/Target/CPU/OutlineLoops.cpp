@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/Passes.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -110,6 +111,13 @@ private:
   SmallVector<Value> arguments;
 };
 
+/// A kernel or a block is called once per layer: inlined, it would make the
+/// step one giant function again.
+void markNoInline(func::FuncOp function) {
+  function->setAttr("passthrough",
+                    Builder(function.getContext()).getStrArrayAttr({"noinline"}));
+}
+
 /// The function's text; outlined functions are all named alike until one
 /// is kept, so equal keys mean equal functions.
 std::string structuralKey(func::FuncOp function) {
@@ -129,6 +137,8 @@ struct CPUOutlineLoops
     for (func::FuncOp function : functions) {
       if (function.isExternal())
         continue;
+      if (attrs::block.has(function))
+        markNoInline(function);
       SmallVector<Operation *> loops;
       function.walk<WalkOrder::PreOrder>([&](Operation *op) {
         if (!isLeafLoop(op))
@@ -160,9 +170,7 @@ struct CPUOutlineLoops
     auto function = func::FuncOp::create(b, loop->getLoc(), "outlined",
                                          b.getFunctionType({}, {}));
     function.setPrivate();
-    // A kernel is called once per layer: inlined, it would make the step
-    // one giant function again.
-    function->setAttr("passthrough", b.getStrArrayAttr({"noinline"}));
+    markNoInline(function);
     Block *body = function.addEntryBlock();
     LoopOutliner outliner(*body);
     if (!outliner.outline(loop)) {

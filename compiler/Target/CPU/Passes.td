@@ -86,6 +86,9 @@ def CPUOutlineLoops : Pass<"sinter-cpu-outline-loops", "mlir::ModuleOp"> {
     same function: equal functions are made once and called from every
     place, and each kernel is compiled once however deep the model. A loop
     that would need an argument the convention cannot pass stays in place.
+    Outlined loops and repeated blocks (`sinter.block`) are marked
+    `noinline`: inlined into every caller, they would make the step one
+    giant function again.
   }];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }

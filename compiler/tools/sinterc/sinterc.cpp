@@ -37,6 +37,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <map>
 #include <iostream>
 #include <sstream>
 
@@ -148,11 +149,23 @@ void warnLocalBatchNorm(const sinter::config::TrainConfig &cfg,
   if (cfg.parallel().batch_norm() != Parallel::LOCAL ||
       cfg.batch().global() == cfg.batch().micro())
     return;
+  // A block's batch-norms count once per call.
+  std::map<std::string, const sinter::BlockGraph *> blocks;
+  for (const sinter::BlockGraph &block : train.blocks)
+    blocks[block.name] = &block;
   int layers = 0;
   const sinter::Node *first = nullptr;
-  for (const sinter::Node &node : train.nodes)
+  auto count = [&](const sinter::Node &node) {
     if (node.op == "batch_norm_stats" && layers++ == 0)
       first = &node;
+  };
+  for (const sinter::Node &node : train.nodes) {
+    count(node);
+    if (node.op == "call")
+      for (const sinter::Node &inner :
+           blocks.at(std::get<std::string>(node.attrs[0].second))->nodes)
+        count(inner);
+  }
   if (!first)
     return;
   std::string micro = std::to_string(cfg.batch().micro());

@@ -519,8 +519,10 @@ GRADIENT(AvgPool2dOp) {
 
 GRADIENT(DropoutOp) {
   // The same mask scales the gradient: a dropout of it with this stream.
-  og.push_back(DropoutOp::create(b, getLoc(), rg[0].getType(), rg[0], getPAttr(),
-                                 getStreamAttr()));
+  og.push_back(DropoutOp::create(b, getLoc(), rg[0].getType(), rg[0],
+                                 getOffset(), getPAttr(), getStreamAttr()));
+  if (getOffset())
+    og.push_back(Value());
   return success();
 }
 

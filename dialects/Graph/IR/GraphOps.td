@@ -904,8 +904,10 @@ def Graph_DropoutOp : Graph_InferOp<"dropout", [Graph_Differentiable]> {
     step's random key, `stream` and the element's position, so a dropout and
     its gradient (a dropout of the gradient with the same stream) agree, and
     a resumed run draws the masks it would have drawn. Dropouts with
-    different streams draw independent masks. Not `Pure`: two dropouts of
-    one value must not be merged.
+    different streams draw independent masks. In a repeated block the
+    optional i64 scalar `offset` is added to `stream`: each layer's call
+    passes its own, so layers draw their own masks. Not `Pure`: two
+    dropouts of one value must not be merged.
 
     Example:
     ```mlir
@@ -913,7 +915,9 @@ def Graph_DropoutOp : Graph_InferOp<"dropout", [Graph_Differentiable]> {
         : (tensor<4xf32>) -> tensor<4xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$input, Graph_UnitIntervalAttr:$p,
+  let arguments = (ins Graph_FloatTensor:$input,
+                       Optional<TensorRankOf<[I64], [0]>>:$offset,
+                       Graph_UnitIntervalAttr:$p,
                        DefaultValuedAttr<I64Attr, "0">:$stream);
   let results = (outs Graph_FloatTensor:$result);
 }

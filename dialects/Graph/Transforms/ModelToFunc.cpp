@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace sinter::graph {
 #define GEN_PASS_DEF_GRAPHMODELTOFUNC
@@ -48,13 +49,12 @@ struct ValueBound {
   std::optional<int64_t> ignoreIndex;
 };
 
-/// The exclusive upper bound on an integer input's values that its uses
-/// imply (a class index, a token id).
-ValueBound valueBound(InputOp input) {
-  ValueBound result;
+/// Tightens `result` with the bound each use of `value` implies: an
+/// embedding's rows, a loss's or metric's classes; through a call, the
+/// uses of the callee's argument.
+void boundUses(Value value, ValueBound &result, bool &fromOneHot) {
   // A one_hot the gradient of a loss introduced names the same line, less
   // clearly: the user's op is named where one bounds alike.
-  bool fromOneHot = false;
   auto tighten = [&](int64_t b, Operation *op, StringRef what) {
     bool oneHot = isa<OneHotOp>(op);
     if (b <= 0 || (result.bound && result.bound < b) ||
@@ -71,7 +71,7 @@ ValueBound valueBound(InputOp input) {
     if (index)
       result.ignoreIndex = index;
   };
-  for (OpOperand &use : input.getResult().getUses()) {
+  for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (auto e = dyn_cast<EmbeddingOp>(user); e && use.get() == e.getIds()) {
       tighten(e.getTable().getType().getDimSize(0), e, "the embedding");
@@ -86,8 +86,22 @@ ValueBound valueBound(InputOp input) {
       tighten(lastDim(a.getLogits()), a, "the classes of accuracy");
     } else if (auto o = dyn_cast<OneHotOp>(user)) {
       tighten(o.getNumClasses(), o, "the classes of one_hot");
+    } else if (auto call = dyn_cast<func::CallOp>(user)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (callee && !callee.isExternal())
+        boundUses(callee.getArgument(use.getOperandNumber()), result,
+                  fromOneHot);
     }
   }
+}
+
+/// The exclusive upper bound on an integer input's values that its uses
+/// imply (a class index, a token id).
+ValueBound valueBound(InputOp input) {
+  ValueBound result;
+  bool fromOneHot = false;
+  boundUses(input.getResult(), result, fromOneHot);
   return result;
 }
 

@@ -32,7 +32,17 @@ def GraphAutodiff : Pass<"graph-autodiff", "mlir::ModuleOp"> {
     integer inputs, targets and states get no gradient. Backward ops carry
     the location of the forward op they come from. An op on such a path
     without a gradient is an error at that op.
+
+    A call of a repeated block (`func.call` of a `sinter.block` function)
+    is differentiated once per block: the block becomes `@F.fwd`, which
+    returns its results and the activations its backward pass reads, and
+    `@F.bwd`, which takes the call's arguments and forward results it needs
+    with the gradients of the results that reach the loss, and returns the
+    gradients of the arguments. Every call becomes a call of `@F.fwd`, and
+    the sweep calls `@F.bwd` in reverse order. Reshapes, transposes, slices
+    and constants are computed again in `@F.bwd` rather than saved.
   }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
 #endif // SINTER_GRAPH_PASSES_TD

@@ -22,6 +22,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace sinter::train {
 #define GEN_PASS_DEF_TRAINACCUMULATE
@@ -324,8 +325,44 @@ private:
   Value k, zero, one;
 };
 
+/// A block that reads the micro-batch index (a dropout's key) takes it as a
+/// new last argument; each call reads it where it is, so the micro-batch
+/// loop passes its induction variable.
+LogicalResult passMicroBatchIndex(ModuleOp module) {
+  for (auto block : module.getOps<func::FuncOp>()) {
+    if (!attrs::block.has(block) || block.isExternal())
+      continue;
+    SmallVector<MicroBatchIndexOp> reads;
+    block.walk([&](MicroBatchIndexOp op) { reads.push_back(op); });
+    if (reads.empty())
+      continue;
+    Type indexType = IndexType::get(module.getContext());
+    unsigned position = block.getNumArguments();
+    if (failed(block.insertArgument(position, indexType, {}, block.getLoc())))
+      return failure();
+    for (MicroBatchIndexOp op : reads) {
+      op.replaceAllUsesWith(block.getArgument(position));
+      op.erase();
+    }
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(block, module);
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      auto call = dyn_cast<func::CallOp>(use.getUser());
+      if (!call)
+        return use.getUser()->emitError("internal error: a block used other "
+                                        "than by a call");
+      OpBuilder b(call);
+      Value index = MicroBatchIndexOp::create(b, call.getLoc(), indexType);
+      call.getOperandsMutable().append(index);
+    }
+  }
+  return success();
+}
+
 struct TrainAccumulate : public impl::TrainAccumulateBase<TrainAccumulate> {
   void runOnOperation() override {
+    if (failed(passMicroBatchIndex(getOperation())))
+      return signalPassFailure();
     for (auto f : getOperation().getOps<func::FuncOp>()) {
       auto phase = attrs::phase.get(f);
       if (!phase || phase != "train" || f.isExternal())

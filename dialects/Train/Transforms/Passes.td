@@ -52,7 +52,9 @@ def TrainAccumulate : Pass<"train-accumulate", "mlir::ModuleOp"> {
     The gradient accumulators are the step's gradient results, so after
     bufferization they live in the runtime's gradient buffers. Outputs are
     dropped from the train step. `train.sample_fraction` becomes
-    b / `train.global_batch`.
+    b / `train.global_batch`. A repeated block that reads
+    `train.micro_batch_index` (a dropout's key) takes it as a new last
+    argument, which the loop passes.
   }];
   let dependentDialects = ["sinter::train::TrainDialect",
                            "mlir::arith::ArithDialect",

@@ -1,0 +1,49 @@
+//===- BlockDerivative.h - A repeated block's forward and backward pair ---===//
+//
+// Private to graph-autodiff. A block that every layer calls is
+// differentiated once, into two functions the layers call in turn:
+//
+//   @F.fwd(args) -> (results, saved activations)
+//   @F.bwd(saved, gradients of results) -> gradients of arguments
+//
+// `saved` lists what the backward pass reads: arguments of the call and
+// results of the forward one (the activations a layer keeps until its
+// backward pass, as an unrolled program would). Data movement (reshapes,
+// transposes, slices, constants) is recomputed in the backward function
+// rather than kept.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_GRAPH_TRANSFORMS_BLOCKDERIVATIVE_H
+#define SINTER_GRAPH_TRANSFORMS_BLOCKDERIVATIVE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace sinter::graph {
+
+struct BlockDerivative {
+  mlir::func::FuncOp forward, backward;
+  /// The results whose gradients the backward function takes, in order.
+  llvm::SmallVector<unsigned> seeded;
+  /// The arguments whose gradients it returns, in order.
+  llvm::SmallVector<unsigned> differentiated;
+  /// The backward function's leading operands: an argument of the call
+  /// (`fromArgument`) or a result of the forward call, by index.
+  struct Saved {
+    bool fromArgument;
+    unsigned index;
+  };
+  llvm::SmallVector<Saved> saved;
+};
+
+/// Builds `block`'s forward and backward functions beside it, for the
+/// gradients of results `seeded` with respect to arguments `differentiated`
+/// (both in increasing order).
+mlir::FailureOr<BlockDerivative>
+differentiateBlock(mlir::func::FuncOp block, llvm::ArrayRef<unsigned> seeded,
+                   llvm::ArrayRef<unsigned> differentiated,
+                   mlir::SymbolTable &symbols);
+
+} // namespace sinter::graph
+
+#endif // SINTER_GRAPH_TRANSFORMS_BLOCKDERIVATIVE_H

@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -dist-sync-batch-norm | FileCheck %s
+// RUN: sinter-opt %s -dist-sync-batch-norm -split-input-file | FileCheck %s
 
 // With SYNC statistics, the mean is the sum over the ranks over the count
 // over the ranks; the variance the sum over the ranks of the squared
@@ -39,6 +39,39 @@ module attributes {sinter.sync_batch_norm} {
     %x = graph.input "x" : tensor<4x3xf32>
     %mean, %var = graph.batch_norm_stats %x {axes = array<i64: 0>} : (tensor<4x3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
     %l = graph.reduce_mean %var {axes = array<i64>, keepdim = false} : (tensor<3xf32>) -> tensor<f32>
+    graph.loss %l : tensor<f32>
+  }
+}
+
+// -----
+
+// The batch-norms of a repeated block the train step calls are synchronized
+// too; the eval step's block is left alone.
+// CHECK-LABEL: func.func private @bn.layer(
+// CHECK:       graph.all_reduce_sum
+// CHECK-NOT:   graph.batch_norm_stats
+// CHECK-LABEL: func.func private @bn.eval.layer(
+// CHECK:       graph.batch_norm_stats
+// CHECK-NOT:   graph.all_reduce_sum
+module attributes {sinter.sync_batch_norm} {
+  func.func private @bn.layer(%x: tensor<4x3xf32>) -> tensor<3xf32> attributes {sinter.block = "layer"} {
+    %mean, %var = graph.batch_norm_stats %x {axes = array<i64: 0>} : (tensor<4x3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+    return %var : tensor<3xf32>
+  }
+  graph.model @bn phase "train" {
+    %x = graph.input "x" : tensor<4x3xf32>
+    %v = func.call @bn.layer(%x) : (tensor<4x3xf32>) -> tensor<3xf32>
+    %l = graph.reduce_mean %v {axes = array<i64>, keepdim = false} : (tensor<3xf32>) -> tensor<f32>
+    graph.loss %l : tensor<f32>
+  }
+  func.func private @bn.eval.layer(%x: tensor<4x3xf32>) -> tensor<3xf32> attributes {sinter.block = "layer"} {
+    %mean, %var = graph.batch_norm_stats %x {axes = array<i64: 0>} : (tensor<4x3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+    return %var : tensor<3xf32>
+  }
+  graph.model @bn.eval phase "eval" {
+    %x = graph.input "x" : tensor<4x3xf32>
+    %v = func.call @bn.eval.layer(%x) : (tensor<4x3xf32>) -> tensor<3xf32>
+    %l = graph.reduce_mean %v {axes = array<i64>, keepdim = false} : (tensor<3xf32>) -> tensor<f32>
     graph.loss %l : tensor<f32>
   }
 }

@@ -15,7 +15,10 @@
 #include "dialects/Train/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace sinter::train {
 #define GEN_PASS_DEF_DISTSYNCBATCHNORM
@@ -66,10 +69,19 @@ struct DistSyncBatchNorm
     for (ModelOp model : module.getOps<ModelOp>()) {
       if (model.getPhase() != "train")
         continue;
+      // The model's batch-norms, and those of the blocks it calls.
+      SmallVector<Operation *> scopes = {model};
+      SetVector<Operation *> callees;
+      model.walk([&](func::CallOp call) {
+        callees.insert(SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr()));
+      });
+      scopes.append(callees.begin(), callees.end());
       SmallVector<BatchNormStatsOp> stats;
       SmallVector<BatchNormCountOp> counts;
-      model.walk([&](BatchNormStatsOp s) { stats.push_back(s); });
-      model.walk([&](BatchNormCountOp c) { counts.push_back(c); });
+      for (Operation *scope : scopes) {
+        scope->walk([&](BatchNormStatsOp s) { stats.push_back(s); });
+        scope->walk([&](BatchNormCountOp c) { counts.push_back(c); });
+      }
       // The running variance's unbiased factor uses the count over ranks.
       for (BatchNormCountOp c : counts) {
         OpBuilder b(c->getBlock(), std::next(Block::iterator(c)));

@@ -5,6 +5,7 @@
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/Host/Passes.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GraphDialect.h"
 #include "dialects/Graph/Transforms/Passes.h"
@@ -85,6 +86,8 @@ void registerAllPasses() {
   train::registerTrainPasses();
   registerConversionPasses();
   cpu::registerCPUPasses();
+  host::registerHostPasses();
+  host::registerHostPasses();
   registerTransformsPasses();
   registerPipelines();
   // The upstream passes our pipelines use, for sinter-opt experiments.

@@ -4,6 +4,7 @@
 
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/Host/Passes.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/Transforms/Passes.h"
 #include "dialects/Train/Transforms/Passes.h"
@@ -57,7 +58,7 @@ void buildTrainToLinalgPipeline(mlir::OpPassManager &pm) {
 }
 
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
-  pm.addPass(cpu::createCPURecordPlan());
+  pm.addPass(host::createRecordPlan());
   pm.addPass(cpu::createCPUMathApproximations());
   // After the last CSE: bufferization's analysis is linear only when no
   // tensor.empty is shared.
@@ -81,11 +82,11 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::bufferization::createBufferResultsToOutParamsPass(outParams));
   // Then the train ops become runtime calls: a bucket's gradients are now
   // the step's gradient buffers, which the runtime sums.
-  pm.addPass(cpu::createCPURuntimeCalls());
+  pm.addPass(host::createRuntimeCalls());
   // Every intermediate buffer lives in one arena the runtime allocates once.
   pm.addPass(createPlanMemory());
   pm.addPass(cpu::createCPULibraryCalls());
-  pm.addPass(cpu::createCPULowerCopies());
+  pm.addPass(host::createLowerCopies());
   // Parallel dimensions become scf.parallel, spread over the cores by the
   // OpenMP runtime; reductions stay sequential loops inside.
   pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
@@ -112,7 +113,7 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createConvertControlFlowToLLVMPass());
   pm.addPass(mlir::createConvertOpenMPToLLVMPass());
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
-  pm.addPass(cpu::createCPUEntryPoints());
+  pm.addPass(host::createEntryPoints());
   pm.addPass(mlir::createCanonicalizerPass());
 }
 

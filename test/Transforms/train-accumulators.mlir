@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -train-accumulate -canonicalize -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -sinter-plan-memory -sinter-cpu-runtime-calls -canonicalize | FileCheck %s
+// RUN: sinter-opt %s -train-accumulate -canonicalize -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -canonicalize -buffer-results-to-out-params="hoist-static-allocs modify-public-functions" -sinter-plan-memory -sinter-runtime-calls -canonicalize | FileCheck %s
 
 // Where the accumulators live: after bufferization the loss and gradient
 // accumulators are the step's own output buffers (the runtime's LOSS and

@@ -1,6 +1,6 @@
 //===- SplitLargeFunctionsTest.cpp - Long steps become bounded pieces -----===//
 
-#include "compiler/Target/CPU/SplitLargeFunctions.h"
+#include "compiler/Target/Host/SplitLargeFunctions.h"
 
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/Instructions.h"
@@ -60,7 +60,7 @@ TEST(SplitLargeFunctions, EveryFunctionStaysNearTheLimit) {
   llvm::LLVMContext context;
   auto module = parse(step(200), context);
   ASSERT_TRUE(module);
-  sinter::cpu::splitLargeFunctions(*module, 50);
+  sinter::host::splitLargeFunctions(*module, 50);
   std::string errors;
   llvm::raw_string_ostream os(errors);
   ASSERT_FALSE(llvm::verifyModule(*module, &os)) << errors;
@@ -86,7 +86,7 @@ TEST(SplitLargeFunctions, PiecesLoadTheirOwnBuffers) {
   llvm::LLVMContext context;
   auto module = parse(step(200), context);
   ASSERT_TRUE(module);
-  sinter::cpu::splitLargeFunctions(*module, 50);
+  sinter::host::splitLargeFunctions(*module, 50);
   // The step keeps no buffer pointer live: each piece loads what it uses
   // from the table, so the step itself loads nothing.
   for (const llvm::BasicBlock &block : *module->getFunction("step"))
@@ -102,7 +102,7 @@ TEST(SplitLargeFunctions, ShortFunctionsAreLeftAlone) {
   llvm::LLVMContext context;
   auto module = parse(step(10), context);
   ASSERT_TRUE(module);
-  sinter::cpu::splitLargeFunctions(*module, 50);
+  sinter::host::splitLargeFunctions(*module, 50);
   for (const llvm::Function &function : *module)
     EXPECT_FALSE(function.getName().contains(".piece"));
   EXPECT_EQ(module->getFunction("step")->size(), 1u);

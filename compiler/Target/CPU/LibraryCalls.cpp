@@ -1,6 +1,6 @@
 //===- LibraryCalls.cpp - f32 matmul and convolution to the runtime -------===//
 
-#include "compiler/Target/CPU/CallBuilder.h"
+#include "compiler/Target/Host/CallBuilder.h"
 #include "compiler/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,7 +50,7 @@ void callMatmul(ModuleOp module, linalg::LinalgOp op, bool batched,
   int64_t batch = batched ? at.getDimSize(0) : 1;
   int64_t m = at.getDimSize(at.getRank() - 2), k = at.getDimSize(at.getRank() - 1);
   int64_t n = bt.getDimSize(bt.getRank() - (transposedB ? 2 : 1));
-  CallBuilder cb(module, op);
+  host::CallBuilder cb(module, op);
   Location loc = op.getLoc();
   cb.call(loc, "sinter_cpu_matmul_f32",
           {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
@@ -67,7 +67,7 @@ void callConv(ModuleOp module, linalg::Conv2DNchwFchwOp op) {
                     ys = cast<MemRefType>(y.getType()).getShape();
   auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
   auto dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
-  CallBuilder cb(module, op);
+  host::CallBuilder cb(module, op);
   Location loc = op.getLoc();
   SmallVector<Value> args = {cb.pointer(x), cb.pointer(w), cb.pointer(y)};
   for (int64_t v : {xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2],

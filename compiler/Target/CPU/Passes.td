@@ -4,17 +4,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-def CPURecordPlan : Pass<"sinter-cpu-record-plan", "mlir::ModuleOp"> {
-  let summary = "Records each step's buffer plan before bufferization";
-  let description = [{
-    For each function made by `graph-model-to-func`, builds the plan of its
-    buffers (runtime/contract/sinter_plan.proto): arguments in order, then
-    results (which bufferization turns into trailing output arguments), each
-    with its name, kind, dtype, static shape and initialiser. The serialized
-    plan is stored on the function as `sinter.plan`.
-  }];
-}
-
 def CPULibraryCalls : Pass<"sinter-cpu-library-calls", "mlir::ModuleOp"> {
   let summary = "Hands f32 matmuls and convolutions to the runtime's library";
   let description = [{
@@ -25,20 +14,6 @@ def CPULibraryCalls : Pass<"sinter-cpu-library-calls", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
-}
-
-def CPURuntimeCalls : Pass<"sinter-cpu-runtime-calls", "mlir::ModuleOp"> {
-  let summary = "Turns train ops into calls of the runtime's C ABI";
-  let description = [{
-    After bufferization and the out-parameter calling convention:
-    `train.micro_batch_count`, `train.global_batch`, `train.random_key`,
-    `train.sum_over_ranks`, `train.load_input`, `train.bucket_ready` and
-    `train.gradients_ready` become calls of the `sinter_rt_*` functions of
-    `runtime/contract/abi.h`. A bucket's gradients must be the step's gradient
-    arguments (the runtime's bucket slots).
-  }];
-  let dependentDialects = ["mlir::arith::ArithDialect",
-                           "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def CPUMathApproximations
@@ -52,17 +27,6 @@ def CPUMathApproximations
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::vector::VectorDialect"];
-}
-
-def CPULowerCopies : Pass<"sinter-cpu-lower-copies", "mlir::ModuleOp"> {
-  let summary = "Turns memref.copy into linalg.copy";
-  let description = [{
-    Bufferization copies buffers with `memref.copy`, which the LLVM lowering
-    turns into a call to MLIR's C runner library when a layout is not
-    contiguous. Programs link only Sinter's runtime, so every copy becomes a
-    `linalg.copy`, lowered to loops like any other linalg op.
-  }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
 def CPUOutlineLoops : Pass<"sinter-cpu-outline-loops", "mlir::ModuleOp"> {
@@ -91,21 +55,6 @@ def CPUOutlineLoops : Pass<"sinter-cpu-outline-loops", "mlir::ModuleOp"> {
     giant function again.
   }];
   let dependentDialects = ["mlir::func::FuncDialect"];
-}
-
-def CPUEntryPoints : Pass<"sinter-cpu-entry-points", "mlir::ModuleOp"> {
-  let summary = "Adds the C entry points and the embedded plans";
-  let description = [{
-    Runs on the LLVM dialect, after the functions were converted with the
-    bare-pointer calling convention. For each function with a `sinter.plan`
-    and a `sinter.phase`, the step's buffer arguments become loads from one
-    read-only table of buffer pointers in plan order, and
-    `void sinter_step_<phase>(void **buffers)` calls it with that table. It
-    also adds the constants `sinter_plan_<phase>` (the serialized plan) and
-    `sinter_plan_<phase>_size`. These symbols are the whole contract between
-    generated code and the runtime (see runtime/contract/abi.h).
-  }];
-  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
 #endif // SINTER_TARGET_CPU_PASSES_TD

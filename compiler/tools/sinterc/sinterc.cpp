@@ -7,8 +7,8 @@
 
 #include "compiler/InitAll.h"
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Target/CPU/ObjectEmitter.h"
-#include "compiler/Target/CPU/ParallelCodegen.h"
+#include "compiler/Target/Host/ObjectEmitter.h"
+#include "compiler/Target/Host/ParallelCodegen.h"
 #include "compiler/tools/sinterc/ListParams.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "frontend/MLIRDiagnostics.h"
@@ -197,7 +197,7 @@ int linkProgram(llvm::Module &llvmModule, mlir::TimingScope &timing) {
       "LLVM optimization (-O3) and code generation, " +
       std::to_string(threads) + " thread" + (threads == 1 ? "" : "s"));
   llvm::Expected<std::vector<std::string>> objects =
-      sinter::cpu::compileInParallel(llvmModule, threads);
+      sinter::host::compileInParallel(llvmModule, threads);
   codegen.stop();
   if (!objects) {
     std::cerr << "sinterc: error: " << llvm::toString(objects.takeError())
@@ -262,7 +262,7 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
   }
   llvm::LLVMContext llvmContext;
   mlir::TimingScope translation = timing.nest("Translation to LLVM IR");
-  auto llvmModule = sinter::cpu::translateToLLVMIR(module, llvmContext);
+  auto llvmModule = sinter::host::translateToLLVMIR(module, llvmContext);
   translation.stop();
   if (!llvmModule) {
     std::cerr << "sinterc: error: " << llvm::toString(llvmModule.takeError())
@@ -273,7 +273,7 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
   if (emitStage == Emit::Exe)
     return linkProgram(**llvmModule, timing);
   mlir::TimingScope optimization = timing.nest("LLVM optimization (-O3)");
-  if (llvm::Error err = sinter::cpu::optimizeLLVMIR(**llvmModule)) {
+  if (llvm::Error err = sinter::host::optimizeLLVMIR(**llvmModule)) {
     std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
     return 1;
   }
@@ -284,7 +284,7 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
     return 0;
   }
   mlir::TimingScope codegen = timing.nest("LLVM code generation (object file)");
-  if (llvm::Error err = sinter::cpu::emitObject(**llvmModule, output->os())) {
+  if (llvm::Error err = sinter::host::emitObject(**llvmModule, output->os())) {
     std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
     return 1;
   }

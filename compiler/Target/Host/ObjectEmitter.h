@@ -1,6 +1,6 @@
 //===- ObjectEmitter.h - LLVM IR to a native object file ---------*- C++ -*-===//
-#ifndef SINTER_TARGET_CPU_OBJECTEMITTER_H
-#define SINTER_TARGET_CPU_OBJECTEMITTER_H
+#ifndef SINTER_TARGET_HOST_OBJECTEMITTER_H
+#define SINTER_TARGET_HOST_OBJECTEMITTER_H
 
 #include "llvm/Support/Error.h"
 
@@ -16,7 +16,7 @@ namespace mlir {
 class ModuleOp;
 } // namespace mlir
 
-namespace sinter::cpu {
+namespace sinter::host {
 
 /// Translates a module in the LLVM dialect to LLVM IR for the host, with the
 /// host's data layout.
@@ -29,6 +29,6 @@ llvm::Error optimizeLLVMIR(llvm::Module &module);
 /// Writes `module` as a relocatable (PIC) object file for the host CPU.
 llvm::Error emitObject(llvm::Module &module, llvm::raw_pwrite_stream &os);
 
-} // namespace sinter::cpu
+} // namespace sinter::host
 
-#endif // SINTER_TARGET_CPU_OBJECTEMITTER_H
+#endif // SINTER_TARGET_HOST_OBJECTEMITTER_H

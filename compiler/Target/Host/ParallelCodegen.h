@@ -1,6 +1,6 @@
 //===- ParallelCodegen.h - Optimise and emit a module on every core -*- C++ -*-===//
-#ifndef SINTER_TARGET_CPU_PARALLELCODEGEN_H
-#define SINTER_TARGET_CPU_PARALLELCODEGEN_H
+#ifndef SINTER_TARGET_HOST_PARALLELCODEGEN_H
+#define SINTER_TARGET_HOST_PARALLELCODEGEN_H
 
 #include "llvm/Support/Error.h"
 
@@ -11,7 +11,7 @@ namespace llvm {
 class Module;
 } // namespace llvm
 
-namespace sinter::cpu {
+namespace sinter::host {
 
 /// Splits `module` into `jobs` parts by function, then optimises each at -O3
 /// and writes it as an object file, on `jobs` threads. Returns the paths of
@@ -19,6 +19,6 @@ namespace sinter::cpu {
 llvm::Expected<std::vector<std::string>>
 compileInParallel(llvm::Module &module, unsigned jobs);
 
-} // namespace sinter::cpu
+} // namespace sinter::host
 
-#endif // SINTER_TARGET_CPU_PARALLELCODEGEN_H
+#endif // SINTER_TARGET_HOST_PARALLELCODEGEN_H

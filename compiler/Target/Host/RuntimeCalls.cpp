@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Target/CPU/CallBuilder.h"
-#include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/Host/CallBuilder.h"
+#include "compiler/Target/Host/Passes.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "dialects/Train/IR/TrainOps.h"
 #include "runtime/contract/abi.h"
@@ -18,15 +18,15 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPURUNTIMECALLS
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
+namespace sinter::host {
+#define GEN_PASS_DEF_RUNTIMECALLS
+#include "compiler/Target/Host/Passes.h.inc"
+} // namespace sinter::host
 
 using namespace mlir;
 using namespace sinter::train;
 
-namespace sinter::cpu {
+namespace sinter::host {
 namespace {
 
 LogicalResult lower(ModuleOp module, Operation *op) {
@@ -119,7 +119,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
       });
 }
 
-struct CPURuntimeCalls : public impl::CPURuntimeCallsBase<CPURuntimeCalls> {
+struct RuntimeCalls : public impl::RuntimeCallsBase<RuntimeCalls> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<Operation *> ops;
@@ -136,4 +136,4 @@ struct CPURuntimeCalls : public impl::CPURuntimeCallsBase<CPURuntimeCalls> {
 };
 
 } // namespace
-} // namespace sinter::cpu
+} // namespace sinter::host

@@ -5,13 +5,13 @@
 // memrefs, so a call passes each buffer's aligned pointer.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SINTER_TARGET_CPU_CALLBUILDER_H
-#define SINTER_TARGET_CPU_CALLBUILDER_H
+#ifndef SINTER_TARGET_HOST_CALLBUILDER_H
+#define SINTER_TARGET_HOST_CALLBUILDER_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::cpu {
+namespace sinter::host {
 
 class CallBuilder {
 public:
@@ -34,6 +34,6 @@ private:
   mlir::OpBuilder b;
 };
 
-} // namespace sinter::cpu
+} // namespace sinter::host
 
-#endif // SINTER_TARGET_CPU_CALLBUILDER_H
+#endif // SINTER_TARGET_HOST_CALLBUILDER_H

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Target/CPU/ParallelCodegen.h"
+#include "compiler/Target/Host/ParallelCodegen.h"
 
-#include "compiler/Target/CPU/ObjectEmitter.h"
+#include "compiler/Target/Host/ObjectEmitter.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -20,7 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 
-namespace sinter::cpu {
+namespace sinter::host {
 
 namespace {
 
@@ -78,4 +78,4 @@ compileInParallel(llvm::Module &module, unsigned jobs) {
   return objects;
 }
 
-} // namespace sinter::cpu
+} // namespace sinter::host

@@ -1,20 +1,20 @@
 //===- RecordPlan.cpp - Each step's buffer plan, before bufferization -----===//
 
-#include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/Host/Passes.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "runtime/contract/sinter_plan.pb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPURECORDPLAN
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
+namespace sinter::host {
+#define GEN_PASS_DEF_RECORDPLAN
+#include "compiler/Target/Host/Passes.h.inc"
+} // namespace sinter::host
 
 using namespace mlir;
 
-namespace sinter::cpu {
+namespace sinter::host {
 namespace {
 
 std::optional<plan::DType> dtypeOf(Type t) {
@@ -75,7 +75,7 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr dict,
   return success();
 }
 
-struct CPURecordPlan : public impl::CPURecordPlanBase<CPURecordPlan> {
+struct RecordPlan : public impl::RecordPlanBase<RecordPlan> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       auto phase = attrs::phase.get(func);
@@ -122,4 +122,4 @@ struct CPURecordPlan : public impl::CPURecordPlanBase<CPURecordPlan> {
 };
 
 } // namespace
-} // namespace sinter::cpu
+} // namespace sinter::host

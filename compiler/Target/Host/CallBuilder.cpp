@@ -1,6 +1,6 @@
 //===- CallBuilder.cpp - Calls into the runtime's C ABI -------------------===//
 
-#include "compiler/Target/CPU/CallBuilder.h"
+#include "compiler/Target/Host/CallBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -9,7 +9,7 @@
 
 using namespace mlir;
 
-namespace sinter::cpu {
+namespace sinter::host {
 
 Value CallBuilder::pointer(Value memref) {
   Location loc = memref.getLoc();
@@ -35,4 +35,4 @@ ValueRange CallBuilder::call(Location loc, StringRef name, ValueRange args,
   return func::CallOp::create(b, loc, callee, args).getResults();
 }
 
-} // namespace sinter::cpu
+} // namespace sinter::host

@@ -1,12 +1,12 @@
 //===- SplitLargeFunctions.h - No giant function reaches LLVM -----*- C++ -*-===//
-#ifndef SINTER_TARGET_CPU_SPLITLARGEFUNCTIONS_H
-#define SINTER_TARGET_CPU_SPLITLARGEFUNCTIONS_H
+#ifndef SINTER_TARGET_HOST_SPLITLARGEFUNCTIONS_H
+#define SINTER_TARGET_HOST_SPLITLARGEFUNCTIONS_H
 
 namespace llvm {
 class Module;
 } // namespace llvm
 
-namespace sinter::cpu {
+namespace sinter::host {
 
 /// Moves the straight-line code of every function longer than
 /// `maxInstructions` into functions of at most about that many instructions,
@@ -15,6 +15,6 @@ namespace sinter::cpu {
 /// and one thread compiles it alone.
 void splitLargeFunctions(llvm::Module &module, unsigned maxInstructions);
 
-} // namespace sinter::cpu
+} // namespace sinter::host
 
-#endif // SINTER_TARGET_CPU_SPLITLARGEFUNCTIONS_H
+#endif // SINTER_TARGET_HOST_SPLITLARGEFUNCTIONS_H

@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -sinter-cpu-entry-points -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: sinter-opt %s -sinter-entry-points -split-input-file -verify-diagnostics | FileCheck %s
 
 // The runtime is built before any step, so it calls each one through
 // `void sinter_step_<phase>(void **buffers)`, which passes the table on: the

@@ -9,14 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Target/CPU/SplitLargeFunctions.h"
+#include "compiler/Target/Host/SplitLargeFunctions.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Transforms/Utils/CodeExtractor.h"
 
-namespace sinter::cpu {
+namespace sinter::host {
 
 namespace {
 
@@ -165,4 +165,4 @@ void splitLargeFunctions(llvm::Module &module, unsigned maxInstructions) {
   }
 }
 
-} // namespace sinter::cpu
+} // namespace sinter::host

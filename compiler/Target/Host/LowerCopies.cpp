@@ -1,22 +1,22 @@
 //===- LowerCopies.cpp - memref.copy as linalg.copy -----------------------===//
 
-#include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPULOWERCOPIES
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
+namespace sinter::host {
+#define GEN_PASS_DEF_LOWERCOPIES
+#include "compiler/Target/Host/Passes.h.inc"
+} // namespace sinter::host
 
 using namespace mlir;
 
-namespace sinter::cpu {
+namespace sinter::host {
 namespace {
 
-struct CPULowerCopies : public impl::CPULowerCopiesBase<CPULowerCopies> {
+struct LowerCopies : public impl::LowerCopiesBase<LowerCopies> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
@@ -30,4 +30,4 @@ struct CPULowerCopies : public impl::CPULowerCopiesBase<CPULowerCopies> {
 };
 
 } // namespace
-} // namespace sinter::cpu
+} // namespace sinter::host

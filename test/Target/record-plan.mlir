@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -sinter-cpu-record-plan -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: sinter-opt %s -sinter-record-plan -split-input-file -verify-diagnostics | FileCheck %s
 
 // Each step (a function with `sinter.phase`) gets its buffer plan, a
 // serialized sinter.plan.Step, as `sinter.plan`: the runtime allocates,

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/Host/Passes.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "runtime/contract/abi.h"
 #include "runtime/contract/sinter_plan.pb.h"
@@ -15,14 +15,14 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPUENTRYPOINTS
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
+namespace sinter::host {
+#define GEN_PASS_DEF_ENTRYPOINTS
+#include "compiler/Target/Host/Passes.h.inc"
+} // namespace sinter::host
 
 using namespace mlir;
 
-namespace sinter::cpu {
+namespace sinter::host {
 namespace {
 
 /// The plan with the arena appended: the memory planner made it the step's
@@ -113,7 +113,7 @@ void addProgramConstants(ModuleOp module) {
   addConstant(b, loc, "sinter_config_dir", text(attrs::configDir.get(module)));
 }
 
-struct CPUEntryPoints : public impl::CPUEntryPointsBase<CPUEntryPoints> {
+struct EntryPoints : public impl::EntryPointsBase<EntryPoints> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     addProgramConstants(module);
@@ -135,4 +135,4 @@ struct CPUEntryPoints : public impl::CPUEntryPointsBase<CPUEntryPoints> {
 };
 
 } // namespace
-} // namespace sinter::cpu
+} // namespace sinter::host

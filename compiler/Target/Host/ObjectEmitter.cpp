@@ -1,8 +1,8 @@
 //===- ObjectEmitter.cpp - LLVM IR to a native object file ----------------===//
 
-#include "compiler/Target/CPU/ObjectEmitter.h"
+#include "compiler/Target/Host/ObjectEmitter.h"
 
-#include "compiler/Target/CPU/SplitLargeFunctions.h"
+#include "compiler/Target/Host/SplitLargeFunctions.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -16,7 +16,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
-namespace sinter::cpu {
+namespace sinter::host {
 
 /// Longer functions are split before LLVM sees them: register allocation is
 /// superlinear in a function's length.
@@ -83,4 +83,4 @@ llvm::Error emitObject(llvm::Module &module, llvm::raw_pwrite_stream &os) {
   return llvm::Error::success();
 }
 
-} // namespace sinter::cpu
+} // namespace sinter::host

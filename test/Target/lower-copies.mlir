@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -sinter-cpu-lower-copies | FileCheck %s
+// RUN: sinter-opt %s -sinter-lower-copies | FileCheck %s
 
 // The LLVM lowering turns a memref.copy of a non-contiguous buffer into a
 // call of MLIR's C runner library, which Sinter programs do not link. Every

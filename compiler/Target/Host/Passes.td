@@ -1,0 +1,64 @@
+//===- Passes.td - Host code passes shared by every target -*- tablegen -*-===//
+//
+// A step's host code is LLVM for the machine the program runs on, whatever
+// the device: its plan, its calls of the runtime's C ABI and its entry
+// points are the same for the CPU and CUDA targets.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_TARGET_HOST_PASSES_TD
+#define SINTER_TARGET_HOST_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def RecordPlan : Pass<"sinter-record-plan", "mlir::ModuleOp"> {
+  let summary = "Records each step's buffer plan before bufferization";
+  let description = [{
+    For each function made by `graph-model-to-func`, builds the plan of its
+    buffers (runtime/contract/sinter_plan.proto): arguments in order, then
+    results (which bufferization turns into trailing output arguments), each
+    with its name, kind, dtype, static shape and initialiser. The serialized
+    plan is stored on the function as `sinter.plan`.
+  }];
+}
+
+def RuntimeCalls : Pass<"sinter-runtime-calls", "mlir::ModuleOp"> {
+  let summary = "Turns train ops into calls of the runtime's C ABI";
+  let description = [{
+    After bufferization and the out-parameter calling convention:
+    `train.micro_batch_count`, `train.global_batch`, `train.random_key`,
+    `train.sum_over_ranks`, `train.load_input`, `train.bucket_ready` and
+    `train.gradients_ready` become calls of the `sinter_rt_*` functions of
+    `runtime/contract/abi.h`. A bucket's gradients must be the step's gradient
+    arguments (the runtime's bucket slots).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
+}
+
+def LowerCopies : Pass<"sinter-lower-copies", "mlir::ModuleOp"> {
+  let summary = "Turns memref.copy into linalg.copy";
+  let description = [{
+    Bufferization copies buffers with `memref.copy`, which the LLVM lowering
+    turns into a call to MLIR's C runner library when a layout is not
+    contiguous. Programs link only Sinter's runtime, so every copy becomes a
+    `linalg.copy`, lowered to loops like any other linalg op.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def EntryPoints : Pass<"sinter-entry-points", "mlir::ModuleOp"> {
+  let summary = "Adds the C entry points and the embedded plans";
+  let description = [{
+    Runs on the LLVM dialect, after the functions were converted with the
+    bare-pointer calling convention. For each function with a `sinter.plan`
+    and a `sinter.phase`, the step's buffer arguments become loads from one
+    read-only table of buffer pointers in plan order, and
+    `void sinter_step_<phase>(void **buffers)` calls it with that table. It
+    also adds the constants `sinter_plan_<phase>` (the serialized plan) and
+    `sinter_plan_<phase>_size`. These symbols are the whole contract between
+    generated code and the runtime (see runtime/contract/abi.h).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // SINTER_TARGET_HOST_PASSES_TD

@@ -85,7 +85,7 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(host::createRuntimeCalls());
   // Every intermediate buffer lives in one arena the runtime allocates once.
   pm.addPass(createPlanMemory());
-  pm.addPass(cpu::createCPULibraryCalls());
+  pm.addPass(host::createLibraryCalls(host::LibraryCallsOptions{"cpu"}));
   pm.addPass(host::createLowerCopies());
   // Parallel dimensions become scf.parallel, spread over the cores by the
   // OpenMP runtime; reductions stay sequential loops inside.

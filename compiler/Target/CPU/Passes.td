@@ -4,18 +4,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-def CPULibraryCalls : Pass<"sinter-cpu-library-calls", "mlir::ModuleOp"> {
-  let summary = "Hands f32 matmuls and convolutions to the runtime's library";
-  let description = [{
-    After bufferization, replaces `linalg.matmul`, `linalg.batch_matmul` and
-    `linalg.conv_2d_nchw_fchw` on f32 buffers with calls of the runtime's
-    `sinter_cpu_matmul_f32` and `sinter_cpu_conv2d_f32` (abi.h, oneDNN
-    inside). Other element types (f64) stay linalg and become loops.
-  }];
-  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
-                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
-}
-
 def CPUMathApproximations
     : Pass<"sinter-cpu-math-approximations", "mlir::ModuleOp"> {
   let summary = "Polynomial f32 exp, log, tanh, erf, ... that vectorize";

@@ -61,4 +61,22 @@ def EntryPoints : Pass<"sinter-entry-points", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def LibraryCalls : Pass<"sinter-library-calls", "mlir::ModuleOp"> {
+  let summary = "Hands f32 matmuls and convolutions to the device's library";
+  let description = [{
+    After bufferization, replaces `linalg.matmul` (plain, or with the second
+    operand read transposed), `linalg.batch_matmul` and
+    `linalg.conv_2d_nchw_fchw` on dense f32 buffers with calls of the
+    runtime's `sinter_<device>_matmul_f32` and `sinter_<device>_conv2d_f32`
+    (abi.h): oneDNN inside for `device=cpu`, cuBLASLt and cuDNN for
+    `device=cuda`. Other element types (f64) stay linalg.
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "cpu or cuda: whose library functions to call">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 #endif // SINTER_TARGET_HOST_PASSES_TD

@@ -1,7 +1,7 @@
-//===- LibraryCalls.cpp - f32 matmul and convolution to the runtime -------===//
+//===- LibraryCalls.cpp - f32 matmul and convolution to the device library ===//
 
 #include "compiler/Target/Host/CallBuilder.h"
-#include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -11,14 +11,14 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPULIBRARYCALLS
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
+namespace sinter::host {
+#define GEN_PASS_DEF_LIBRARYCALLS
+#include "compiler/Target/Host/Passes.h.inc"
+} // namespace sinter::host
 
 using namespace mlir;
 
-namespace sinter::cpu {
+namespace sinter::host {
 namespace {
 
 /// A dense f32 buffer the library can take as a pointer.
@@ -41,7 +41,8 @@ bool isTransposedB(linalg::MatmulOp op) {
 
 /// C[batch, m, n] = A[batch, m, k] @ B[batch or 1, k, n], or with B stored as
 /// [n, k] when `transposedB`.
-void callMatmul(ModuleOp module, linalg::LinalgOp op, bool batched,
+void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op,
+                bool batched,
                 bool transposedB = false) {
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
@@ -50,16 +51,16 @@ void callMatmul(ModuleOp module, linalg::LinalgOp op, bool batched,
   int64_t batch = batched ? at.getDimSize(0) : 1;
   int64_t m = at.getDimSize(at.getRank() - 2), k = at.getDimSize(at.getRank() - 1);
   int64_t n = bt.getDimSize(bt.getRank() - (transposedB ? 2 : 1));
-  host::CallBuilder cb(module, op);
+  CallBuilder cb(module, op);
   Location loc = op.getLoc();
-  cb.call(loc, "sinter_cpu_matmul_f32",
+  cb.call(loc, ("sinter_" + device + "_matmul_f32").str(),
           {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
            cb.constant(loc, m), cb.constant(loc, n), cb.constant(loc, k),
            cb.constant(loc, (batched ? 0 : 1) | (transposedB ? 2 : 0))});
   op->erase();
 }
 
-void callConv(ModuleOp module, linalg::Conv2DNchwFchwOp op) {
+void callConv(ModuleOp module, StringRef device, linalg::Conv2DNchwFchwOp op) {
   Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
         y = op.getDpsInits()[0];
   ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
@@ -67,13 +68,13 @@ void callConv(ModuleOp module, linalg::Conv2DNchwFchwOp op) {
                     ys = cast<MemRefType>(y.getType()).getShape();
   auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
   auto dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
-  host::CallBuilder cb(module, op);
+  CallBuilder cb(module, op);
   Location loc = op.getLoc();
   SmallVector<Value> args = {cb.pointer(x), cb.pointer(w), cb.pointer(y)};
   for (int64_t v : {xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2],
                     ys[3], strides[0], strides[1], dilations[0], dilations[1]})
     args.push_back(cb.constant(loc, v));
-  cb.call(loc, "sinter_cpu_conv2d_f32", args);
+  cb.call(loc, ("sinter_" + device + "_conv2d_f32").str(), args);
   op->erase();
 }
 
@@ -81,9 +82,15 @@ bool allDenseF32(linalg::LinalgOp op) {
   return llvm::all_of(op->getOperands(), isDenseF32);
 }
 
-struct CPULibraryCalls : public impl::CPULibraryCallsBase<CPULibraryCalls> {
+struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (device != "cpu" && device != "cuda") {
+      module.emitError("sinter-library-calls: unknown device '")
+          << device << "'; expected cpu or cuda";
+      return signalPassFailure();
+    }
     SmallVector<Operation *> ops;
     module.walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics() && allDenseF32(op) &&
@@ -97,17 +104,17 @@ struct CPULibraryCalls : public impl::CPULibraryCallsBase<CPULibraryCalls> {
         bool transposed = mm.hasUserDefinedMaps() && isTransposedB(mm);
         if (mm.hasUserDefinedMaps() && !transposed)
           continue;
-        callMatmul(module, mm, /*batched=*/false, transposed);
+        callMatmul(module, device, mm, /*batched=*/false, transposed);
       } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
         if (bmm.hasUserDefinedMaps())
           continue;
-        callMatmul(module, bmm, /*batched=*/true);
+        callMatmul(module, device, bmm, /*batched=*/true);
       } else {
-        callConv(module, cast<linalg::Conv2DNchwFchwOp>(op));
+        callConv(module, device, cast<linalg::Conv2DNchwFchwOp>(op));
       }
     }
   }
 };
 
 } // namespace
-} // namespace sinter::cpu
+} // namespace sinter::host

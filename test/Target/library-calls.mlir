@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -sinter-cpu-library-calls -split-input-file | FileCheck %s
+// RUN: sinter-opt %s -sinter-library-calls -split-input-file | FileCheck %s
 
 // f32 matmuls on dense buffers become calls of the runtime's library, with
 // the buffers' aligned pointers and the sizes; a weight shared by the batch

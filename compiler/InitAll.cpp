@@ -5,6 +5,7 @@
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/Host/Passes.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/IR/GraphDialect.h"
@@ -28,6 +29,9 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -42,7 +46,10 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -55,6 +62,7 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
+                  mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect,
                   mlir::linalg::LinalgDialect, mlir::LLVM::LLVMDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
                   mlir::omp::OpenMPDialect, mlir::scf::SCFDialect,
@@ -79,6 +87,10 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
   mlir::registerOpenMPDialectTranslation(registry);
+  // The CUDA target: kernels to NVVM, and NVVM to a binary.
+  mlir::registerGPUDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
+  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
 void registerAllPasses() {
@@ -86,7 +98,7 @@ void registerAllPasses() {
   train::registerTrainPasses();
   registerConversionPasses();
   cpu::registerCPUPasses();
-  host::registerHostPasses();
+  cuda::registerCUDAPasses();
   host::registerHostPasses();
   registerTransformsPasses();
   registerPipelines();
@@ -96,6 +108,8 @@ void registerAllPasses() {
   mlir::registerLinalgPasses();
   mlir::bufferization::registerBufferizationPasses();
   mlir::registerConvertToLLVMPass();
+  mlir::registerGPUPasses();
+  mlir::registerConvertGpuOpsToNVVMOpsPass();
 }
 
 } // namespace sinter

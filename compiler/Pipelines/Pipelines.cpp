@@ -4,12 +4,15 @@
 
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/Host/Passes.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Graph/Transforms/Passes.h"
 #include "dialects/Train/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -57,9 +60,9 @@ void buildTrainToLinalgPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
-void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
-  pm.addPass(host::createRecordPlan());
-  pm.addPass(cpu::createCPUMathApproximations());
+/// Tensors to buffers in one planned arena: what every target shares after
+/// its own preparation of the linalg, up to its library calls.
+static void addBufferizationPasses(mlir::OpPassManager &pm) {
   // After the last CSE: bufferization's analysis is linear only when no
   // tensor.empty is shared.
   pm.addPass(createSplitEmptyTensors());
@@ -85,18 +88,11 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(host::createRuntimeCalls());
   // Every intermediate buffer lives in one arena the runtime allocates once.
   pm.addPass(createPlanMemory());
-  pm.addPass(host::createLibraryCalls(host::LibraryCallsOptions{"cpu"}));
-  pm.addPass(host::createLowerCopies());
-  // Parallel dimensions become scf.parallel, spread over the cores by the
-  // OpenMP runtime; reductions stay sequential loops inside.
-  pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
-  // One function per loop nest, shared by equal nests: OpenMP's outlining
-  // stays linear, and each kernel is compiled once.
-  pm.addPass(cpu::createCPUOutlineLoops());
-  pm.addPass(mlir::createConvertSCFToOpenMPPass());
-  // The alloca scopes it wraps loop bodies in hold no allocas here:
-  // canonicalization inlines them before the loops become branches.
-  pm.addPass(mlir::createCanonicalizerPass());
+}
+
+/// The host code to the LLVM dialect, with the step's entry points: the
+/// tail every target shares.
+static void addHostToLLVMPasses(mlir::OpPassManager &pm) {
   pm.addPass(mlir::memref::createExpandStridedMetadataPass());
   pm.addPass(mlir::createLowerAffinePass());
   pm.addPass(mlir::createSCFToControlFlowPass());
@@ -117,6 +113,69 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
+void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(host::createRecordPlan());
+  pm.addPass(cpu::createCPUMathApproximations());
+  addBufferizationPasses(pm);
+  pm.addPass(host::createLibraryCalls(host::LibraryCallsOptions{"cpu"}));
+  pm.addPass(host::createLowerCopies());
+  // Parallel dimensions become scf.parallel, spread over the cores by the
+  // OpenMP runtime; reductions stay sequential loops inside.
+  pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
+  // One function per loop nest, shared by equal nests: OpenMP's outlining
+  // stays linear, and each kernel is compiled once.
+  pm.addPass(cpu::createCPUOutlineLoops());
+  pm.addPass(mlir::createConvertSCFToOpenMPPass());
+  // The alloca scopes it wraps loop bodies in hold no allocas here:
+  // canonicalization inlines them before the loops become branches.
+  pm.addPass(mlir::createCanonicalizerPass());
+  addHostToLLVMPasses(pm);
+}
+
+void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(host::createRecordPlan());
+  pm.addPass(cuda::createCUDAReductions());
+  addBufferizationPasses(pm);
+  pm.addPass(host::createLibraryCalls(host::LibraryCallsOptions{"cuda"}));
+  pm.addPass(host::createLowerCopies());
+  pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(cuda::createCUDAMapToGPU());
+  // What the kernels took over (scalar loads on the host) dies here.
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createGpuKernelOutliningPass());
+  pm.addPass(cuda::createCUDAMergeKernels());
+  pm.addPass(cuda::createCUDAHostMemory());
+}
+
+void buildGPUKernelsPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda) {
+  mlir::OpPassManager &kernels = pm.nest<mlir::gpu::GPUModuleOp>();
+  kernels.addPass(mlir::createLowerAffinePass());
+  kernels.addPass(mlir::createSCFToControlFlowPass());
+  mlir::ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(mlir::createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(mlir::createCanonicalizerPass());
+  kernels.addPass(mlir::createReconcileUnrealizedCastsPass());
+  mlir::GpuNVVMAttachTargetOptions target;
+  target.chip = cuda.chip;
+  target.features = cuda.features;
+  target.optLevel = 3;
+  pm.addPass(mlir::createGpuNVVMAttachTarget(target));
+  mlir::GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = cuda.toolkitPath;
+  binary.compilationTarget = cuda.format;
+  pm.addPass(mlir::createGpuModuleToBinaryPass(binary));
+}
+
+void buildLinalgToCUDAPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda) {
+  buildLinalgToGPUPipeline(pm);
+  buildGPUKernelsPipeline(pm, cuda);
+  pm.addPass(cuda::createCUDALaunchCalls());
+  addHostToLLVMPasses(pm);
+}
+
 void registerPipelines() {
   mlir::PassPipelineRegistration<>(
       "sinter-graph-to-train",
@@ -130,6 +189,17 @@ void registerPipelines() {
       "sinter-linalg-to-llvm",
       "Bufferize and lower linalg functions to the LLVM dialect",
       buildLinalgToLLVMPipeline);
+  mlir::PassPipelineRegistration<>(
+      "sinter-linalg-to-gpu",
+      "Bufferize linalg functions and map their loops to GPU kernels",
+      buildLinalgToGPUPipeline);
+  mlir::PassPipelineRegistration<>(
+      "sinter-linalg-to-cuda",
+      "Bufferize linalg functions into CUDA kernels and host code in the "
+      "LLVM dialect",
+      [](mlir::OpPassManager &pm) {
+        buildLinalgToCUDAPipeline(pm, CUDAOptions());
+      });
 }
 
 } // namespace sinter

@@ -7,11 +7,25 @@
 #ifndef SINTER_PIPELINES_PIPELINES_H
 #define SINTER_PIPELINES_PIPELINES_H
 
+#include <string>
+
 namespace mlir {
 class OpPassManager;
 } // namespace mlir
 
 namespace sinter {
+
+/// Where and for what the CUDA target builds its kernels.
+struct CUDAOptions {
+  std::string chip = "sm_90";
+  /// PTX ISA 8.0: sm_90 needs 7.8 or later.
+  std::string features = "+ptx80";
+  /// fatbin (the cubin and PTX, for programs), isa (PTX text), bin (cubin).
+  std::string format = "fatbin";
+  /// The CUDA toolkit whose ptxas and fatbinary are used; empty: found on
+  /// PATH.
+  std::string toolkitPath;
+};
 
 /// The train phase's loss as each micro-batch's exact share of the global
 /// batch's loss (train-normalize-loss): the first step of the pipelines
@@ -31,6 +45,13 @@ void buildTrainToLinalgPipeline(mlir::OpPassManager &pm);
 void buildGraphToLinalgPipeline(mlir::OpPassManager &pm);
 /// Tensors to buffers to the LLVM dialect (after buildGraphToLinalgPipeline).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
+/// The CUDA target, in three parts: tensors to buffers, loop nests mapped to
+/// kernels in one gpu.module and host code (what `sinterc --emit=gpu`
+/// prints); the kernels to NVVM and a binary of `cuda.format`; then the
+/// host code to the LLVM dialect, launching through the runtime.
+void buildLinalgToGPUPipeline(mlir::OpPassManager &pm);
+void buildGPUKernelsPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda);
+void buildLinalgToCUDAPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda);
 
 /// Registers the pipelines above with the global registry.
 void registerPipelines();

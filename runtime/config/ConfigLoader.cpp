@@ -773,10 +773,6 @@ void Validator::checkNotBuilt(const TrainConfig &cfg) {
            "precision.compute " +
                TrainConfig::Precision::Compute_Name(cfg.precision().compute()) +
                " is not built yet; training computes in f32 (compute: F32, the default)");
-  if (cfg.device() != TrainConfig::CPU)
-    report(sub({}, "device"), "device " + TrainConfig::Device_Name(cfg.device()) +
-                                  " is not built yet; programs run on the CPU (device: "
-                                  "CPU, the default)");
   FieldPath log = sub({}, "log");
   if (!cfg.log().tensorboard_dir().empty())
     report(sub(log, "tensorboard_dir"),
@@ -889,10 +885,11 @@ const CompiledField kCompiledFields[] = {
      }},
     {{"parallel", "bucket_cap_mb"},
      [](const TrainConfig &c) { return formatDouble(c.parallel().bucket_cap_mb()); }},
+    {{"device"}, [](const TrainConfig &c) { return TrainConfig::Device_Name(c.device()); }},
 };
 
 /// sinterc compiles the model with its constants and shapes, the batch-norm
-/// mode and the gradient bucket layout into the program, so a run-time
+/// mode, the gradient bucket layout and the device into the program, so a run-time
 /// config or --set (laid over the compiled-in config) that changes one of
 /// them would be ignored: it is refused, at the field when `tree` holds the
 /// overriding file's positions.

@@ -460,9 +460,6 @@ TEST_P(NotBuiltYet, RefusedAtTheField) {
 }
 
 const ValidationCase kNotBuiltCases[] = {
-    {"DeviceCuda", "model: \"m.sn\"\ndevice: CUDA\n",
-     "train.pbtxt:2:1: error: device CUDA is not built yet; programs run on the CPU "
-     "(device: CPU, the default)"},
     {"PrecisionBf16", "precision {\n  compute: BF16\n}\n",
      "train.pbtxt:2:3: error: precision.compute BF16 is not built yet; training computes "
      "in f32 (compute: F32, the default)"},
@@ -551,8 +548,6 @@ TEST(ConfigLoader, NotBuiltInputRefusesEachSettingAtItsField) {
   std::string path = inputPath("invalid_not_built.pbtxt"), error;
   EXPECT_FALSE(loadConfigFile(path, error));
   EXPECT_EQ(error,
-            path + ":4:1: error: device CUDA is not built yet; programs run on the CPU "
-                   "(device: CPU, the default)\n" +
                 path + ":5:13: error: precision.compute BF16 is not built yet; training "
                        "computes in f32 (compute: F32, the default)\n" +
                 path + ":7:3: error: parallel.strategy ZERO2 is not built yet; every rank "
@@ -733,8 +728,6 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
     const char *assignment;
     const char *error;
   } cases[] = {
-      {"device=CUDA", "--set device=CUDA: error: device CUDA is not built yet; programs run "
-                      "on the CPU (device: CPU, the default)"},
       {"precision.compute=BF16",
        "--set precision.compute=BF16: error: precision.compute BF16 is not built yet; "
        "training computes in f32 (compute: F32, the default)"},
@@ -759,9 +752,10 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
   }
   // Several at once: validated after all of them, so the message names the
   // field rather than the --set.
-  EXPECT_FALSE(applyOverrides(cfg, {"steps=5", "device=CUDA"}, error));
-  EXPECT_EQ(error, "error: device CUDA is not built yet; programs run on the CPU (device: "
-                   "CPU, the default)");
+  EXPECT_FALSE(applyOverrides(cfg, {"steps=5", "parallel.overlap=false"}, error));
+  EXPECT_EQ(error, "error: parallel.overlap false is not built yet; gradient sums always "
+                   "overlap the last micro-batch's backward pass (overlap: true, the "
+                   "default)");
   EXPECT_EQ(cfg.SerializeAsString(), before);
 }
 
@@ -798,8 +792,9 @@ TEST(ConfigOverride, BucketCapIsFixedAtCompileTime) {
 }
 
 TEST(ConfigOverride, EveryCompiledInFieldIsFixed) {
-  // The model, its constants and shapes, and the batch-norm mode are compiled
-  // into the program like the bucket layout: a change would be ignored.
+  // The model, its constants and shapes, the batch-norm mode and the device
+  // are compiled into the program like the bucket layout: a change would be
+  // ignored.
   TrainConfig cfg = parseOk(kFullConfig);
   std::string before = cfg.SerializeAsString(), error;
   const std::pair<const char *, const char *> cases[] = {
@@ -811,6 +806,8 @@ TEST(ConfigOverride, EveryCompiledInFieldIsFixed) {
                           "(this one has hidden=512)"},
       {"parallel.batch_norm=LOCAL", "parallel.batch_norm (LOCAL) is fixed when sinterc "
                                     "compiles the program (this one has SYNC)"},
+      {"device=CUDA", "device (CUDA) is fixed when sinterc compiles the program "
+                      "(this one has CPU)"},
   };
   for (const auto &[assignment, message] : cases) {
     EXPECT_FALSE(applyOverride(cfg, assignment, error)) << assignment;
@@ -912,13 +909,14 @@ TEST(ConfigMerge, ErrorsPointIntoTheOverlay) {
 TEST(ConfigMerge, NotBuiltSettingsInTheOverlayAreRefusedAtTheField) {
   TrainConfig cfg = parseOk(kFullConfig);
   std::string before = cfg.SerializeAsString(), error;
-  EXPECT_FALSE(mergeConfigText(cfg, "steps: 3\nparallel { strategy: ZERO2 }\ndevice: CUDA\n",
-                               "over.pbtxt", error));
+  EXPECT_FALSE(mergeConfigText(
+      cfg, "steps: 3\nparallel { strategy: ZERO2 }\nprecision { compute: BF16 }\n",
+      "over.pbtxt", error));
   EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.strategy ZERO2 is not built yet; every "
                    "rank holds the whole model and optimizer state (strategy: DDP, the "
                    "default)\n"
-                   "over.pbtxt:3:1: error: device CUDA is not built yet; programs run on the "
-                   "CPU (device: CPU, the default)");
+                   "over.pbtxt:3:13: error: precision.compute BF16 is not built yet; "
+                   "training computes in f32 (compute: F32, the default)");
   EXPECT_EQ(cfg.SerializeAsString(), before);
 }
 

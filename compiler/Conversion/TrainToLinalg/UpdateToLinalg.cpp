@@ -5,7 +5,7 @@
 // outputs are the parameter and its moments themselves: bufferization
 // writes them in place. The scalars of the update (bias corrections, decay
 // factors) are computed once in f64 and rounded to the parameter's type.
-// The global norm is one f64 reduction per gradient.
+// The global norm is one f64 reduction per gradient, into one accumulator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,23 +80,24 @@ struct LowerGlobalNorm : OpConversionPattern<GlobalNormOp> {
     Scalars s{rewriter, loc};
     Type f64 = rewriter.getF64Type();
     auto scalarType = RankedTensorType::get({}, f64);
-    Value total = s.constant(f64, 0.0);
+    // One accumulator, carried from gradient to gradient: the sum stays a
+    // tensor until its square root, so a device computes it on its own.
+    Value sum = linalg::FillOp::create(
+                    rewriter, loc, s.constant(f64, 0.0),
+                    tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{}, f64)
+                        .getResult())
+                    .getResult(0);
     for (Value g : adaptor.getGradients()) {
       int64_t rank = cast<RankedTensorType>(g.getType()).getRank();
-      Value init = linalg::FillOp::create(
-                       rewriter, loc, s.constant(f64, 0.0),
-                       tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{}, f64)
-                           .getResult())
-                       .getResult(0);
       SmallVector<AffineMap> maps = {
           rewriter.getMultiDimIdentityMap(rank),
           AffineMap::get(rank, 0, {}, rewriter.getContext())};
       SmallVector<utils::IteratorType> iterators(rank,
                                                  utils::IteratorType::reduction);
-      Value sum =
+      sum =
           linalg::GenericOp::create(
               rewriter, loc, TypeRange{scalarType}, ValueRange{g},
-              ValueRange{init}, maps, iterators,
+              ValueRange{sum}, maps, iterators,
               [&](OpBuilder &nb, Location l, ValueRange a) {
                 Scalars e{nb, l};
                 Value x = a[0].getType() == f64
@@ -105,10 +106,9 @@ struct LowerGlobalNorm : OpConversionPattern<GlobalNormOp> {
                 linalg::YieldOp::create(nb, l, e.add(a[1], e.mul(x, x)));
               })
               .getResult(0);
-      total = s.add(total, tensor::ExtractOp::create(rewriter, loc, sum,
-                                                     ValueRange{}));
     }
-    rewriter.replaceOp(op, s.sqrt(total));
+    rewriter.replaceOp(
+        op, s.sqrt(tensor::ExtractOp::create(rewriter, loc, sum, ValueRange{})));
     return success();
   }
 };

@@ -35,4 +35,14 @@ ValueRange CallBuilder::call(Location loc, StringRef name, ValueRange args,
   return func::CallOp::create(b, loc, callee, args).getResults();
 }
 
+void addByteConstant(OpBuilder &b, Location loc, StringRef name,
+                     StringRef bytes) {
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
+  LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
+                         LLVM::Linkage::External, name, b.getStringAttr(bytes));
+  LLVM::GlobalOp::create(b, loc, b.getI64Type(), /*isConstant=*/true,
+                         LLVM::Linkage::External, (name + "_size").str(),
+                         b.getI64IntegerAttr(bytes.size()));
+}
+
 } // namespace sinter::host

@@ -34,6 +34,11 @@ private:
   mlir::OpBuilder b;
 };
 
+/// `name` (a constant byte array) and `name_size` (its length, i64), as
+/// abi.h declares its embedded data, at `b`'s insertion point.
+void addByteConstant(mlir::OpBuilder &b, mlir::Location loc,
+                     llvm::StringRef name, llvm::StringRef bytes);
+
 } // namespace sinter::host
 
 #endif // SINTER_TARGET_HOST_CALLBUILDER_H

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Target/Host/CallBuilder.h"
 #include "compiler/Target/Host/Passes.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "runtime/contract/abi.h"
@@ -36,16 +37,6 @@ std::string withWorkspace(const std::string &bytes, int64_t arenaBytes) {
   workspace->set_dtype(plan::BOOL); // one byte per element
   workspace->add_shape(arenaBytes);
   return step.SerializeAsString();
-}
-
-void addConstant(OpBuilder &b, Location loc, StringRef name, StringRef bytes) {
-  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
-  LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
-                         LLVM::Linkage::External, name,
-                         b.getStringAttr(bytes));
-  LLVM::GlobalOp::create(b, loc, b.getI64Type(), /*isConstant=*/true,
-                         LLVM::Linkage::External, (name + "_size").str(),
-                         b.getI64IntegerAttr(bytes.size()));
 }
 
 /// The step takes the runtime's buffer table instead of one pointer per
@@ -109,8 +100,8 @@ void addProgramConstants(ModuleOp module) {
   auto text = [](StringAttr value) {
     return value ? value.getValue() : StringRef();
   };
-  addConstant(b, loc, "sinter_config", text(attrs::config.get(module)));
-  addConstant(b, loc, "sinter_config_dir", text(attrs::configDir.get(module)));
+  addByteConstant(b, loc, "sinter_config", text(attrs::config.get(module)));
+  addByteConstant(b, loc, "sinter_config_dir", text(attrs::configDir.get(module)));
 }
 
 struct EntryPoints : public impl::EntryPointsBase<EntryPoints> {
@@ -128,7 +119,7 @@ struct EntryPoints : public impl::EntryPointsBase<EntryPoints> {
       if (auto arena = attrs::arenaBytes.get(step))
         bytes = withWorkspace(bytes, arena.getInt());
       OpBuilder b(step);
-      addConstant(b, step.getLoc(), ("sinter_plan_" + phase.getValue()).str(),
+      addByteConstant(b, step.getLoc(), ("sinter_plan_" + phase.getValue()).str(),
                   bytes);
     }
   }

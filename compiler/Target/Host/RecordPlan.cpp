@@ -110,6 +110,8 @@ struct RecordPlan : public impl::RecordPlanBase<RecordPlan> {
       }
       if (auto optimizer = attrs::optimizer.get(func))
         step.set_optimizer(optimizer.str());
+      if (auto device = attrs::device.get(getOperation()))
+        step.set_device(device.str());
       if (auto buckets = attrs::buckets.get(func))
         for (Attribute bucket : buckets) {
           plan::Bucket *out = step.add_buckets();

@@ -1,7 +1,7 @@
 //===- sinterc.cpp - The Sinter compiler driver ---------------------------===//
 //
 // sinterc FILE.sn [--model NAME] [--config CFG.pbtxt] [-D NAME=VALUE]...
-//         [--emit=ast|graph] [--list-params] [-o OUT]
+//         [--emit=STAGE] [--target cpu|cuda] [--list-params] [-o OUT]
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 #include "frontend/Sema.h"
 #include "runtime/config/ConfigLoader.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Diagnostics.h"
@@ -66,7 +67,7 @@ static cl::list<std::string>
             cl::desc("Override a const or bind a shape symbol (B, T, ...)"),
             cl::value_desc("NAME=VALUE"), cl::cat(category));
 
-enum class Emit { Ast, Graph, Train, Linalg, LLVMDialect, LLVM, Obj, Exe };
+enum class Emit { Ast, Graph, Train, Linalg, Gpu, Ptx, LLVMDialect, LLVM, Obj, Exe };
 static cl::opt<Emit> emitStage(
     "emit", cl::desc("Stop after this stage and print it"), cl::init(Emit::Graph),
     cl::values(
@@ -77,6 +78,10 @@ static cl::opt<Emit> emitStage(
                    "micro-batch loop"),
         clEnumValN(Emit::Linalg, "linalg",
                    "the steps as fused linalg on tensors"),
+        clEnumValN(Emit::Gpu, "gpu",
+                   "CUDA: the steps' kernels in the gpu dialect, and their "
+                   "host code"),
+        clEnumValN(Emit::Ptx, "ptx", "CUDA: the PTX of the steps' kernels"),
         clEnumValN(Emit::LLVMDialect, "llvm-dialect",
                    "the steps in the LLVM dialect"),
         clEnumValN(Emit::LLVM, "llvm", "the steps as LLVM IR"),
@@ -84,6 +89,17 @@ static cl::opt<Emit> emitStage(
         clEnumValN(Emit::Exe, "exe",
                    "a program: the steps linked with the runtime (the default "
                    "with -o FILE)")),
+    cl::cat(category));
+enum class Target { Config, CPU, CUDA };
+static cl::opt<Target> targetDevice(
+    "target",
+    cl::desc("The device to compile for (default: the config's `device`, "
+             "else cpu)"),
+    cl::init(Target::Config),
+    cl::values(clEnumValN(Target::CPU, "cpu", "the CPU: LLVM and oneDNN"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "NVIDIA GPUs: kernels for sm_90 with PTX, cuBLASLt "
+                          "and cuDNN")),
     cl::cat(category));
 static cl::opt<bool> listParams("list-params",
                                 cl::desc("Print every param and state with its "
@@ -139,6 +155,43 @@ void bindConfig(const sinter::config::TrainConfig &cfg,
   options.defines.push_back({"B", std::to_string(cfg.batch().micro())});
 }
 
+/// The CUDA toolkit whose ptxas and fatbinary build the kernels: $CUDA_HOME,
+/// else the one the build found.
+std::string cudaToolkit() {
+  if (const char *env = std::getenv("CUDA_HOME"))
+    return env;
+  return SINTER_CUDA_TOOLKIT_DIR;
+}
+
+/// The response file that links a program for `cuda` or the CPU.
+std::string linkFileFor(bool cuda) {
+  return runtimeLibraryDir() + "/" +
+         (cuda ? SINTER_PROGRAM_CUDA_LINK_FILE : SINTER_PROGRAM_LINK_FILE);
+}
+
+/// Whether the steps are compiled for CUDA: --target, else the config.
+bool compilesForCuda(const std::optional<sinter::config::TrainConfig> &config) {
+  if (targetDevice != Target::Config)
+    return targetDevice == Target::CUDA;
+  return config && config->device() == sinter::config::TrainConfig::CUDA;
+}
+
+/// What a CUDA compile needs that this machine may lack: the runtime built
+/// with CUDA, and the toolkit's ptxas and fatbinary. An error, or "".
+std::string missingForCuda() {
+  if (!llvm::sys::fs::exists(linkFileFor(true)))
+    return "device CUDA needs a Sinter built with the CUDA toolkit (cuBLAS, "
+           "cuDNN and NCCL); this one found none when it was built, so it "
+           "compiles for the CPU only (device: CPU)";
+  for (const char *tool : {"ptxas", "fatbinary"}) {
+    std::string path = cudaToolkit() + "/bin/" + tool;
+    if (!llvm::sys::fs::can_execute(path))
+      return std::string("device CUDA needs the CUDA toolkit's ") + tool +
+             ", not found at " + path + "; set CUDA_HOME to the toolkit";
+  }
+  return "";
+}
+
 /// DOMAIN.md 4: batch-norm normalizes with the statistics of what one rank
 /// sees in one micro-batch. Unless that is the global batch, the step is not
 /// the step over the global batch, and the user should know.
@@ -185,7 +238,7 @@ void warnLocalBatchNorm(const sinter::config::TrainConfig &cfg,
 
 /// Links the compiled steps with the runtime and its stock main into the
 /// program named by -o.
-int linkProgram(llvm::Module &llvmModule, mlir::TimingScope &timing) {
+int linkProgram(llvm::Module &llvmModule, bool cuda, mlir::TimingScope &timing) {
   if (outputFile == "-") {
     std::cerr << "sinterc: error: a program needs a file name: use -o FILE\n";
     return 1;
@@ -214,7 +267,7 @@ int linkProgram(llvm::Module &llvmModule, mlir::TimingScope &timing) {
   }
   // The libraries come from the build that made the runtime (a response
   // file it writes next to them).
-  std::string linkFile = runtimeLibraryDir() + "/" SINTER_PROGRAM_LINK_FILE;
+  std::string linkFile = linkFileFor(cuda);
   if (!llvm::sys::fs::exists(linkFile)) {
     std::cerr << "sinterc: error: " << linkFile
               << " is missing: build the runtime (or point SINTER_RUNTIME_LIB "
@@ -242,20 +295,57 @@ int linkProgram(llvm::Module &llvmModule, mlir::TimingScope &timing) {
   return 0;
 }
 
+/// The CUDA target's options: sm_90 kernels and PTX from this toolkit.
+sinter::CUDAOptions cudaOptions(llvm::StringRef format) {
+  sinter::CUDAOptions options;
+  options.toolkitPath = cudaToolkit();
+  options.format = format.str();
+  return options;
+}
+
+/// --emit=ptx: the kernels' PTX, each module's text.
+int printPtx(mlir::ModuleOp module, mlir::MLIRContext &context,
+             llvm::ToolOutputFile *output, mlir::TimingScope &timing) {
+  mlir::PassManager pm(&context);
+  mlir::TimingScope passes = timing.nest("Passes (linalg to PTX)");
+  pm.enableTiming(passes);
+  sinter::buildLinalgToGPUPipeline(pm);
+  sinter::buildGPUKernelsPipeline(pm, cudaOptions("isa"));
+  if (mlir::failed(pm.run(module)))
+    return 1;
+  for (auto binary : module.getOps<mlir::gpu::BinaryOp>())
+    for (mlir::Attribute object : binary.getObjects())
+      output->os() << mlir::cast<mlir::gpu::ObjectAttr>(object).getObject().getValue();
+  output->keep();
+  return 0;
+}
+
 /// Runs the code generation pipelines from linalg up to --emit and writes
 /// the result.
-int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
+int lower(mlir::ModuleOp module, mlir::MLIRContext &context, bool cuda,
           llvm::ToolOutputFile *output, mlir::TimingScope &timing) {
+  if ((emitStage == Emit::Gpu || emitStage == Emit::Ptx) && !cuda) {
+    std::cerr << "sinterc: error: --emit=gpu and --emit=ptx are stages of the "
+                 "CUDA target: use --target=cuda or the config's device: CUDA\n";
+    return 1;
+  }
+  if (emitStage == Emit::Ptx)
+    return printPtx(module, context, output, timing);
   if (emitStage != Emit::Train && emitStage != Emit::Linalg) {
     mlir::PassManager pm(&context);
     mlir::TimingScope passes = timing.nest("Passes (linalg to LLVM)");
     pm.enableTiming(passes);
-    sinter::buildLinalgToLLVMPipeline(pm);
+    if (emitStage == Emit::Gpu)
+      sinter::buildLinalgToGPUPipeline(pm);
+    else if (cuda)
+      sinter::buildLinalgToCUDAPipeline(pm, cudaOptions("fatbin"));
+    else
+      sinter::buildLinalgToLLVMPipeline(pm);
     if (mlir::failed(pm.run(module)))
       return 1;
   }
   if (emitStage == Emit::Train || emitStage == Emit::Linalg ||
-      emitStage == Emit::LLVMDialect) {
+      emitStage == Emit::Gpu || emitStage == Emit::LLVMDialect) {
     module.print(output->os());
     output->keep();
     return 0;
@@ -271,7 +361,7 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context,
   }
   // A program's code is optimised and generated on all cores.
   if (emitStage == Emit::Exe)
-    return linkProgram(**llvmModule, timing);
+    return linkProgram(**llvmModule, cuda, timing);
   mlir::TimingScope optimization = timing.nest("LLVM optimization (-O3)");
   if (llvm::Error err = sinter::host::optimizeLLVMIR(**llvmModule)) {
     std::cerr << "sinterc: error: " << llvm::toString(std::move(err)) << "\n";
@@ -300,7 +390,11 @@ generateSteps(mlir::MLIRContext &context,
               const std::optional<sinter::config::TrainConfig> &config) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       sinter::generateModule(context, phases, sources);
-  if (!module || !config)
+  if (!module)
+    return module;
+  sinter::attrs::device.set(
+      *module, mlir::StringAttr::get(&context, compilesForCuda(config) ? "cuda" : "cpu"));
+  if (!config)
     return module;
   // The program trains with this config unless told otherwise at run time;
   // its relative paths stay relative to the config's folder.
@@ -428,6 +522,15 @@ int run() {
     if (model.empty())
       model = cfg->model_name();
   }
+  if (compilesForCuda(config) && emitStage != Emit::Ast &&
+      emitStage != Emit::Graph && emitStage != Emit::Train &&
+      emitStage != Emit::Linalg && !listParams) {
+    std::string missing = missingForCuda();
+    if (!missing.empty()) {
+      std::cerr << "sinterc: error: " << missing << "\n";
+      return 1;
+    }
+  }
   if (path.empty()) {
     std::cerr << "sinterc: error: no input file; give FILE.sn or --config "
                  "with a 'model' field\n";
@@ -501,7 +604,7 @@ int run() {
     output->keep();
     return 0;
   }
-  return lower(*module, context, output.get(), timing);
+  return lower(*module, context, compilesForCuda(config), output.get(), timing);
 }
 
 } // namespace

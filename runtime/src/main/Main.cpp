@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "data/Npy.h"
+#include "device/Cuda.h"
 #include "dist/Bootstrap.h"
 #include "program/DataSources.h"
 #include "program/Evaluator.h"
@@ -122,13 +123,35 @@ struct Step {
   StepRun run() { return {&plan, &buffers, fn}; }
 };
 
+/// The device a step was compiled for: the CPU, or for device: CUDA this
+/// rank's GPU (LOCAL_RANK), opened once.
+Expected<Device *> deviceFor(const StepPlan &plan) {
+  if (plan.device == "cpu")
+    return &hostDevice();
+  static Expected<Device *> gpu = [] {
+    if (!openCudaDevice)
+      return Expected<Device *>(Status::error(
+          "internal error: this program was compiled for CUDA but linked "
+          "without the runtime's CUDA device"));
+    Expected<WorldInfo> world =
+        readWorld([](const char *n) { return std::getenv(n); });
+    if (!world.ok())
+      return Expected<Device *>(world.status());
+    return openCudaDevice(world->localRank);
+  }();
+  return gpu;
+}
+
 Expected<Step> prepare(StepFn fn, const char *planBytes, int64_t planSize,
                        const config::TrainConfig &cfg,
                        const std::string &initFile) {
   Expected<StepPlan> plan = StepPlan::parse(planBytes, planSize);
   if (!plan.ok())
     return plan.status();
-  Expected<BufferSet> buffers = BufferSet::allocate(*plan);
+  Expected<Device *> device = deviceFor(*plan);
+  if (!device.ok())
+    return device.status();
+  Expected<BufferSet> buffers = BufferSet::allocate(*plan, **device);
   if (!buffers.ok())
     return buffers.status();
   Status params = initFile.empty()

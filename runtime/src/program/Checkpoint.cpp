@@ -52,10 +52,11 @@ std::string latestCheckpoint(const std::string &dir) {
 
 Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
-                                     const StepPlan &plan,
-                                     const BufferSet &buffers,
+                                     const StepPlan &plan, BufferSet &buffers,
                                      int64_t updates) {
   SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
+  SINTER_RT_RETURN_IF_ERROR(buffers.download(
+      {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));
   std::vector<SafetensorsTensor> tensors;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &b = plan.buffers[i];
@@ -163,6 +164,8 @@ Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
         file->data(*e), e->dtype, buffers.data(i), b.dtype,
         b.byteSize / dtypeSize(b.dtype)));
   }
+  SINTER_RT_RETURN_IF_ERROR(buffers.upload(
+      {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));
   updates = *taken;
   return *step;
 }

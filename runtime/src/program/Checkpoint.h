@@ -24,8 +24,7 @@ namespace sinter::rt {
 /// needed), then removes all but the newest `keep`. Returns its path.
 Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
-                                     const StepPlan &plan,
-                                     const BufferSet &buffers,
+                                     const StepPlan &plan, BufferSet &buffers,
                                      int64_t updates);
 
 /// The newest checkpoint in `dir`, or "" when there is none.

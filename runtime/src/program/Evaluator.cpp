@@ -66,6 +66,7 @@ Expected<double> writeGradients(const StepPlan &plan, BufferSet &buffers,
   SINTER_RT_RETURN_IF_ERROR(source.gather(ids, world.microBatches.front()));
   world.globalBatch = b;
   SINTER_RT_RETURN_IF_ERROR(runTrainStep(step, plan, buffers, world));
+  SINTER_RT_RETURN_IF_ERROR(buffers.download({BufferKind::Loss, BufferKind::Gradient}));
   double loss = 0;
   for (size_t k = 0; k < plan.buffers.size(); ++k) {
     const BufferSpec &spec = plan.buffers[k];
@@ -127,7 +128,11 @@ Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
       return batch.status();
     SINTER_RT_RETURN_IF_ERROR(feedInputs(plan, buffers, batch->tensors)
                                   .withPrefix("batch " + std::to_string(j) + ": "));
+    SINTER_RT_RETURN_IF_ERROR(buffers.upload({BufferKind::Input}));
     step(buffers.table());
+    SINTER_RT_RETURN_IF_ERROR(buffers.device().synchronize());
+    SINTER_RT_RETURN_IF_ERROR(buffers.download(
+        {BufferKind::Output, BufferKind::Loss, BufferKind::Metric}));
     size_t m = 0, o = 0;
     for (size_t k = 0; k < plan.buffers.size(); ++k) {
       const BufferSpec &spec = plan.buffers[k];

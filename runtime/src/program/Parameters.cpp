@@ -29,7 +29,7 @@ Status initialiseParameters(const StepPlan &plan, BufferSet &buffers,
                 buffers.data(i))
             .withPrefix("initialising '" + b.name + "': "));
   }
-  return Status::success();
+  return buffers.upload({BufferKind::Param, BufferKind::State});
 }
 
 Status loadParameters(const StepPlan &plan, BufferSet &buffers,
@@ -62,11 +62,12 @@ Status loadParameters(const StepPlan &plan, BufferSet &buffers,
       return Status::error(path + ": tensor '" + e.name +
                            "' is not a param or state of model '" + plan.model +
                            "'");
-  return Status::success();
+  return buffers.upload({BufferKind::Param, BufferKind::State});
 }
 
-Status saveParameters(const StepPlan &plan, const BufferSet &buffers,
+Status saveParameters(const StepPlan &plan, BufferSet &buffers,
                       const std::string &path) {
+  SINTER_RT_RETURN_IF_ERROR(buffers.download({BufferKind::Param, BufferKind::State}));
   std::vector<SafetensorsTensor> tensors;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &b = plan.buffers[i];

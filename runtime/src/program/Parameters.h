@@ -19,7 +19,7 @@ Status loadParameters(const StepPlan &plan, BufferSet &buffers,
                       const std::string &path);
 
 /// Writes every param and state to a safetensors file, atomically.
-Status saveParameters(const StepPlan &plan, const BufferSet &buffers,
+Status saveParameters(const StepPlan &plan, BufferSet &buffers,
                       const std::string &path);
 
 } // namespace sinter::rt

@@ -50,6 +50,10 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
   result.model = step.model();
   result.phase = step.phase();
   result.optimizer = step.optimizer();
+  result.device = step.device().empty() ? "cpu" : step.device();
+  if (result.device != "cpu" && result.device != "cuda")
+    return Status::error("internal error: the plan's device is '" +
+                         result.device + "'; expected cpu or cuda");
   for (const plan::Buffer &b : step.buffers()) {
     BufferSpec spec;
     spec.name = b.name();
@@ -122,49 +126,86 @@ void BufferSet::Free::operator()(void *p) const { std::free(p); }
 
 namespace {
 
-// Vector loads want 64-byte alignment; aligned_alloc wants a multiple.
+// Slots of a bucket and host copies are 64-byte aligned.
 uint64_t aligned(uint64_t bytes) { return (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64; }
 
 } // namespace
 
-Expected<BufferSet> BufferSet::allocate(const StepPlan &plan) {
+Expected<BufferSet> BufferSet::allocate(const StepPlan &plan, Device &device) {
   BufferSet set;
-  set.pointers.assign(plan.buffers.size(), nullptr);
-  auto allocate = [&](uint64_t size) -> void * {
-    void *p = std::aligned_alloc(64, size);
-    if (p) {
-      std::memset(p, 0, size); // a bucket's gaps stay zero
-      set.storage.emplace_back(p);
-    }
-    return p;
+  set.dev = &device;
+  size_t n = plan.buffers.size();
+  set.devicePointers.assign(n, nullptr);
+  set.hostPointers.assign(n, nullptr);
+  for (const BufferSpec &b : plan.buffers) {
+    set.kinds.push_back(b.kind);
+    set.sizes.push_back(b.byteSize);
+  }
+  auto allocate = [&](uint64_t size, const std::string &what) -> Expected<void *> {
+    Expected<void *> p = device.allocate(size);
+    if (!p.ok())
+      return p.status().withPrefix(what + ": ");
+    set.deviceStorage.emplace_back(*p, Release{&device});
+    return *p;
   };
   for (const GradientBucket &bucket : plan.buckets) {
     uint64_t size = 0;
     for (size_t g : bucket.gradients)
       size += aligned(plan.buffers[g].byteSize);
-    auto *base = static_cast<char *>(allocate(size));
-    if (!base)
-      return Status::error("out of memory allocating a gradient bucket of " +
-                           std::to_string(size) + " bytes");
+    Expected<void *> base = allocate(size, "a gradient bucket of " +
+                                               std::to_string(size) + " bytes");
+    if (!base.ok())
+      return base.status();
     uint64_t at = 0;
     for (size_t g : bucket.gradients) {
-      set.pointers[g] = base + at;
+      set.devicePointers[g] = static_cast<char *>(*base) + at;
       at += aligned(plan.buffers[g].byteSize);
     }
-    set.bucketStart.push_back(base);
+    set.bucketStart.push_back(*base);
     set.bucketCount.push_back(size / dtypeSize(bucket.dtype));
   }
-  for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    if (set.pointers[i])
-      continue;
+  for (size_t i = 0; i < n; ++i) {
     const BufferSpec &b = plan.buffers[i];
-    set.pointers[i] = allocate(aligned(b.byteSize));
-    if (!set.pointers[i])
-      return Status::error("out of memory allocating " +
-                           std::to_string(aligned(b.byteSize)) + " bytes for '" +
-                           b.name + "'");
+    if (!set.devicePointers[i]) {
+      Expected<void *> p = allocate(aligned(b.byteSize), "'" + b.name + "'");
+      if (!p.ok())
+        return p.status();
+      set.devicePointers[i] = *p;
+    }
+    if (device.hostVisible() || b.kind == BufferKind::Workspace) {
+      set.hostPointers[i] = set.devicePointers[i];
+      continue;
+    }
+    void *host = std::aligned_alloc(64, aligned(b.byteSize));
+    if (!host)
+      return Status::error("out of host memory for a copy of '" + b.name + "'");
+    std::memset(host, 0, aligned(b.byteSize));
+    set.hostStorage.emplace_back(host);
+    set.hostPointers[i] = host;
   }
   return set;
+}
+
+Status BufferSet::upload(size_t i) {
+  return dev->upload(devicePointers[i], hostPointers[i], sizes[i]);
+}
+
+Status BufferSet::download(size_t i) {
+  return dev->download(hostPointers[i], devicePointers[i], sizes[i]);
+}
+
+Status BufferSet::upload(std::initializer_list<BufferKind> wanted) {
+  for (size_t i = 0; i < kinds.size(); ++i)
+    if (std::find(wanted.begin(), wanted.end(), kinds[i]) != wanted.end())
+      SINTER_RT_RETURN_IF_ERROR(upload(i));
+  return Status::success();
+}
+
+Status BufferSet::download(std::initializer_list<BufferKind> wanted) {
+  for (size_t i = 0; i < kinds.size(); ++i)
+    if (std::find(wanted.begin(), wanted.end(), kinds[i]) != wanted.end())
+      SINTER_RT_RETURN_IF_ERROR(download(i));
+  return Status::success();
 }
 
 } // namespace sinter::rt

@@ -9,11 +9,13 @@
 #ifndef SINTER_RT_PROGRAM_STEPPLAN_H
 #define SINTER_RT_PROGRAM_STEPPLAN_H
 
+#include "device/Device.h"
 #include "sinter/rt/DType.h"
 #include "sinter/rt/Shape.h"
 #include "sinter/rt/Status.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +59,8 @@ struct StepPlan {
   /// The update compiled into a train step: "adamw", "sgd", "sgd_momentum"
   /// or empty (none).
   std::string optimizer;
+  /// Where the step runs: "cpu" or "cuda".
+  std::string device = "cpu";
   std::vector<BufferSpec> buffers;
   std::vector<GradientBucket> buckets;
 
@@ -68,25 +72,51 @@ struct StepPlan {
   const BufferSpec *find(const std::string &name, BufferKind kind) const;
 };
 
-/// One 64-byte aligned allocation per buffer of a plan, except that each
-/// gradient bucket is one allocation holding its gradients back to back
-/// (64-byte aligned slots), and the pointer table a step is called with.
+/// A step's buffers on its device: one allocation per buffer of the plan,
+/// except that each gradient bucket is one allocation holding its gradients
+/// back to back (64-byte aligned slots); the pointer table the step is
+/// called with; and, when the device's memory is not the host's, a host copy
+/// of every buffer but the workspace. The program reads and writes the host
+/// copies (`data`) and moves them to and from the device with upload and
+/// download, which cost nothing on the CPU.
 class BufferSet {
 public:
-  static Expected<BufferSet> allocate(const StepPlan &plan);
-  void **table() { return pointers.data(); }
-  void *data(size_t i) { return pointers[i]; }
-  const void *data(size_t i) const { return pointers[i]; }
-  /// Bucket b's memory: its first slot and its length in elements.
+  static Expected<BufferSet> allocate(const StepPlan &plan,
+                                      Device &device = hostDevice());
+  void **table() { return devicePointers.data(); }
+  /// Buffer i as the host sees it.
+  void *data(size_t i) { return hostPointers[i]; }
+  const void *data(size_t i) const { return hostPointers[i]; }
+  /// Buffer i as the step sees it.
+  void *deviceData(size_t i) { return devicePointers[i]; }
+  /// Bucket b's memory on the device: its first slot and its length in
+  /// elements.
   void *bucketData(size_t b) { return bucketStart[b]; }
   uint64_t bucketElements(size_t b) const { return bucketCount[b]; }
+  Device &device() const { return *dev; }
+
+  /// Buffer i, or every buffer of these kinds, from the host to the device.
+  Status upload(size_t i);
+  Status upload(std::initializer_list<BufferKind> kinds);
+  /// The same from the device to the host.
+  Status download(size_t i);
+  Status download(std::initializer_list<BufferKind> kinds);
 
 private:
+  struct Release {
+    Device *device;
+    void operator()(void *p) const { device->release(p); }
+  };
   struct Free {
     void operator()(void *p) const;
   };
-  std::vector<std::unique_ptr<void, Free>> storage;
-  std::vector<void *> pointers;
+  Device *dev = nullptr;
+  std::vector<BufferKind> kinds;
+  std::vector<uint64_t> sizes;
+  std::vector<std::unique_ptr<void, Release>> deviceStorage;
+  std::vector<std::unique_ptr<void, Free>> hostStorage;
+  std::vector<void *> devicePointers;
+  std::vector<void *> hostPointers;
   std::vector<void *> bucketStart;
   std::vector<uint64_t> bucketCount;
 };

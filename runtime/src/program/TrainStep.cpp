@@ -47,13 +47,15 @@ void loadInput(ActiveStep &s, void *buffer, int64_t micro) {
   }
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &spec = plan.buffers[i];
-    if (spec.kind != BufferKind::Input || s.buffers->data(i) != buffer)
+    if (spec.kind != BufferKind::Input || s.buffers->deviceData(i) != buffer)
       continue;
     for (const HostTensor &t : s.world->microBatches[size_t(micro)]) {
       if (t.name != spec.name)
         continue;
-      Status st = convertElements(t.bytes.data(), t.dtype, buffer, spec.dtype,
-                                  spec.byteSize / dtypeSize(spec.dtype));
+      Status st = convertElements(t.bytes.data(), t.dtype, s.buffers->data(i),
+                                  spec.dtype, spec.byteSize / dtypeSize(spec.dtype));
+      if (st.ok())
+        st = s.buffers->upload(i);
       if (!st.ok())
         s.error = st.withPrefix("input '" + spec.name + "': ");
       return;
@@ -87,7 +89,9 @@ Status runTrainStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
   active = &step;
   fn(buffers.table());
   active = nullptr;
-  return step.error;
+  // A device's errors (a failed launch) surface when its work is done.
+  Status done = buffers.device().synchronize();
+  return step.error.ok() ? done : step.error;
 }
 
 } // namespace sinter::rt

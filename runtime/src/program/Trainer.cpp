@@ -32,8 +32,9 @@ void installInterruptHandlers() {
 
 int interruptSignal() { return pendingSignal.load(); }
 
-void copyParameters(const StepPlan &from, const BufferSet &src,
-                    const StepPlan &to, BufferSet &dst) {
+Status copyParameters(const StepPlan &from, BufferSet &src, const StepPlan &to,
+                      BufferSet &dst) {
+  SINTER_RT_RETURN_IF_ERROR(src.download({BufferKind::Param, BufferKind::State}));
   for (size_t i = 0; i < to.buffers.size(); ++i) {
     const BufferSpec &b = to.buffers[i];
     if (b.kind != BufferKind::Param && b.kind != BufferKind::State)
@@ -42,6 +43,7 @@ void copyParameters(const StepPlan &from, const BufferSet &src,
       std::memcpy(dst.data(i), src.data(size_t(s - from.buffers.data())),
                   b.byteSize);
   }
+  return dst.upload({BufferKind::Param, BufferKind::State});
 }
 
 namespace {
@@ -61,8 +63,9 @@ struct StepValues {
 };
 
 /// The first parameter whose gradient has a non-finite element, or "".
-std::string firstNonFiniteGradient(const StepPlan &plan,
-                                   const BufferSet &buffers) {
+std::string firstNonFiniteGradient(const StepPlan &plan, BufferSet &buffers) {
+  if (!buffers.download({BufferKind::Gradient}).ok())
+    return "";
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &b = plan.buffers[i];
     if (b.kind != BufferKind::Gradient)
@@ -98,7 +101,7 @@ Status broadcastParameters(Communicator &comm, const StepPlan &plan,
   }
   for (const Pending &p : started)
     SINTER_RT_RETURN_IF_ERROR(p.wait());
-  return Status::success();
+  return buffers.upload({BufferKind::Param, BufferKind::State});
 }
 
 /// The step's values over all ranks: the loss is the sum of the ranks'
@@ -264,6 +267,9 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     }
     world.update = updateScalars(cfg, step, updates + 1);
     SINTER_RT_RETURN_IF_ERROR(runTrainStep(run.fn, plan, buffers, world));
+    SINTER_RT_RETURN_IF_ERROR(buffers.download(
+        {BufferKind::Loss, BufferKind::Metric, BufferKind::GradNorm,
+         BufferKind::NonFinite, BufferKind::StateOut}));
     StepValues sums;
     sums.loss = asDoubles(buffers.data(lossBuffer),
                           plan.buffers[lossBuffer].dtype, 1)[0];
@@ -298,9 +304,11 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     // States move once per step, to the mean the step computed (DOMAIN.md 4).
     for (size_t i : stateOut) {
       const BufferSpec &spec = plan.buffers[i];
-      if (const BufferSpec *state = plan.find(spec.name, BufferKind::State))
-        std::memcpy(buffers.data(size_t(state - plan.buffers.data())),
-                    buffers.data(i), spec.byteSize);
+      if (const BufferSpec *state = plan.find(spec.name, BufferKind::State)) {
+        size_t s = size_t(state - plan.buffers.data());
+        std::memcpy(buffers.data(s), buffers.data(i), spec.byteSize);
+        SINTER_RT_RETURN_IF_ERROR(buffers.upload(s));
+      }
     }
     double norm = sums.gradNorm;
     double lr = world.update[SINTER_HP_LR];
@@ -344,7 +352,8 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     bool evalNow = evalRun && evalData && cfg.eval().every() > 0 &&
                    ((step + 1) % cfg.eval().every() == 0 || last);
     if (evalNow) {
-      copyParameters(plan, buffers, *evalRun->plan, *evalRun->buffers);
+      SINTER_RT_RETURN_IF_ERROR(
+          copyParameters(plan, buffers, *evalRun->plan, *evalRun->buffers));
       Expected<EvalResult> r =
           evaluate(*evalRun->plan, *evalRun->buffers, evalRun->fn, evalData,
                    uint64_t(cfg.eval().batches()), false);

@@ -40,8 +40,8 @@ int interruptSignal();
 extern const char *const kInterrupted;
 
 /// Copies params and states from one step's buffers to another's, by name.
-void copyParameters(const StepPlan &from, const BufferSet &src,
-                    const StepPlan &to, BufferSet &dst);
+Status copyParameters(const StepPlan &from, BufferSet &src, const StepPlan &to,
+                      BufferSet &dst);
 
 } // namespace sinter::rt
 

@@ -1,0 +1,128 @@
+//===- LaunchCalls.cpp - The kernel binary, and launches through the runtime ===//
+
+#include "compiler/Target/CUDA/Passes.h"
+#include "compiler/Target/Host/CallBuilder.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDALAUNCHCALLS
+#include "compiler/Target/CUDA/Passes.h.inc"
+} // namespace sinter::cuda
+
+using namespace mlir;
+
+namespace sinter::cuda {
+namespace {
+
+/// A kernel argument in the low bytes of an i64: a buffer's device
+/// pointer, an index, or a scalar.
+FailureOr<Value> asSlot(OpBuilder &b, Location loc, Value v) {
+  Type i64 = b.getI64Type();
+  Type t = v.getType();
+  if (isa<MemRefType>(t)) {
+    Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, v);
+    return Value(arith::IndexCastOp::create(b, loc, i64, p));
+  }
+  if (t.isIndex())
+    return Value(arith::IndexCastOp::create(b, loc, i64, v));
+  if (auto ft = dyn_cast<FloatType>(t)) {
+    Value bits = arith::BitcastOp::create(
+        b, loc, b.getIntegerType(ft.getWidth()), v);
+    return ft.getWidth() == 64 ? bits : Value(arith::ExtUIOp::create(b, loc, i64, bits));
+  }
+  if (auto it = dyn_cast<IntegerType>(t)) {
+    if (it.getWidth() == 64)
+      return v;
+    if (it.getWidth() < 64)
+      return Value(arith::ExtUIOp::create(b, loc, i64, v));
+  }
+  return failure();
+}
+
+LogicalResult lowerLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
+                          const llvm::StringMap<int64_t> &indexOf) {
+  auto it = indexOf.find(launch.getKernelName().getValue());
+  if (it == indexOf.end())
+    return launch.emitError("internal error: a launch of a kernel outside ")
+           << "sinter.cuda_kernels";
+  host::CallBuilder cb(module, launch);
+  OpBuilder &b = cb.builder();
+  Location loc = launch.getLoc();
+  ValueRange operands = launch.getKernelOperands();
+  auto slotsType = MemRefType::get({std::max<int64_t>(1, operands.size())},
+                                   b.getI64Type());
+  Value slots = memref::AllocaOp::create(b, loc, slotsType);
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    FailureOr<Value> slot = asSlot(b, loc, operand);
+    if (failed(slot))
+      return launch.emitError("internal error: a kernel argument of type ")
+             << operand.getType();
+    memref::StoreOp::create(b, loc, *slot, slots,
+                            ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+  }
+  auto asI64 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  };
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  Value shared = launch.getDynamicSharedMemorySize()
+                     ? Value(arith::ExtUIOp::create(
+                           b, loc, b.getI64Type(),
+                           launch.getDynamicSharedMemorySize()))
+                     : cb.constant(loc, 0);
+  cb.call(loc, "sinter_cuda_launch",
+          {cb.constant(loc, it->second), asI64(grid.x), asI64(grid.y),
+           asI64(grid.z), asI64(block.x), asI64(block.y), asI64(block.z),
+           shared, cb.pointer(slots)});
+  launch.erase();
+  return success();
+}
+
+struct CUDALaunchCalls : public impl::CUDALaunchCallsBase<CUDALaunchCalls> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::BinaryOp> binaries(module.getOps<gpu::BinaryOp>());
+    SmallVector<gpu::LaunchFuncOp> launches;
+    module.walk([&](gpu::LaunchFuncOp launch) { launches.push_back(launch); });
+    if (binaries.empty() && launches.empty())
+      return;
+    ArrayAttr kernels = attrs::cudaKernels.get(module);
+    if (binaries.size() != 1 || !kernels) {
+      module.emitError("internal error: the CUDA kernels must be one binary, "
+                       "listed in sinter.cuda_kernels");
+      return signalPassFailure();
+    }
+    gpu::BinaryOp binary = binaries.front();
+    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+
+    // The names table: "name\tsource line\0" per kernel, in index order.
+    llvm::StringMap<int64_t> indexOf;
+    std::string names;
+    for (auto [i, entry] : llvm::enumerate(kernels)) {
+      auto pair = cast<ArrayAttr>(entry);
+      StringRef name = cast<StringAttr>(pair[0]).getValue();
+      indexOf[name] = int64_t(i);
+      names += name.str() + "\t" + cast<StringAttr>(pair[1]).str();
+      names.push_back('\0');
+    }
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    host::addByteConstant(b, binary.getLoc(), "sinter_cuda_module",
+                          object.getObject().getValue());
+    host::addByteConstant(b, binary.getLoc(), "sinter_cuda_kernel_names", names);
+    for (gpu::LaunchFuncOp launch : launches)
+      if (failed(lowerLaunch(module, launch, indexOf)))
+        return signalPassFailure();
+    binary.erase();
+    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  }
+};
+
+} // namespace
+} // namespace sinter::cuda

@@ -1,0 +1,96 @@
+//===- Passes.td - The CUDA target's passes ----------------*- tablegen -*-===//
+#ifndef SINTER_TARGET_CUDA_PASSES_TD
+#define SINTER_TARGET_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CUDAReductions : Pass<"sinter-cuda-reductions", "mlir::ModuleOp"> {
+  let summary = "Shapes reductions for GPU threads";
+  let description = [{
+    On linalg on tensors, before loops are made: a thread runs one iteration
+    of a generic's parallel loops, its reductions sequentially inside. So
+    each `linalg.generic`'s parallel loops become its outermost ones (a
+    reduction over rows then runs a thread per column, not the whole sum in
+    one thread). And a generic whose every loop is a reduction (a loss, a
+    gradient's squared norm) is split: its outermost loop becomes parallel,
+    reducing each slice into a vector of partial results (started at the
+    combiner's identity), and a second generic reduces the vector into the
+    original result. Only sums, maxima and minima are split, and only when
+    the outermost loop has at least `min-rows` iterations.
+  }];
+  let options = [
+    Option<"minRows", "min-rows", "int64_t", /*default=*/"16",
+           "split only reductions with at least this many outer iterations">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Runs every loop nest over device memory as a GPU kernel";
+  let description = [{
+    After linalg becomes loops, in every function: each outermost
+    `scf.parallel` becomes a `gpu.launch` over its iterations laid out
+    flat, 256 threads a block, each thread delinearizing its index (bounds
+    checked, so no size needs to divide anything) and running one
+    iteration; reductions inside it stay sequential in the thread. Each
+    outermost `scf.for` that touches memory and calls nothing, and each
+    `memref.store` outside loops, becomes a launch of one thread. Loops and
+    branches around calls or launches (the micro-batch loop, the update's
+    guard) stay on the host, their bodies mapped in turn.
+
+    A kernel receives buffers as bare pointers, so a strided view it uses
+    (a slice) crosses as the base buffer of its allocation and is rebuilt
+    inside with `memref.reinterpret_cast`.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def CUDAMergeKernels : Pass<"sinter-cuda-merge-kernels", "mlir::ModuleOp"> {
+  let summary = "Puts every kernel in one module, equal kernels once";
+  let description = [{
+    After `gpu-kernel-outlining` (one `gpu.module` per launch), moves every
+    kernel into one `gpu.module @sinter_kernels`. Kernels with the same body
+    (the same loop of another layer) become one, named after the first
+    function that launched it (`<function>_k<N>`), and every launch is
+    retargeted. The kernels' names and source lines, in order, go to the
+    module's `sinter.cuda_kernels`: a launch names its kernel by its index
+    in that list.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def CUDAHostMemory : Pass<"sinter-cuda-host-memory", "mlir::ModuleOp"> {
+  let summary = "Host reads of device memory become runtime copies";
+  let description = [{
+    What the host code still loads from a buffer (a loss or a norm it
+    branches on, a count it sums over the ranks) lives in device memory: each
+    `memref.load` outside the kernels becomes `sinter_cuda_read` (abi.h),
+    which waits for the compute stream and copies the element into a host
+    slot. Host allocations (`memref.alloca`) are read directly.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def CUDALaunchCalls : Pass<"sinter-cuda-launch-calls", "mlir::ModuleOp"> {
+  let summary = "Embeds the kernel binary and launches through the runtime";
+  let description = [{
+    After `gpu-module-to-binary`: the `gpu.binary @sinter_kernels` becomes
+    the constants `sinter_cuda_module` (its fatbinary: an sm_90 cubin and
+    PTX) and `sinter_cuda_kernel_names` (abi.h), and every `gpu.launch_func`
+    a call of `sinter_cuda_launch` with the kernel's index, the grid, and
+    its arguments in 8-byte slots: buffers as device pointers, scalars in
+    the low bytes. The runtime loads the module once and launches on its
+    compute stream.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+#endif // SINTER_TARGET_CUDA_PASSES_TD

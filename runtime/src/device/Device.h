@@ -1,0 +1,44 @@
+//===- Device.h - Where a step's buffers live and its work runs -*- C++ -*-===//
+//
+// A compiled step runs on one device: the CPU, whose buffers are host
+// memory, or a CUDA GPU, whose buffers are device memory the host reaches
+// only by copies. The program (Trainer, Evaluator, checkpoints) works on
+// host memory and asks the device for copies at the points where either
+// side needs the other's values; on the CPU each copy is nothing.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RT_DEVICE_DEVICE_H
+#define SINTER_RT_DEVICE_DEVICE_H
+
+#include "sinter/rt/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace sinter::rt {
+
+class Device {
+public:
+  virtual ~Device();
+  /// "cpu", or "cuda:N" with the GPU's name.
+  virtual std::string describe() const = 0;
+  /// Whether the host can read and write the device's memory directly.
+  virtual bool hostVisible() const = 0;
+  /// `bytes` of zeroed memory, aligned to 64 bytes at least.
+  virtual Expected<void *> allocate(uint64_t bytes) = 0;
+  virtual void release(void *p) = 0;
+  /// Copies in order with the device's work: an upload is seen by every
+  /// later step, a download waits for every earlier one.
+  virtual Status upload(void *device, const void *host, uint64_t bytes) = 0;
+  virtual Status download(void *host, const void *device, uint64_t bytes) = 0;
+  virtual Status copy(void *dst, const void *src, uint64_t bytes) = 0;
+  /// Waits for all the work given to the device; the first error of it.
+  virtual Status synchronize() = 0;
+};
+
+/// The CPU: host memory, copies by memcpy.
+Device &hostDevice();
+
+} // namespace sinter::rt
+
+#endif // SINTER_RT_DEVICE_DEVICE_H

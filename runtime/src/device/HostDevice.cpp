@@ -1,0 +1,53 @@
+//===- HostDevice.cpp - The CPU as a device -----------------------------===//
+
+#include "device/Device.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace sinter::rt {
+
+Device::~Device() = default;
+
+namespace {
+
+class HostDevice final : public Device {
+public:
+  std::string describe() const override { return "cpu"; }
+  bool hostVisible() const override { return true; }
+  Expected<void *> allocate(uint64_t bytes) override {
+    // Vector loads want 64-byte alignment; aligned_alloc wants a multiple.
+    uint64_t size = (bytes + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, size ? size : 64);
+    if (!p)
+      return Status::error("out of memory allocating " + std::to_string(size) +
+                           " bytes");
+    std::memset(p, 0, size);
+    return p;
+  }
+  void release(void *p) override { std::free(p); }
+  Status upload(void *device, const void *host, uint64_t bytes) override {
+    if (device != host)
+      std::memmove(device, host, bytes);
+    return Status::success();
+  }
+  Status download(void *host, const void *device, uint64_t bytes) override {
+    if (device != host)
+      std::memmove(host, device, bytes);
+    return Status::success();
+  }
+  Status copy(void *dst, const void *src, uint64_t bytes) override {
+    std::memmove(dst, src, bytes);
+    return Status::success();
+  }
+  Status synchronize() override { return Status::success(); }
+};
+
+} // namespace
+
+Device &hostDevice() {
+  static HostDevice device;
+  return device;
+}
+
+} // namespace sinter::rt

@@ -23,3 +23,21 @@ config.substitutions.append(("%examples", os.path.join(config.sinter_src_root, "
 # (a number, or "random").
 if "SINTER_TEST_SEED" in os.environ:
     config.environment["SINTER_TEST_SEED"] = os.environ["SINTER_TEST_SEED"]
+
+# The CUDA target: ptxas checks the kernels' PTX where the toolkit is; the
+# programs link where Sinter was built with the CUDA device.
+ptxas = os.path.join(config.cuda_toolkit, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+if config.sinter_have_cuda:
+    config.available_features.add("cuda-runtime")
+# A machine with an NVIDIA GPU (its driver answers): tests of the no-GPU
+# error do not apply there.
+import shutil, subprocess
+if shutil.which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20).returncode == 0:
+            config.available_features.add("gpu")
+    except (OSError, subprocess.TimeoutExpired):
+        pass

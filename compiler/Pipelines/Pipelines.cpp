@@ -143,6 +143,7 @@ void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(cuda::createCUDAMapToGPU());
   // What the kernels took over (scalar loads on the host) dies here.
   pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(cuda::createCUDABareKernelArguments());
   pm.addPass(mlir::createGpuKernelOutliningPass());
   pm.addPass(cuda::createCUDAMergeKernels());
   pm.addPass(cuda::createCUDAHostMemory());

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 3
+#define SINTER_ABI_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -111,6 +111,40 @@ void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y, int64_t n,
                            int64_t c, int64_t h, int64_t wd, int64_t o,
                            int64_t kh, int64_t kw, int64_t oh, int64_t ow,
                            int64_t sh, int64_t sw, int64_t dh, int64_t dw);
+
+/* CUDA programs (plan device "cuda"): every buffer of the step's table is
+ * device memory, and the step's work is queued on the runtime's compute
+ * stream; calls return before it is done unless they say otherwise. The
+ * generated kernels are one module, a fatbinary (an sm_90 cubin and PTX)
+ * that the runtime loads once, with their names in launch-index order, each
+ * "name\tsource line" and NUL-terminated. */
+extern const char sinter_cuda_module[] __attribute__((weak));
+extern const int64_t sinter_cuda_module_size __attribute__((weak));
+extern const char sinter_cuda_kernel_names[] __attribute__((weak));
+extern const int64_t sinter_cuda_kernel_names_size __attribute__((weak));
+
+/* Launches kernel `kernel` (its index in sinter_cuda_kernel_names) with a
+ * grid of gx*gy*gz blocks of bx*by*bz threads and `shared_bytes` of dynamic
+ * shared memory. `args` holds its `nargs` parameters, one 8-byte slot each,
+ * a value in its slot's low bytes (a buffer's device pointer, an index, a
+ * scalar). */
+void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
+                        int64_t bx, int64_t by, int64_t bz,
+                        int64_t shared_bytes, int64_t nargs, void *args);
+/* As sinter_cpu_matmul_f32 and sinter_cpu_conv2d_f32, on device buffers
+ * (cuBLASLt with f32 compute, cuDNN). */
+void sinter_cuda_matmul_f32(const float *a, const float *b, float *c,
+                            int64_t batch, int64_t m, int64_t n, int64_t k,
+                            int64_t flags);
+void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
+                            int64_t n, int64_t c, int64_t h, int64_t wd,
+                            int64_t o, int64_t kh, int64_t kw, int64_t oh,
+                            int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+                            int64_t dw);
+/* Copies `bytes` at byte `offset` from device buffer `src` to host memory
+ * `dst` once the work queued before it is done (it waits). */
+void sinter_cuda_read(void *dst, const void *src, int64_t offset,
+                      int64_t bytes);
 
 #ifdef __cplusplus
 }

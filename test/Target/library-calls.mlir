@@ -1,4 +1,11 @@
 // RUN: sinter-opt %s -sinter-library-calls -split-input-file | FileCheck %s
+// RUN: sinter-opt %s -sinter-library-calls=device=cuda -split-input-file | FileCheck %s --check-prefix=CUDA
+
+// On CUDA the same matmuls and convolutions call cuBLASLt and cuDNN, through
+// functions of the same arguments.
+// CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}})
+// CUDA: call @sinter_cuda_conv2d_f32(
+// CUDA-NOT: sinter_cpu_
 
 // f32 matmuls on dense buffers become calls of the runtime's library, with
 // the buffers' aligned pointers and the sizes; a weight shared by the batch

@@ -80,7 +80,8 @@ LogicalResult lowerLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
   cb.call(loc, "sinter_cuda_launch",
           {cb.constant(loc, it->second), asI64(grid.x), asI64(grid.y),
            asI64(grid.z), asI64(block.x), asI64(block.y), asI64(block.z),
-           shared, cb.pointer(slots)});
+           shared, cb.constant(loc, int64_t(operands.size())),
+           cb.pointer(slots)});
   launch.erase();
   return success();
 }

@@ -10,7 +10,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Transforms/RegionUtils.h"
 
 namespace sinter::cuda {
 #define GEN_PASS_DEF_CUDAMAPTOGPU
@@ -149,44 +148,6 @@ void storeWithItsScalars(memref::StoreOp store) {
     operand.set(map.lookupOrDefault(operand.get()));
 }
 
-/// A kernel takes buffers as bare pointers: a view with strides or an
-/// offset of its own (a slice) crosses as its allocation's base pointer and
-/// its offset, and is rebuilt inside the kernel.
-void passStridedViewsAsBases(gpu::LaunchOp launch) {
-  llvm::SetVector<Value> used;
-  getUsedValuesDefinedAbove(launch.getBody(), used);
-  for (Value v : used) {
-    auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || (type.getLayout().isIdentity() && type.hasStaticShape()))
-      continue;
-    OpBuilder b(launch);
-    Location loc = v.getLoc();
-    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, v);
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)))
-      continue;
-    b.setInsertionPointToStart(&launch.getBody().front());
-    OpFoldResult offsetValue =
-        ShapedType::isDynamic(offset) ? OpFoldResult(meta.getOffset())
-                                      : OpFoldResult(b.getIndexAttr(offset));
-    SmallVector<OpFoldResult> sizes, strideValues;
-    for (auto [i, size] : llvm::enumerate(type.getShape()))
-      sizes.push_back(ShapedType::isDynamic(size)
-                          ? OpFoldResult(meta.getSizes()[i])
-                          : OpFoldResult(b.getIndexAttr(size)));
-    for (auto [i, stride] : llvm::enumerate(strides))
-      strideValues.push_back(ShapedType::isDynamic(stride)
-                                 ? OpFoldResult(meta.getStrides()[i])
-                                 : OpFoldResult(b.getIndexAttr(stride)));
-    Value rebuilt = memref::ReinterpretCastOp::create(
-        b, loc, type, meta.getBaseBuffer(), offsetValue, sizes, strideValues);
-    v.replaceUsesWithIf(rebuilt, [&](OpOperand &use) {
-      return launch->isProperAncestor(use.getOwner());
-    });
-  }
-}
-
 /// Maps the ops of a host block; recurses into host control flow.
 void mapBlock(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
@@ -217,7 +178,6 @@ struct CUDAMapToGPU : public impl::CUDAMapToGPUBase<CUDAMapToGPU> {
         continue;
       for (Block &block : function.getBody())
         mapBlock(block);
-      function.walk([](gpu::LaunchOp launch) { passStridedViewsAsBases(launch); });
     }
   }
 };

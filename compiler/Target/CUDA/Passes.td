@@ -39,14 +39,25 @@ def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
     `memref.store` outside loops, becomes a launch of one thread. Loops and
     branches around calls or launches (the micro-batch loop, the update's
     guard) stay on the host, their bodies mapped in turn.
-
-    A kernel receives buffers as bare pointers, so a strided view it uses
-    (a slice) crosses as the base buffer of its allocation and is rebuilt
-    inside with `memref.reinterpret_cast`.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect"];
+}
+
+def CUDABareKernelArguments
+    : Pass<"sinter-cuda-bare-kernel-arguments", "mlir::ModuleOp"> {
+  let summary = "Strided views cross into kernels as their base buffers";
+  let description = [{
+    Kernels take buffers as bare pointers, which only static memrefs of the
+    identity layout can be. Just before outlining, each other memref a
+    `gpu.launch` uses (a slice) is replaced inside it by a
+    `memref.reinterpret_cast` of its allocation's base buffer
+    (`memref.extract_strided_metadata` outside), so the base pointer and, if
+    dynamic, the offset cross instead. Canonicalization folds the pair back,
+    so nothing may canonicalize between this pass and the outlining.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
 def CUDAMergeKernels : Pass<"sinter-cuda-merge-kernels", "mlir::ModuleOp"> {

@@ -176,10 +176,11 @@ bool compilesForCuda(const std::optional<sinter::config::TrainConfig> &config) {
   return config && config->device() == sinter::config::TrainConfig::CUDA;
 }
 
-/// What a CUDA compile needs that this machine may lack: the runtime built
-/// with CUDA, and the toolkit's ptxas and fatbinary. An error, or "".
-std::string missingForCuda() {
-  if (!llvm::sys::fs::exists(linkFileFor(true)))
+/// What a CUDA compile up to `stage` needs that this machine may lack: for a
+/// program, the runtime built with CUDA; for the kernels' binary, the
+/// toolkit's ptxas and fatbinary (PTX itself needs neither). An error, or "".
+std::string missingForCuda(Emit stage) {
+  if (stage == Emit::Exe && !llvm::sys::fs::exists(linkFileFor(true)))
     return "device CUDA needs a Sinter built with the CUDA toolkit (cuBLAS, "
            "cuDNN and NCCL); this one found none when it was built, so it "
            "compiles for the CPU only (device: CPU)";
@@ -522,10 +523,8 @@ int run() {
     if (model.empty())
       model = cfg->model_name();
   }
-  if (compilesForCuda(config) && emitStage != Emit::Ast &&
-      emitStage != Emit::Graph && emitStage != Emit::Train &&
-      emitStage != Emit::Linalg && !listParams) {
-    std::string missing = missingForCuda();
+  if (compilesForCuda(config) && emitStage > Emit::Ptx && !listParams) {
+    std::string missing = missingForCuda(emitStage);
     if (!missing.empty()) {
       std::cerr << "sinterc: error: " << missing << "\n";
       return 1;

@@ -1,0 +1,58 @@
+//===- Abi.cpp - abi.h's sinter_cuda_* functions ------------------------===//
+//
+// What a CUDA step calls, handed to the GPU the process opened.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/CudaDevice.h"
+#include "runtime/contract/abi.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace sinter::rt::cuda;
+
+namespace {
+
+CudaDevice &device() {
+  CudaDevice *d = activeDevice();
+  if (!d) {
+    std::fprintf(stderr, "internal error: a CUDA step ran before its GPU was "
+                         "opened\n");
+    std::abort();
+  }
+  return *d;
+}
+
+} // namespace
+
+extern "C" {
+
+void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
+                        int64_t bx, int64_t by, int64_t bz,
+                        int64_t shared_bytes, int64_t nargs, void *args) {
+  const int64_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  device().launch(kernel, grid, block, shared_bytes, nargs, args);
+}
+
+void sinter_cuda_matmul_f32(const float *a, const float *b, float *c,
+                            int64_t batch, int64_t m, int64_t n, int64_t k,
+                            int64_t flags) {
+  device().matmul(a, b, c, batch, m, n, k, flags);
+}
+
+void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
+                            int64_t n, int64_t c, int64_t h, int64_t wd,
+                            int64_t o, int64_t kh, int64_t kw, int64_t oh,
+                            int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+                            int64_t dw) {
+  const int64_t shape[13] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw};
+  device().conv2d(x, w, y, shape);
+}
+
+void sinter_cuda_read(void *dst, const void *src, int64_t offset,
+                      int64_t bytes) {
+  device().read(dst, src, offset, bytes);
+}
+
+} // extern "C"

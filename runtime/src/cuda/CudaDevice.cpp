@@ -1,0 +1,230 @@
+//===- CudaDevice.cpp - One NVIDIA GPU as a step's device ---------------===//
+
+#include "cuda/CudaDevice.h"
+
+#include "cuda/Driver.h"
+#include "cuda/Errors.h"
+#include "cuda/LibraryPlans.h"
+#include "device/Cuda.h"
+#include "runtime/contract/abi.h"
+
+#include <cstring>
+#include <mutex>
+
+namespace sinter::rt::cuda {
+namespace {
+
+std::unique_ptr<CudaDevice> opened;
+
+/// The names table: "name\tsource\0" per kernel, in index order.
+std::vector<std::pair<std::string, std::string>> kernelTable() {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!sinter_cuda_kernel_names)
+    return out;
+  const char *p = sinter_cuda_kernel_names;
+  const char *end = p + sinter_cuda_kernel_names_size;
+  while (p < end) {
+    std::string entry(p);
+    p += entry.size() + 1;
+    size_t tab = entry.find('\t');
+    out.push_back({entry.substr(0, tab),
+                   tab == std::string::npos ? "" : entry.substr(tab + 1)});
+  }
+  return out;
+}
+
+const char *const kCompiledForCuda =
+    "this program was compiled for CUDA (device: CUDA): run it on a machine "
+    "with an NVIDIA GPU and its driver, or recompile it with device: CPU";
+
+} // namespace
+
+CudaDevice *activeDevice() { return opened.get(); }
+
+Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int index) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e == cudaErrorInsufficientDriver)
+    return Status::error(std::string("no NVIDIA GPU can be used here: the NVIDIA "
+                                     "driver (libcuda.so.1) is missing or older "
+                                     "than CUDA ") +
+                         std::to_string(CUDART_VERSION / 1000) +
+                         " needs (cudaGetDeviceCount: cudaErrorInsufficientDriver); " +
+                         kCompiledForCuda);
+  if (e != cudaSuccess)
+    return Status::error(std::string("no NVIDIA GPU can be used here (cudaGetDeviceCount: ") +
+                         cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + "); " +
+                         kCompiledForCuda);
+  if (count == 0)
+    return Status::error(std::string("no NVIDIA GPU is present; ") +
+                         kCompiledForCuda);
+  if (index < 0 || index >= count)
+    return Status::error("LOCAL_RANK=" + std::to_string(index) +
+                         " asks for GPU " + std::to_string(index) +
+                         " but this machine has " + std::to_string(count) +
+                         "; start one rank per GPU");
+  std::unique_ptr<CudaDevice> d(new CudaDevice());
+  d->index = index;
+  SINTER_CUDA_CHECK(cudaSetDevice(index));
+  // The primary context, current on this thread for the driver calls.
+  SINTER_CUDA_CHECK(cudaFree(nullptr));
+  cudaDeviceProp props;
+  SINTER_CUDA_CHECK(cudaGetDeviceProperties(&props, index));
+  d->name = props.name;
+  SINTER_CUDA_CHECK(cudaStreamCreateWithFlags(&d->compute, cudaStreamNonBlocking));
+  SINTER_CUDA_CHECK(cublasLtCreate(&d->blasLt));
+  SINTER_RT_RETURN_IF_ERROR(loadDriver());
+  SINTER_RT_RETURN_IF_ERROR(d->loadKernels());
+  return d;
+}
+
+CudaDevice::~CudaDevice() {
+  if (compute)
+    cudaStreamSynchronize(compute);
+  if (module && driver())
+    driver()->moduleUnload(module);
+  if (scratch)
+    cudaFree(scratch);
+  if (dnn)
+    cudnnDestroy(dnn);
+  if (blasLt)
+    cublasLtDestroy(blasLt);
+  if (compute)
+    cudaStreamDestroy(compute);
+}
+
+Status CudaDevice::loadKernels() {
+  if (!sinter_cuda_module || sinter_cuda_module_size == 0)
+    return Status::success();
+  const Driver &d = *driver();
+  SINTER_CUDA_CHECK(d.moduleLoadData(&module, sinter_cuda_module));
+  for (const auto &[kernel, source] : kernelTable()) {
+    CUfunction f = nullptr;
+    SINTER_RT_RETURN_IF_ERROR(
+        check(d.moduleGetFunction(&f, module, kernel.c_str()), "cuModuleGetFunction")
+            .withPrefix("kernel " + kernel + ": "));
+    kernels.push_back(f);
+    kernelNames.push_back(source.empty() ? kernel : kernel + " (" + source + ")");
+  }
+  return Status::success();
+}
+
+std::string CudaDevice::describe() const {
+  return "cuda:" + std::to_string(index) + " (" + name + ")";
+}
+
+Expected<void *> CudaDevice::allocate(uint64_t bytes) {
+  void *p = nullptr;
+  cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+  if (e != cudaSuccess)
+    return Status::error("out of GPU memory on " + describe() + " allocating " +
+                         std::to_string(bytes) + " bytes (" +
+                         cudaGetErrorString(e) + ")");
+  SINTER_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, compute));
+  return p;
+}
+
+void CudaDevice::release(void *p) {
+  cudaStreamSynchronize(compute);
+  cudaFree(p);
+}
+
+Status CudaDevice::upload(void *device, const void *host, uint64_t bytes) {
+  // From pageable memory the copy has taken the host's bytes when it
+  // returns, so the host copy may change at once.
+  SINTER_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
+                                    compute));
+  return Status::success();
+}
+
+Status CudaDevice::download(void *host, const void *device, uint64_t bytes) {
+  SINTER_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
+                                    compute));
+  return synchronize();
+}
+
+Status CudaDevice::copy(void *dst, const void *src, uint64_t bytes) {
+  SINTER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                                    compute));
+  return Status::success();
+}
+
+Status CudaDevice::synchronize() {
+  Status done = check(cudaStreamSynchronize(compute), "cudaStreamSynchronize")
+                    .withPrefix(describe() + ": ");
+  Status first = firstError;
+  firstError = Status::success();
+  return first.ok() ? done : first;
+}
+
+bool CudaDevice::failed(Status s) {
+  if (s.ok())
+    return false;
+  if (firstError.ok())
+    firstError = s.withPrefix(describe() + ": ");
+  return true;
+}
+
+Expected<void *> CudaDevice::workspace(uint64_t bytes) {
+  if (bytes <= scratchBytes)
+    return scratch;
+  SINTER_CUDA_CHECK(cudaStreamSynchronize(compute));
+  if (scratch)
+    SINTER_CUDA_CHECK(cudaFree(scratch));
+  scratch = nullptr;
+  scratchBytes = 0;
+  SINTER_CUDA_CHECK(cudaMalloc(&scratch, bytes));
+  scratchBytes = bytes;
+  return scratch;
+}
+
+void CudaDevice::launch(int64_t kernel, const int64_t grid[3],
+                        const int64_t block[3], int64_t sharedBytes,
+                        int64_t nargs, void *args) {
+  if (!firstError.ok())
+    return;
+  if (kernel < 0 || size_t(kernel) >= kernels.size()) {
+    failed(Status::error("internal error: the step launched kernel " +
+                         std::to_string(kernel) + " of " +
+                         std::to_string(kernels.size())));
+    return;
+  }
+  std::vector<void *> params(static_cast<size_t>(nargs));
+  for (int64_t i = 0; i < nargs; ++i)
+    params[size_t(i)] = static_cast<int64_t *>(args) + i;
+  CUresult r = driver()->launchKernel(
+      kernels[size_t(kernel)], unsigned(grid[0]), unsigned(grid[1]),
+      unsigned(grid[2]), unsigned(block[0]), unsigned(block[1]),
+      unsigned(block[2]), unsigned(sharedBytes),
+      reinterpret_cast<CUstream>(compute), params.data(), nullptr);
+  failed(check(r, "cuLaunchKernel").withPrefix("kernel " + kernelNames[size_t(kernel)] + ": "));
+}
+
+void CudaDevice::read(void *dst, const void *src, int64_t offset, int64_t bytes) {
+  if (firstError.ok() &&
+      !failed(check(cudaMemcpyAsync(dst, static_cast<const char *>(src) + offset,
+                                    size_t(bytes), cudaMemcpyDeviceToHost, compute),
+                    "cudaMemcpyAsync (a value the host reads)")) &&
+      !failed(check(cudaStreamSynchronize(compute), "cudaStreamSynchronize")))
+    return;
+  // After a failure the step goes on without device work: it reads zeros.
+  std::memset(dst, 0, size_t(bytes));
+}
+
+} // namespace sinter::rt::cuda
+
+namespace sinter::rt {
+
+Expected<Device *> openCudaDevice(int index) {
+  static std::mutex lock;
+  std::lock_guard<std::mutex> hold(lock);
+  if (!cuda::opened) {
+    Expected<std::unique_ptr<cuda::CudaDevice>> d = cuda::CudaDevice::open(index);
+    if (!d.ok())
+      return d.status();
+    cuda::opened = d.take();
+  }
+  return static_cast<Device *>(cuda::opened.get());
+}
+
+} // namespace sinter::rt

@@ -1,0 +1,91 @@
+//===- CudaDevice.h - One NVIDIA GPU as a step's device ----------*- C++ -*-===//
+//
+// A CUDA step's buffers are device allocations (cudaMalloc, never managed
+// memory). Its work, the generated kernels and the library calls, is queued
+// in order on one compute stream. The kernels are the program's one module,
+// loaded once when the device opens, each resolved once.
+//
+// What generated code asks for (abi.h's sinter_cuda_*) returns nothing, so
+// a failure there is recorded, the step's remaining work is skipped, and the
+// next synchronize() returns it, naming the call and the kernel or library
+// op with its source line.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RT_CUDA_CUDADEVICE_H
+#define SINTER_RT_CUDA_CUDADEVICE_H
+
+#include "device/Device.h"
+
+#include <cublasLt.h>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace sinter::rt::cuda {
+
+class CudaDevice final : public Device {
+public:
+  static Expected<std::unique_ptr<CudaDevice>> open(int index);
+  ~CudaDevice() override;
+
+  std::string describe() const override;
+  bool hostVisible() const override { return false; }
+  Expected<void *> allocate(uint64_t bytes) override;
+  void release(void *p) override;
+  Status upload(void *device, const void *host, uint64_t bytes) override;
+  Status download(void *host, const void *device, uint64_t bytes) override;
+  Status copy(void *dst, const void *src, uint64_t bytes) override;
+  Status synchronize() override;
+
+  // What the generated step asks for, queued on the compute stream.
+  void launch(int64_t kernel, const int64_t grid[3], const int64_t block[3],
+              int64_t sharedBytes, int64_t nargs, void *args);
+  void matmul(const float *a, const float *b, float *c, int64_t batch,
+              int64_t m, int64_t n, int64_t k, int64_t flags);
+  void conv2d(const float *x, const float *w, float *y, const int64_t shape[13]);
+  /// Waits for the queued work, then copies device memory to the host.
+  void read(void *dst, const void *src, int64_t offset, int64_t bytes);
+
+private:
+  struct Matmul;
+  struct Convolution;
+  CudaDevice() = default;
+  Status loadKernels();
+  /// Records the first failure of queued work; true when `s` is one.
+  bool failed(Status s);
+  /// A device workspace of at least `bytes`, grown (after the queued work)
+  /// when a library call needs more.
+  Expected<void *> workspace(uint64_t bytes);
+  Expected<Matmul *> matmulPlan(int64_t batch, int64_t m, int64_t n, int64_t k,
+                                int64_t flags);
+  Expected<Convolution *> convolutionPlan(const int64_t shape[13]);
+
+  int index = 0;
+  std::string name;
+  cudaStream_t compute = nullptr;
+  cublasLtHandle_t blasLt = nullptr;
+  cudnnHandle_t dnn = nullptr; ///< made at the first convolution
+  void *scratch = nullptr;
+  uint64_t scratchBytes = 0;
+  CUmodule module = nullptr;
+  std::vector<CUfunction> kernels;
+  std::vector<std::string> kernelNames; ///< "name (source line)"
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
+           std::unique_ptr<Matmul>>
+      matmuls;
+  std::map<std::vector<int64_t>, std::unique_ptr<Convolution>> convolutions;
+  Status firstError;
+};
+
+/// The GPU this process opened (openCudaDevice), or null.
+CudaDevice *activeDevice();
+
+} // namespace sinter::rt::cuda
+
+#endif // SINTER_RT_CUDA_CUDADEVICE_H

@@ -1,0 +1,54 @@
+//===- LibraryPlans.h - cuBLASLt and cuDNN descriptors kept per shape -*- C++ -*-===//
+//
+// Private to the CUDA device: what a library call's shape needs made once
+// (descriptors, the chosen algorithm, its workspace), freed with the device.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RT_CUDA_LIBRARYPLANS_H
+#define SINTER_RT_CUDA_LIBRARYPLANS_H
+
+#include "cuda/CudaDevice.h"
+
+// cuDNN's descriptor API: deprecated in cuDNN 9, still built and supported.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace sinter::rt::cuda {
+
+struct CudaDevice::Matmul {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t first = nullptr, second = nullptr, result = nullptr;
+  cublasLtMatmulAlgo_t algo;
+  uint64_t workspaceBytes = 0;
+  ~Matmul() {
+    if (result)
+      cublasLtMatrixLayoutDestroy(result);
+    if (second)
+      cublasLtMatrixLayoutDestroy(second);
+    if (first)
+      cublasLtMatrixLayoutDestroy(first);
+    if (op)
+      cublasLtMatmulDescDestroy(op);
+  }
+};
+
+struct CudaDevice::Convolution {
+  cudnnTensorDescriptor_t input = nullptr, output = nullptr;
+  cudnnFilterDescriptor_t filter = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t workspaceBytes = 0;
+  ~Convolution() {
+    if (conv)
+      cudnnDestroyConvolutionDescriptor(conv);
+    if (filter)
+      cudnnDestroyFilterDescriptor(filter);
+    if (output)
+      cudnnDestroyTensorDescriptor(output);
+    if (input)
+      cudnnDestroyTensorDescriptor(input);
+  }
+};
+
+} // namespace sinter::rt::cuda
+
+#endif // SINTER_RT_CUDA_LIBRARYPLANS_H

@@ -1,0 +1,112 @@
+//===- Matmul.cpp - f32 matmuls through cuBLASLt ------------------------===//
+//
+// abi.h's matmul is row-major: C[m, n] = A[m, k] B[k, n], per batch. cuBLAS
+// is column-major, where a row-major X[r, c] is X^T, so the product is
+// computed as C^T[n, m] = B^T[n, k] A^T[k, m]: cuBLAS's first operand is our
+// B, its second our A. Each shape's descriptors and algorithm are made
+// once (the heuristic's first choice) and kept. Compute is f32, not TF32:
+// f32 results stay within f32's error of the CPU's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/CudaDevice.h"
+#include "cuda/Errors.h"
+#include "cuda/LibraryPlans.h"
+
+namespace sinter::rt::cuda {
+
+namespace {
+
+constexpr uint64_t kMatmulWorkspace = 32ull << 20;
+
+/// A column-major f32 matrix of `rows` x `cols`, `batch` of them `stride`
+/// elements apart.
+Status layout(cublasLtMatrixLayout_t &out, uint64_t rows, uint64_t cols,
+              int64_t ld, int64_t batch, int64_t stride) {
+  SINTER_CUDA_CHECK(cublasLtMatrixLayoutCreate(&out, CUDA_R_32F, rows, cols, ld));
+  if (batch == 1)
+    return Status::success();
+  int32_t count = int32_t(batch);
+  SINTER_CUDA_CHECK(cublasLtMatrixLayoutSetAttribute(
+      out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+  SINTER_CUDA_CHECK(cublasLtMatrixLayoutSetAttribute(
+      out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+  return Status::success();
+}
+
+} // namespace
+
+Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
+                                                      int64_t n, int64_t k,
+                                                      int64_t flags) {
+  auto key = std::make_tuple(batch, m, n, k, flags);
+  if (auto it = matmuls.find(key); it != matmuls.end())
+    return it->second.get();
+  bool sharedB = flags & 1, transposedB = flags & 2;
+  auto plan = std::make_unique<Matmul>();
+  SINTER_CUDA_CHECK(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t opFirst = transposedB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
+      plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &opFirst, sizeof(opFirst)));
+  // Our B: [k, n] row-major is n x k column-major; stored [n, k] it is
+  // k x n, read transposed.
+  int64_t strideB = sharedB ? 0 : k * n;
+  SINTER_RT_RETURN_IF_ERROR(transposedB
+                                ? layout(plan->first, k, n, k, batch, strideB)
+                                : layout(plan->first, n, k, n, batch, strideB));
+  SINTER_RT_RETURN_IF_ERROR(layout(plan->second, k, m, k, batch, m * k));
+  SINTER_RT_RETURN_IF_ERROR(layout(plan->result, n, m, n, batch, m * n));
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  SINTER_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  uint64_t limit = kMatmulWorkspace;
+  cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit));
+  cublasLtMatmulHeuristicResult_t found = {};
+  int count = 0;
+  cublasStatus_t asked =
+      set != CUBLAS_STATUS_SUCCESS
+          ? set
+          : cublasLtMatmulAlgoGetHeuristic(blasLt, plan->op, plan->first,
+                                           plan->second, plan->result,
+                                           plan->result, preference, 1, &found,
+                                           &count);
+  cublasLtMatmulPreferenceDestroy(preference);
+  SINTER_RT_RETURN_IF_ERROR(check(asked, "cublasLtMatmulAlgoGetHeuristic"));
+  if (count == 0)
+    return Status::error("cuBLASLt has no f32 algorithm for a matmul of " +
+                         std::to_string(batch) + " x [" + std::to_string(m) +
+                         ", " + std::to_string(k) + "] @ [" + std::to_string(k) +
+                         ", " + std::to_string(n) + "]");
+  plan->algo = found.algo;
+  plan->workspaceBytes = found.workspaceSize;
+  Matmul *made = plan.get();
+  matmuls[key] = std::move(plan);
+  return made;
+}
+
+void CudaDevice::matmul(const float *a, const float *b, float *c, int64_t batch,
+                        int64_t m, int64_t n, int64_t k, int64_t flags) {
+  if (!firstError.ok())
+    return;
+  auto shape = [&] {
+    return std::to_string(batch) + " x [" + std::to_string(m) + ", " +
+           std::to_string(k) + "] @ [" + std::to_string(k) + ", " +
+           std::to_string(n) + "]: ";
+  };
+  Expected<Matmul *> plan = matmulPlan(batch, m, n, k, flags);
+  if (failed(plan.status().withPrefix("matmul " + shape())))
+    return;
+  Expected<void *> work = workspace((*plan)->workspaceBytes);
+  if (failed(work.status()))
+    return;
+  const float one = 1.0f, zero = 0.0f;
+  failed(check(cublasLtMatmul(blasLt, (*plan)->op, &one, b, (*plan)->first, a,
+                              (*plan)->second, &zero, c, (*plan)->result, c,
+                              (*plan)->result, &(*plan)->algo, *work,
+                              (*plan)->workspaceBytes, compute),
+               "cublasLtMatmul")
+             .withPrefix("matmul " + shape()));
+}
+
+} // namespace sinter::rt::cuda

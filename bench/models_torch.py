@@ -84,6 +84,6 @@ class GPT(nn.Module):
 
     def forward(self, idx, targets):
         t = idx.shape[1]
-        x = self.wte(idx) + self.wpe(torch.arange(t))
+        x = self.wte(idx) + self.wpe(torch.arange(t, device=idx.device))
         logits = self.ln_f(self.h(x)) @ self.wte.weight.T
         return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)

@@ -9,6 +9,7 @@
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -215,7 +216,21 @@ struct ElementwiseLowering : public ConversionPattern {
   }
 };
 
+/// Constants up to this many elements are data of the program; larger
+/// splats (the zeros around a slice's gradient) are filled when needed
+/// instead, so the program does not carry megabytes of one value.
+constexpr int64_t kMaxEmbeddedSplat = 4096;
+
 Results lowerConstant(TensorBuilder &tb, ConstantOp op, ConstantOp::Adaptor) {
+  auto value = cast<DenseElementsAttr>(op.getValue());
+  auto type = cast<RankedTensorType>(value.getType());
+  if (value.isSplat() && type.getNumElements() > kMaxEmbeddedSplat) {
+    Value scalar = arith::ConstantOp::create(
+        tb.builder(), op.getLoc(), cast<TypedAttr>(value.getSplatValue<Attribute>()));
+    Value empty = tb.empty(type.getShape(), type.getElementType());
+    return one(linalg::FillOp::create(tb.builder(), op.getLoc(), scalar, empty)
+                   .getResult(0));
+  }
   return one(arith::ConstantOp::create(tb.builder(), op.getLoc(),
                                        cast<TypedAttr>(op.getValue())));
 }

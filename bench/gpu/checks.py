@@ -1,0 +1,165 @@
+"""The GPU check's models, data and comparisons (scripts/gpu-bundle.sh and
+scripts/gpu-check.sh). Needs NumPy only, so it runs on the GPU machine too.
+
+    checks.py prepare DIR     models, configs, inputs and parameters of the
+                              checks, with the same seed every time
+    checks.py compare KIND GOT WANT TOL
+                              KIND npy: every GOT/NAME.npy against WANT/NAME.npy
+                              KIND safetensors: every tensor of GOT against WANT
+                              prints the worst relative error, exits 1 beyond TOL
+
+The ops check is every operation of LANGUAGE.md section 7 on float32, as an
+`output` of one model (its forward) and as a term of its loss, every input a
+parameter (its gradient).
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sinter_testing import read_safetensors, write_safetensors  # noqa: E402
+
+B = 4
+# (name, expression): every op on float inputs that has a gradient.
+OPS = [
+    ("add", "a + b"), ("sub_broadcast", "a - reshape(c, [B, 1, 4])"),
+    ("mul", "a * b"), ("div", "a / p"), ("neg", "-a"), ("exp", "exp(a)"),
+    ("log", "log(p)"), ("sqrt", "sqrt(p)"), ("rsqrt", "rsqrt(p)"),
+    ("abs", "abs(a)"), ("tanh", "tanh(a)"), ("sigmoid", "sigmoid(a)"),
+    ("relu", "relu(a)"), ("gelu", "gelu(a)"),
+    ("gelu_tanh", 'gelu(a, approximate="tanh")'), ("silu", "silu(a)"),
+    ("pow", "pow(p, 1.7)"), ("maximum", "maximum(a, b)"),
+    ("minimum", "minimum(a, 0.1)"), ("where", "where(a > b, a, b * 2)"),
+    ("matmul", "a @ w"), ("matmul_transposed", "a @ transpose(wt)"),
+    ("matmul_batched", "a @ transpose(b)"),
+    ("reshape", "reshape(a, [-1, 2, 6])"), ("transpose", "transpose(a, [2, 0, 1])"),
+    ("concat", "concat([a, b], 1)"), ("slice", "slice(a, 2, 1, 3)"),
+    ("sum", "sum(a, axis=1)"), ("mean_keepdim", "mean(a, axis=[1, 2], keepdim=true)"),
+    ("max", "max(a, axis=-1)"), ("min", "min(a, axis=1)"),
+    ("softmax", "softmax(a)"), ("log_softmax", "log_softmax(a, axis=1)"),
+    ("conv2d", "conv2d(img, k, stride=2, padding=1)"),
+    ("max_pool2d", "max_pool2d(img, 3, stride=2, padding=1)"),
+    ("avg_pool2d", "avg_pool2d(img, 2)"), ("global_avg_pool2d", "global_avg_pool2d(img)"),
+    ("batch_norm", "(img - reshape(batch_norm_stats(img, [0, 2, 3])[0], [1, 3, 1, 1])) * "
+                   "reshape(rsqrt(batch_norm_stats(img, [0, 2, 3])[1] + 1e-5), [1, 3, 1, 1])"),
+    ("ln_var", "layer_norm_stats(a)[1]"), ("embedding", "embedding(ids, table)"),
+    ("attention", "scaled_dot_product_attention(a, b, p)"),
+    ("attention_causal", "scaled_dot_product_attention(a, b, p, causal=true)"),
+    ("cross_entropy_rows", 'cross_entropy(a, yt, reduction="none", ignore_index=-1)'),
+]
+# Losses: batch reductions already, each a term of the loss as it is.
+LOSSES = [
+    ("cross_entropy", "cross_entropy(logits, y)"),
+    ("cross_entropy_tokens", "cross_entropy(a, yt, ignore_index=-1)"),
+    ("mse_loss", "mse_loss(a, b)"), ("bce_with_logits", "bce_with_logits(a, t01)"),
+]
+# Float tensors are parameters (so each gets a gradient); integers inputs.
+PARAMS = {"a": (B, 3, 4), "b": (B, 3, 4), "c": (B, 4), "p": (B, 3, 4),
+          "t01": (B, 3, 4), "logits": (B, 5), "img": (B, 3, 8, 8),
+          "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "table": (10, 4)}
+INPUTS = {"ids": ((6,), 10), "y": ((), 5), "yt": ((3,), 4)}
+
+
+def ops_source():
+    lines = ['import "std/nn.sn"', "model ops {"]
+    for name, (shape, _) in INPUTS.items():
+        lines.append(f"  input {name}: i32[{', '.join(['B'] + [str(d) for d in shape])}]")
+    for name, shape in PARAMS.items():
+        lines.append(f"  param {name}: f32[{', '.join(map(str, shape))}] = zeros")
+    terms = []
+    for i, (name, expr) in enumerate(OPS + LOSSES):
+        lines.append(f"  {name} = {expr}")
+        lines.append(f"  output {name} = {name}")
+        # Each term weighted differently, so no gradient cancels by symmetry.
+        weight = f"{1 + i / 7:.4f}"
+        if i < len(OPS):
+            terms.append(f"{weight} * mean({name} * {name})")
+        else:
+            terms.append(f"{weight} * {name}")
+    lines.append("  loss " + " + ".join(terms))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def prepare(work):
+    rng = np.random.default_rng(20261201)
+    ops = os.path.join(work, "ops")
+    os.makedirs(ops, exist_ok=True)
+    with open(os.path.join(ops, "ops.sn"), "w") as f:
+        f.write(ops_source())
+    npy = ""
+    for name, (shape, bound) in INPUTS.items():
+        x = rng.integers(-1 if name == "yt" else 0, bound, (B,) + shape).astype(np.int32)
+        np.save(os.path.join(ops, name + ".npy"), x)
+        npy += f'npy {{ input: "{name}" path: "{name}.npy" }} '
+    params = {}
+    for name, shape in PARAMS.items():
+        x = rng.standard_normal(shape)
+        if name == "p":
+            x = rng.uniform(0.5, 2.0, shape)
+        if name == "t01":
+            x = rng.uniform(0.0, 1.0, shape)
+        params[name] = x.astype(np.float32)
+    write_safetensors(os.path.join(ops, "init.safetensors"), params)
+    with open(os.path.join(ops, "ops.pbtxt"), "w") as f:
+        f.write(f'model: "ops.sn"\nbatch {{ global: {B} micro: {B} }}\n'
+                f"data {{ train {{ {npy}}} eval {{ {npy}}} }}\n")
+
+    # 20 steps of training from fixed data: mlp on random digits, the tiny
+    # GPT on synthetic tokens (drawn from the seed, the same on any device).
+    mlp = os.path.join(work, "mlp")
+    os.makedirs(mlp, exist_ok=True)
+    np.save(os.path.join(mlp, "x.npy"), rng.uniform(0, 16, (640, 64)).astype(np.float32))
+    np.save(os.path.join(mlp, "y.npy"), rng.integers(0, 10, 640).astype(np.int32))
+    with open(os.path.join(mlp, "train.pbtxt"), "w") as f:
+        f.write('data { train { npy { input: "x" path: "x.npy" } npy { input: "y" '
+                'path: "y.npy" } } shuffle: false }\nsteps: 20\nlog { every: 5 }\n'
+                "eval { every: 0 }\n")
+
+
+def relative_error(got, want):
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return float("inf")
+    if not np.all(np.isfinite(got)):
+        return float("inf")
+    scale = max(float(np.max(np.abs(want))) if want.size else 0.0, 1e-30)
+    return float(np.max(np.abs(got - want))) / scale if want.size else 0.0
+
+
+def compare(kind, got, want, tol):
+    if kind == "npy":
+        names = sorted(n[:-4] for n in os.listdir(want) if n.endswith(".npy"))
+        pairs = [(n, np.load(os.path.join(got, n + ".npy")),
+                  np.load(os.path.join(want, n + ".npy"))) for n in names]
+    else:
+        g, w = read_safetensors(got), read_safetensors(want)
+        pairs = [(n, g.get(n), w[n]) for n in sorted(w)]
+    worst, name = 0.0, ""
+    for n, g, w in pairs:
+        if g is None:
+            print(f"missing {n}")
+            return 1
+        if w.dtype.kind not in "f":
+            continue
+        e = relative_error(g, w)
+        if e >= worst:
+            worst, name = e, n
+    ok = worst <= tol
+    print(f"{len(pairs)} tensors, worst relative error {worst:.2e} ({name}), "
+          f"tolerance {tol:g}: {'pass' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "prepare":
+        return prepare(sys.argv[2])
+    if len(sys.argv) == 6 and sys.argv[1] == "compare":
+        return compare(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds, here, the folder that scripts/gpu-check.sh runs in on a GPU
+# machine that has only the NVIDIA driver and CUDA's libraries (cuBLASLt,
+# cuDNN as Python packages): the CUDA programs of the checks, the CPU
+# results they are compared with (computed here), and every other shared
+# library the programs need, with the loader of the glibc they were built
+# for. At most 60 MiB.
+#
+#   scripts/gpu-bundle.sh [DIR]       (default: build/gpu-bundle)
+#
+# GPT-2 124M is compiled for a micro-batch of $GPT124M_MICRO (default 16)
+# sequences of 1024 tokens.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${1:-build/gpu-bundle}
+micro=${GPT124M_MICRO:-16}
+scripts/setup.sh >/dev/null
+scripts/build.sh >/dev/null
+sinterc=$root/build/bin/sinterc
+if [ ! -f build/lib/sinter-program-cuda.link ]; then
+  echo "gpu-bundle: this build has no CUDA device (the CUDA toolkit was not found)" >&2
+  exit 1
+fi
+python=$root/.venv/bin/python3
+
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/ref"
+out=$(cd "$out" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp test/E2E/sinter_testing.py bench/gpu/checks.py bench/models_torch.py \
+   bench/gpu/torch_gpt2.py scripts/gpu-check.sh "$out/"
+PYTHONPATH=test/E2E "$python" bench/gpu/checks.py prepare "$work"
+
+echo "gpu-bundle: the ops check (forward and gradient of every op)"
+cp -r "$work/ops" "$out/ops"
+(cd "$out/ops" && "$sinterc" --config ops.pbtxt -o "$work/ops_cpu" &&
+   "$sinterc" --config ops.pbtxt --set device=CUDA -o ops)
+"$work/ops_cpu" --config "$out/ops/ops.pbtxt" --eval --init "$out/ops/init.safetensors" \
+  --outputs "$out/ref/ops_outputs" >/dev/null
+"$work/ops_cpu" --config "$out/ops/ops.pbtxt" --init "$out/ops/init.safetensors" \
+  --gradients "$out/ref/ops_gradients" >/dev/null
+
+echo "gpu-bundle: 20 training steps of mlp and gpt_tiny"
+cp -r "$work/mlp" "$out/mlp"
+"$sinterc" --config examples/mlp/mlp.pbtxt -o "$work/mlp_cpu"
+"$sinterc" --config examples/mlp/mlp.pbtxt --set device=CUDA -o "$out/mlp/mlp"
+"$work/mlp_cpu" --config "$out/mlp/train.pbtxt" --save "$out/ref/mlp.safetensors" >/dev/null
+mkdir -p "$out/gpt_tiny"
+"$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 -o "$work/gpt_tiny_cpu"
+"$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set device=CUDA \
+  -o "$out/gpt_tiny/gpt_tiny"
+"$work/gpt_tiny_cpu" --save "$out/ref/gpt_tiny.safetensors" >/dev/null
+
+echo "gpu-bundle: GPT-2 124M, micro-batch $micro x 1024 tokens"
+mkdir -p "$out/gpt124m"
+"$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA \
+  --set "data.train={synthetic {}}" --set batch.micro="$micro" \
+  --set batch.global="$micro" --set steps=20 --set log.every=1 \
+  -o "$out/gpt124m/gpt124m"
+echo "$micro" > "$out/gpt124m/micro"
+
+# Every shared library the programs load but CUDA's (found on the GPU
+# machine), and the loader they were linked for: they then run on any
+# x86-64 Linux with an NVIDIA driver, whatever its glibc.
+for prog in "$out"/ops/ops "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny "$out"/gpt124m/gpt124m; do
+  ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
+done | sort -u | grep -v -E 'libcublas|libcudnn|libcuda\.|libnvidia|^$' | while read -r lib; do
+  cp -L "$lib" "$out/lib/"
+done
+
+size=$(du -sm "$out" | cut -f1)
+echo "gpu-bundle: $out, $size MiB"
+if [ "$size" -gt 60 ]; then
+  echo "gpu-bundle: the bundle is over 60 MiB" >&2
+  exit 1
+fi

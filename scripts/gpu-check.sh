@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The checks of Sinter's CUDA target on one NVIDIA GPU, run in the folder
+# scripts/gpu-bundle.sh made (copied to the GPU machine):
+#   - every op's forward and gradient against the CPU program on the same
+#     inputs (f32: relative 1e-5);
+#   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
+#     program's parameters (relative 1e-4);
+#   - GPT-2 124M, T=1024: tokens/s and MFU (6N + 6LCT FLOPs per token over
+#     989 TFLOP/s dense bf16), beside PyTorch eager and torch.compile.
+# Prints a table last; logs go to $OUT (or ./logs). Under 8 minutes.
+#
+#   ./gpu-check.sh
+set -uo pipefail
+cd "$(dirname "$0")"
+here=$PWD
+logs=${OUT:-$here/logs}
+mkdir -p "$logs" "$here/got"
+py=${PYTHON:-python3}
+
+# CUDA's libraries from the machine's Python packages, and the driver.
+cudalibs=$("$py" - <<'PY'
+import importlib, os
+dirs = []
+for name in ("nvidia.cublas", "nvidia.cudnn", "nvidia.nccl", "nvidia.cuda_runtime"):
+    try:
+        for p in importlib.import_module(name).__path__:
+            if os.path.isdir(os.path.join(p, "lib")):
+                dirs.append(os.path.join(p, "lib"))
+    except ImportError:
+        pass
+print(":".join(dirs))
+PY
+)
+libpath="$here/lib:$cudalibs:/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/lib/x86_64-linux-gnu"
+loader="$here/lib/ld-linux-x86-64.so.2"
+compare() { PYTHONPATH="$here" "$py" "$here/checks.py" compare "$@"; }
+
+rows=()
+row() { rows+=("$(printf '%-34s %s' "$1" "$2")"); echo "== $1: $2"; }
+# The whole check stays within 8 minutes: a stage that would start after
+# this many seconds is skipped, and says so.
+deadline=420
+
+stage() { # NAME LOG SECONDS PROGRAM ARGS...: a program of the bundle, with its libraries
+  local name=$1 log=$2 limit=$3 status=0
+  shift 3
+  if [ "$SECONDS" -gt "$deadline" ]; then
+    row "$name" "skipped: the check's 8 minutes are up"
+    return 1
+  fi
+  timeout "$limit" "$loader" --library-path "$libpath" "$@" >"$log" 2>&1 || status=$?
+  [ "$status" -eq 0 ] && return 0
+  local why
+  why=$(grep -m1 -i error "$log" || tail -n 1 "$log")
+  [ "$status" -eq 124 ] && why="timed out after $limit s"
+  row "$name" "FAILED (exit $status): ${why:0:110}"
+  return 1
+}
+
+nvidia-smi -L 2>&1 | head -n 1
+stage "ops forward" "$logs/ops_eval.log" 45  "$here/ops/ops" --config "$here/ops/ops.pbtxt" \
+  --eval --init "$here/ops/init.safetensors" --outputs "$here/got/ops_outputs" &&
+  row "ops forward (f32, 1e-5)" "$(compare npy "$here/got/ops_outputs" "$here/ref/ops_outputs" 1e-5)"
+stage "ops gradients" "$logs/ops_grad.log" 45  "$here/ops/ops" --config "$here/ops/ops.pbtxt" \
+  --init "$here/ops/init.safetensors" --gradients "$here/got/ops_gradients" &&
+  row "ops gradients (f32, 1e-5)" "$(compare npy "$here/got/ops_gradients" "$here/ref/ops_gradients" 1e-5)"
+stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
+  --save "$here/got/mlp.safetensors" &&
+  row "mlp, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/mlp.safetensors" "$here/ref/mlp.safetensors" 1e-4)"
+stage "gpt_tiny, 20 steps" "$logs/gpt_tiny.log" 45  "$here/gpt_tiny/gpt_tiny" \
+  --save "$here/got/gpt_tiny.safetensors" &&
+  row "gpt_tiny, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/ref/gpt_tiny.safetensors" 1e-4)"
+
+micro=$(cat "$here/gpt124m/micro")
+if stage "GPT-2 124M" "$logs/gpt124m.log" 150  "$here/gpt124m/gpt124m"; then
+  # From step 6: start-up (module load, library plans) left out.
+  read -r tps mfu < <("$py" - "$logs/gpt124m.log" "$micro" <<'PY'
+import re, statistics, sys
+rates = [float(m.group(2)) for m in
+         (re.match(r"step (\d+)/\d+ .* ([0-9.]+) samples/s", l) for l in open(sys.argv[1]))
+         if m and int(m.group(1)) > 5]
+n, L, C, T = 124439808, 12, 768, 1024
+tokens = statistics.median(rates) * T if rates else 0.0
+print(f"{tokens:.0f} {100 * tokens * (6 * n + 6 * L * C * T) / 989e12:.2f}")
+PY
+)
+  row "GPT-2 124M f32, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
+fi
+if [ "$SECONDS" -gt "$deadline" ]; then
+  row "PyTorch" "skipped: the check's 8 minutes are up"
+elif PYTHONPATH="$here" timeout 180 "$py" "$here/torch_gpt2.py" "$micro" >"$logs/torch.log" 2>&1; then
+  while IFS=$'\t' read -r name value; do
+    row "$name, B=$micro x 1024" "$value tokens/s"
+  done <"$logs/torch.log"
+else
+  row "PyTorch" "FAILED: $(tail -n 1 "$logs/torch.log" | cut -c1-100)"
+fi
+
+echo
+echo "Sinter CUDA check on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -n 1)"
+printf '%s\n' "${rows[@]}"

@@ -35,6 +35,8 @@ void buildGraphToTrainPipeline(mlir::OpPassManager &pm) {
 }
 
 void buildStepPipeline(mlir::OpPassManager &pm) {
+  // Before autodiff: a fused attention has its own gradient.
+  pm.addPass(graph::createGraphFuseAttention());
   pm.addPass(train::createDistSyncBatchNorm());
   pm.addPass(graph::createGraphAutodiff());
   pm.addPass(graph::createGraphModelToFunc());

@@ -45,4 +45,17 @@ def GraphAutodiff : Pass<"graph-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def GraphFuseAttention : Pass<"graph-fuse-attention", "mlir::ModuleOp"> {
+  let summary = "Spelled-out scaled dot-product attention as graph.attention";
+  let description = [{
+    `softmax(q @ transpose(k) * c) @ v`, with `c` = 1 / sqrt(D) (or the
+    scores divided by sqrt(D)), D the last dimension of `q`, becomes
+    `graph.attention %q, %k, %v`, so that a target lowers it whole. A
+    `where(mask, fill, scores)` before the softmax makes it causal when the
+    mask, computed from constants and aranges, is true exactly where the
+    key comes after the query, and `fill` is -inf or at most -1e9. The ops
+    it replaces stay for their other users and die otherwise.
+  }];
+}
+
 #endif // SINTER_GRAPH_PASSES_TD

@@ -232,6 +232,11 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
   Expected<WorldInfo> world = readWorld([](const char *n) { return std::getenv(n); });
   if (!world.ok())
     return fail(world.message());
+  if (step->plan.device == "cuda" && world->size > 1)
+    return fail("this program was compiled for CUDA, which trains on one GPU "
+                "so far: runs of several ranks (NCCL) are not built yet for "
+                "device: CUDA; run it alone, or recompile with device: CPU for " +
+                std::to_string(world->size) + " ranks");
   Expected<std::unique_ptr<Communicator>> comm =
       connectWorld(*world, kCollectiveTimeoutSeconds);
   if (!comm.ok())

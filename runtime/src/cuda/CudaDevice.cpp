@@ -197,7 +197,9 @@ void CudaDevice::launch(int64_t kernel, const int64_t grid[3],
       unsigned(grid[2]), unsigned(block[0]), unsigned(block[1]),
       unsigned(block[2]), unsigned(sharedBytes),
       reinterpret_cast<CUstream>(compute), params.data(), nullptr);
-  failed(check(r, "cuLaunchKernel").withPrefix("kernel " + kernelNames[size_t(kernel)] + ": "));
+  if (r != CUDA_SUCCESS)
+    failed(check(r, "cuLaunchKernel")
+               .withPrefix("kernel " + kernelNames[size_t(kernel)] + ": "));
 }
 
 void CudaDevice::read(void *dst, const void *src, int64_t offset, int64_t bytes) {

@@ -189,14 +189,14 @@ void CudaDevice::launch(int64_t kernel, const int64_t grid[3],
                          std::to_string(kernels.size())));
     return;
   }
-  std::vector<void *> params(static_cast<size_t>(nargs));
+  launchParams.resize(static_cast<size_t>(nargs));
   for (int64_t i = 0; i < nargs; ++i)
-    params[size_t(i)] = static_cast<int64_t *>(args) + i;
+    launchParams[size_t(i)] = static_cast<int64_t *>(args) + i;
   CUresult r = driver()->launchKernel(
       kernels[size_t(kernel)], unsigned(grid[0]), unsigned(grid[1]),
       unsigned(grid[2]), unsigned(block[0]), unsigned(block[1]),
       unsigned(block[2]), unsigned(sharedBytes),
-      reinterpret_cast<CUstream>(compute), params.data(), nullptr);
+      reinterpret_cast<CUstream>(compute), launchParams.data(), nullptr);
   if (r != CUDA_SUCCESS)
     failed(check(r, "cuLaunchKernel")
                .withPrefix("kernel " + kernelNames[size_t(kernel)] + ": "));

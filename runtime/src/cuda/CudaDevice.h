@@ -76,6 +76,7 @@ private:
   CUmodule module = nullptr;
   std::vector<CUfunction> kernels;
   std::vector<std::string> kernelNames; ///< "name (source line)"
+  std::vector<void *> launchParams;     ///< reused by every launch (hot path)
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
            std::unique_ptr<Matmul>>
       matmuls;

@@ -46,6 +46,7 @@ void buildStepPipeline(mlir::OpPassManager &pm) {
   pm.addPass(train::createDistBucket());
   // The update, once the gradients are final: the step is the whole step.
   pm.addPass(train::createTrainBuildStep());
+  pm.addPass(train::createDistShard());
 }
 
 void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {

@@ -759,11 +759,12 @@ void Validator::checkMaps(const TrainConfig &cfg) {
 void Validator::checkNotBuilt(const TrainConfig &cfg) {
   using Parallel = TrainConfig::Parallel;
   FieldPath parallel = sub({}, "parallel");
-  if (cfg.parallel().strategy() != Parallel::DDP)
+  Parallel::Strategy strategy = cfg.parallel().strategy();
+  if (strategy == Parallel::ZERO2 || strategy == Parallel::FULL_SHARD)
     report(sub(parallel, "strategy"),
-           "parallel.strategy " + Parallel::Strategy_Name(cfg.parallel().strategy()) +
-               " is not built yet; every rank holds the whole model and optimizer "
-               "state (strategy: DDP, the default)");
+           "parallel.strategy " + Parallel::Strategy_Name(strategy) +
+               " is not built yet; DDP (the default) and ZERO1 (optimizer "
+               "state sharded) are");
   if (!cfg.parallel().overlap())
     report(sub(parallel, "overlap"),
            "parallel.overlap false is not built yet; gradient sums always overlap the "
@@ -810,7 +811,15 @@ void Validator::run(const TrainConfig &cfg) {
     nonNegative(sub(scaling, "base_global_batch"), ls.base_global_batch());
 
   nonNegative(sub({}, "clip_grad_norm"), cfg.clip_grad_norm());
-  positive(sub(sub({}, "parallel"), "bucket_cap_mb"), cfg.parallel().bucket_cap_mb());
+  FieldPath parallel = sub({}, "parallel");
+  positive(sub(parallel, "bucket_cap_mb"), cfg.parallel().bucket_cap_mb());
+  nonNegative(sub(parallel, "world_size"), int64_t(cfg.parallel().world_size()));
+  if (cfg.parallel().strategy() == TrainConfig::Parallel::ZERO1 &&
+      cfg.parallel().world_size() < 1)
+    report(sub(parallel, "strategy"),
+           "parallel.strategy ZERO1 compiles each rank's shard of the optimizer "
+           "state, so it needs parallel.world_size, the number of ranks "
+           "(--set parallel.world_size=N)");
 
   FieldPath data = sub({}, "data");
   checkSource(sub(data, "train"), cfg.data().train());
@@ -883,6 +892,12 @@ const CompiledField kCompiledFields[] = {
      [](const TrainConfig &c) {
        return TrainConfig::Parallel::BatchNorm_Name(c.parallel().batch_norm());
      }},
+    {{"parallel", "strategy"},
+     [](const TrainConfig &c) {
+       return TrainConfig::Parallel::Strategy_Name(c.parallel().strategy());
+     }},
+    {{"parallel", "world_size"},
+     [](const TrainConfig &c) { return formatInt(c.parallel().world_size()); }},
     {{"parallel", "bucket_cap_mb"},
      [](const TrainConfig &c) { return formatDouble(c.parallel().bucket_cap_mb()); }},
     {{"device"}, [](const TrainConfig &c) { return TrainConfig::Device_Name(c.device()); }},

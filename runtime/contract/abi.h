@@ -75,7 +75,10 @@ void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
  *   - sum `count` floats at `data` over the ranks, in place, now
  *     (synchronized batch-norm statistics);
  *   - every gradient of the step is final (after the last micro-batch): the
- *     runtime sums them over the ranks before returning. */
+ *     runtime sums them over the ranks before returning;
+ *   - this process's rank, in [0, world size);
+ *   - gather every rank's `count` floats at `shard` into `rows` (rank r's
+ *     at rows + r * count), now (a sharded update's new parameters). */
 int64_t sinter_rt_micro_batch_count(void);
 int64_t sinter_rt_global_batch(void);
 int64_t sinter_rt_random_key(int64_t micro_batch);
@@ -85,6 +88,8 @@ void sinter_rt_bucket_ready(int64_t bucket);
 void sinter_rt_all_reduce_sum_f32(float *data, int64_t count);
 void sinter_rt_all_reduce_sum_f64(double *data, int64_t count);
 void sinter_rt_gradients_ready(void);
+int64_t sinter_rt_rank(void);
+void sinter_rt_all_gather_f32(const float *shard, float *rows, int64_t count);
 
 /* The scalars of this step's update (the train step reads them after its
  * gradients are final). The runtime computes the learning-rate schedule and

@@ -463,15 +463,16 @@ const ValidationCase kNotBuiltCases[] = {
     {"PrecisionBf16", "precision {\n  compute: BF16\n}\n",
      "train.pbtxt:2:3: error: precision.compute BF16 is not built yet; training computes "
      "in f32 (compute: F32, the default)"},
-    {"StrategyZero1", "parallel { strategy: ZERO1 }",
-     "train.pbtxt:1:12: error: parallel.strategy ZERO1 is not built yet; every rank holds "
-     "the whole model and optimizer state (strategy: DDP, the default)"},
+    {"StrategyZero1WithoutWorldSize", "parallel { strategy: ZERO1 }",
+     "train.pbtxt:1:12: error: parallel.strategy ZERO1 compiles each rank's shard of the "
+     "optimizer state, so it needs parallel.world_size, the number of ranks (--set "
+     "parallel.world_size=N)"},
     {"StrategyZero2", "parallel { strategy: ZERO2 }",
-     "train.pbtxt:1:12: error: parallel.strategy ZERO2 is not built yet; every rank holds "
-     "the whole model and optimizer state (strategy: DDP, the default)"},
+     "train.pbtxt:1:12: error: parallel.strategy ZERO2 is not built yet; DDP (the default) "
+     "and ZERO1 (optimizer state sharded) are"},
     {"StrategyFullShard", "parallel { bucket_cap_mb: 10 strategy: FULL_SHARD }",
-     "train.pbtxt:1:30: error: parallel.strategy FULL_SHARD is not built yet; every rank "
-     "holds the whole model and optimizer state (strategy: DDP, the default)"},
+     "train.pbtxt:1:30: error: parallel.strategy FULL_SHARD is not built yet; DDP (the "
+     "default) and ZERO1 (optimizer state sharded) are"},
     {"OverlapFalse", "parallel { overlap: false }",
      "train.pbtxt:1:12: error: parallel.overlap false is not built yet; gradient sums "
      "always overlap the last micro-batch's backward pass (overlap: true, the default)"},
@@ -488,6 +489,12 @@ INSTANTIATE_TEST_SUITE_P(ConfigLoader, NotBuiltYet, ::testing::ValuesIn(kNotBuil
                            return std::string(info.param.name);
                          });
 
+TEST(ConfigLoader, Zero1WithItsWorldSizeIsAccepted) {
+  TrainConfig cfg = parseOk("parallel { strategy: ZERO1 world_size: 4 }\n");
+  EXPECT_EQ(cfg.parallel().strategy(), TrainConfig::Parallel::ZERO1);
+  EXPECT_EQ(cfg.parallel().world_size(), 4);
+}
+
 TEST(ConfigLoader, NotBuiltSettingsWrittenWithTheirDefaultsAreAccepted) {
   TrainConfig cfg = parseOk("device: CPU\n"
                             "precision { compute: F32 }\n"
@@ -500,11 +507,11 @@ TEST(ConfigLoader, NotBuiltSettingsWrittenWithTheirDefaultsAreAccepted) {
 
 TEST(ConfigLoader, NotBuiltSettingsAreRefusedInValidateConfig) {
   TrainConfig cfg = parseOk("");
-  cfg.mutable_parallel()->set_strategy(TrainConfig::Parallel::ZERO1);
+  cfg.mutable_parallel()->set_strategy(TrainConfig::Parallel::FULL_SHARD);
   std::string error;
   EXPECT_FALSE(validateConfig(cfg, error));
-  EXPECT_EQ(error, "error: parallel.strategy ZERO1 is not built yet; every rank holds the "
-                   "whole model and optimizer state (strategy: DDP, the default)");
+  EXPECT_EQ(error, "error: parallel.strategy FULL_SHARD is not built yet; DDP (the default) "
+                   "and ZERO1 (optimizer state sharded) are");
 }
 
 //===----------------------------------------------------------------------===//
@@ -550,9 +557,8 @@ TEST(ConfigLoader, NotBuiltInputRefusesEachSettingAtItsField) {
   EXPECT_EQ(error,
                 path + ":5:13: error: precision.compute BF16 is not built yet; training "
                        "computes in f32 (compute: F32, the default)\n" +
-                path + ":7:3: error: parallel.strategy ZERO2 is not built yet; every rank "
-                       "holds the whole model and optimizer state (strategy: DDP, the "
-                       "default)\n" +
+                path + ":7:3: error: parallel.strategy ZERO2 is not built yet; DDP (the "
+                       "default) and ZERO1 (optimizer state sharded) are\n" +
                 path + ":8:3: error: parallel.overlap false is not built yet; gradient sums "
                        "always overlap the last micro-batch's backward pass (overlap: true, "
                        "the default)\n" +
@@ -733,8 +739,7 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
        "training computes in f32 (compute: F32, the default)"},
       {"parallel.strategy=FULL_SHARD",
        "--set parallel.strategy=FULL_SHARD: error: parallel.strategy FULL_SHARD is not built "
-       "yet; every rank holds the whole model and optimizer state (strategy: DDP, the "
-       "default)"},
+       "yet; DDP (the default) and ZERO1 (optimizer state sharded) are"},
       {"parallel.overlap=false",
        "--set parallel.overlap=false: error: parallel.overlap false is not built yet; "
        "gradient sums always overlap the last micro-batch's backward pass (overlap: true, "
@@ -912,9 +917,8 @@ TEST(ConfigMerge, NotBuiltSettingsInTheOverlayAreRefusedAtTheField) {
   EXPECT_FALSE(mergeConfigText(
       cfg, "steps: 3\nparallel { strategy: ZERO2 }\nprecision { compute: BF16 }\n",
       "over.pbtxt", error));
-  EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.strategy ZERO2 is not built yet; every "
-                   "rank holds the whole model and optimizer state (strategy: DDP, the "
-                   "default)\n"
+  EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.strategy ZERO2 is not built yet; DDP "
+                   "(the default) and ZERO1 (optimizer state sharded) are\n"
                    "over.pbtxt:3:13: error: precision.compute BF16 is not built yet; "
                    "training computes in f32 (compute: F32, the default)");
   EXPECT_EQ(cfg.SerializeAsString(), before);

@@ -58,6 +58,9 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr dict,
     buffer.set_name(name.str());
   if (auto slot = attrs::slot.in(dict))
     buffer.set_slot(slot.str());
+  if (auto global = attrs::globalShape.in(dict))
+    for (int64_t d : global.asArrayRef())
+      buffer.add_global_shape(d);
   if (auto init = attrs::init.in(dict)) {
     buffer.set_init(init.str());
     if (auto args = attrs::initArgs.in(dict))
@@ -112,6 +115,9 @@ struct RecordPlan : public impl::RecordPlanBase<RecordPlan> {
         step.set_optimizer(optimizer.str());
       if (auto device = attrs::device.get(getOperation()))
         step.set_device(device.str());
+      if (auto world = attrs::worldSize.get(getOperation());
+          world && attrs::strategy.get(getOperation()) != "DDP")
+        step.set_world_size(world.getInt());
       if (auto buckets = attrs::buckets.get(func))
         for (Attribute bucket : buckets) {
           plan::Bucket *out = step.add_buckets();

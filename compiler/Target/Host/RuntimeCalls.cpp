@@ -98,6 +98,20 @@ LogicalResult lower(ModuleOp module, Operation *op) {
                 {cb.pointer(r.getInput()), cb.constant(loc, type.getNumElements())});
         return success();
       })
+      .Case([&](RankOp r) {
+        r.replaceAllUsesWith(asIndex(cb.call(loc, "sinter_rt_rank", {}, {i64})[0]));
+        return success();
+      })
+      .Case([&](AllGatherOp g) -> LogicalResult {
+        auto shard = cast<MemRefType>(g.getShard().getType());
+        if (!shard.getElementType().isF32())
+          return g.emitError("sharded parameters need f32, not ")
+                 << shard.getElementType();
+        cb.call(loc, "sinter_rt_all_gather_f32",
+                {cb.pointer(g.getShard()), cb.pointer(g.getDest()),
+                 cb.constant(loc, shard.getNumElements())});
+        return success();
+      })
       .Case([&](HyperparameterOp h) {
         // The dialect's names, in abi.h's order (sinter_hyperparameter).
         ArrayRef<StringRef> names = HyperparameterOp::knownNames();

@@ -415,6 +415,16 @@ generateSteps(mlir::MLIRContext &context,
                        : optimizer.sgd().momentum() > 0 ? "sgd_momentum"
                                                         : "sgd";
   sinter::attrs::optimizer.set(*module, mlir::StringAttr::get(&context, update));
+  // A sharded strategy's shard sizes are compiled in for its world size.
+  const auto &parallel = config->parallel();
+  sinter::attrs::strategy.set(
+      *module, mlir::StringAttr::get(
+                   &context, sinter::config::TrainConfig::Parallel::Strategy_Name(
+                                 parallel.strategy())));
+  if (parallel.world_size() > 0)
+    sinter::attrs::worldSize.set(
+        *module, mlir::IntegerAttr::get(mlir::IntegerType::get(&context, 64),
+                                        parallel.world_size()));
   sinter::attrs::bucketCapMb.set(
       *module, mlir::FloatAttr::get(mlir::Float64Type::get(&context),
                                     config->parallel().bucket_cap_mb()));

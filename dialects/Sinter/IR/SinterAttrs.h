@@ -74,6 +74,7 @@ private:
 
 using mlir::ArrayAttr;
 using mlir::DenseF64ArrayAttr;
+using mlir::DenseI64ArrayAttr;
 using mlir::FloatAttr;
 using mlir::IntegerAttr;
 using mlir::StringAttr;

@@ -113,6 +113,53 @@ LogicalResult AllReduceSumOp::bufferize(RewriterBase &rewriter,
   return success();
 }
 
+LogicalResult AllGatherOp::verify() {
+  auto shard = cast<ShapedType>(getShard().getType());
+  auto dest = cast<ShapedType>(getDest().getType());
+  if (isa<RankedTensorType>(shard) != isa<RankedTensorType>(dest))
+    return emitOpError("takes two tensors or two buffers");
+  if (isa<MemRefType>(dest) ? bool(getResult())
+                            : !getResult() || getResult().getType() != dest)
+    return emitOpError("returns its destination's type on tensors, nothing on "
+                       "buffers");
+  if (!shard.hasStaticShape() || !dest.hasStaticShape() || shard.getRank() != 1 ||
+      dest.getRank() != 2 || dest.getDimSize(1) != shard.getDimSize(0) ||
+      shard.getElementType() != dest.getElementType())
+    return emitOpError("gathers a static 1-D shard into rows of its size and "
+                       "element type");
+  return success();
+}
+
+// The shard is read; the rows are written in place.
+bool AllGatherOp::bufferizesToMemoryRead(OpOperand &operand,
+                                         const AnalysisState &) {
+  return operand.getOperandNumber() == 0;
+}
+
+bool AllGatherOp::bufferizesToMemoryWrite(OpOperand &operand,
+                                          const AnalysisState &) {
+  return operand.getOperandNumber() == 1;
+}
+
+AliasingValueList AllGatherOp::getAliasingValues(OpOperand &operand,
+                                                 const AnalysisState &) {
+  if (operand.getOperandNumber() != 1)
+    return {};
+  return {{getResult(), BufferRelation::Equivalent}};
+}
+
+LogicalResult AllGatherOp::bufferize(RewriterBase &rewriter,
+                                     const BufferizationOptions &options,
+                                     BufferizationState &state) {
+  FailureOr<Value> shard = getBuffer(rewriter, getShard(), options, state);
+  FailureOr<Value> dest = getBuffer(rewriter, getDest(), options, state);
+  if (failed(shard) || failed(dest))
+    return failure();
+  AllGatherOp::create(rewriter, getLoc(), Type(), *shard, *dest);
+  replaceOpWithBufferizedValues(rewriter, getOperation(), *dest);
+  return success();
+}
+
 ArrayRef<StringRef> HyperparameterOp::knownNames() {
   static const StringRef names[] = {
       "lr",       "step", "weight_decay", "weight_decay_1d", "beta1", "beta2",

@@ -128,6 +128,43 @@ def Train_AllReduceSumOp : Train_Op<"all_reduce_sum", [
   let assemblyFormat = "$input attr-dict `:` type($input) (`->` type($result)^)?";
 }
 
+def Train_RankOp : Train_Op<"rank", [Pure]> {
+  let summary = "This process's rank in the run";
+  let description = [{
+    In [0, world size). A sharded step reads it to find its own shard.
+
+    Example: `%r = train.rank`
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def Train_AllGatherOp : Train_Op<"all_gather", [
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "Every rank's shard, row by row, now";
+  let description = [{
+    A collective that completes before the op returns: row r of `dest`
+    (world size rows, one shard each) becomes rank r's `shard`. Every rank
+    must reach it, in the same order. On tensors it returns `dest` written
+    in place; on buffers it has no result.
+
+    Example:
+    ```mlir
+    %all = train.all_gather %mine into %rows
+        : tensor<96xf32> into tensor<2x96xf32> -> tensor<2x96xf32>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$shard, AnyShaped:$dest);
+  let results = (outs Optional<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $shard `into` $dest attr-dict `:` type($shard) `into` type($dest)
+    (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 def Train_MicroBatchInputOp : Train_Op<"micro_batch_input", [
     AllTypesMatch<["dest", "result"]>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,

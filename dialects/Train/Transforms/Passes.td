@@ -118,6 +118,41 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def DistShard : Pass<"dist-shard", "mlir::ModuleOp"> {
+  let summary = "Shards the optimizer state over the ranks (ZeRO-1)";
+  let description = [{
+    Runs after `train-build-step`. Under `strategy` ZERO1 with W ranks,
+    every parameter of n elements is seen flat and padded with zeros to
+    W * s elements, s = ceil(n / W); rank r owns elements [r * s, (r + 1) * s).
+
+    - Each optimizer moment becomes that rank's shard, an argument of s
+      elements marked `sinter.global_shape` (the parameter's shape), so the
+      runtime and its checkpoints know where it belongs.
+    - Each update reads its rank's shard of the parameter and of the summed
+      gradient (`train.rank` finds the offset) and writes the new shard.
+    - After the update (taken or skipped alike, so every rank reaches the
+      same collectives), the new shards of one gradient bucket are packed
+      and gathered in one `train.all_gather`; each parameter is copied back
+      into its own buffer from the gathered rows.
+
+    The gradients' sum and global norm stay those of DDP, so the step is
+    DDP's step. The strategy and W are the module's `sinter.strategy` and
+    `sinter.world_size` (the config's) unless the options are given. DDP, or
+    one rank, leaves the step as it is.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"DDP\"",
+           "DDP or ZERO1">,
+    Option<"worldSize", "world-size", "int64_t", /*default=*/"1",
+           "the ranks the step is compiled for">
+  ];
+  let dependentDialects = ["sinter::train::TrainDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def DistSyncBatchNorm : Pass<"dist-sync-batch-norm", "mlir::ModuleOp"> {
   let summary = "Batch-norm statistics over every rank (SyncBatchNorm)";
   let description = [{

@@ -232,6 +232,14 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
   Expected<WorldInfo> world = readWorld([](const char *n) { return std::getenv(n); });
   if (!world.ok())
     return fail(world.message());
+  if (step->plan.worldSize > 0 && uint64_t(world->size) != step->plan.worldSize)
+    return fail("this program was compiled for " +
+                std::to_string(step->plan.worldSize) +
+                " ranks (parallel.world_size: its optimizer state is sharded "
+                "over them) but runs on " + std::to_string(world->size) +
+                "; run it on " + std::to_string(step->plan.worldSize) +
+                " ranks, or recompile with --set parallel.world_size=" +
+                std::to_string(world->size));
   if (step->plan.device == "cuda" && world->size > 1)
     return fail("this program was compiled for CUDA, which trains on one GPU "
                 "so far: runs of several ranks (NCCL) are not built yet for "

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <dirent.h>
+#include <map>
 #include <sys/stat.h>
 
 namespace sinter::rt {
@@ -53,17 +54,41 @@ std::string latestCheckpoint(const std::string &dir) {
 Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
                                      const StepPlan &plan, BufferSet &buffers,
-                                     int64_t updates) {
-  SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
+                                     int64_t updates, Communicator *comm) {
   SINTER_RT_RETURN_IF_ERROR(buffers.download(
       {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));
+  // A sharded moment is stored whole: every rank's shard, gathered in rank
+  // order, is the tensor flattened and padded.
+  std::map<size_t, std::vector<uint8_t>> whole;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &b = plan.buffers[i];
+    if (b.kind != BufferKind::OptimizerState || b.globalShape.empty())
+      continue;
+    uint64_t ranks = comm ? uint64_t(comm->size()) : 1;
+    if (ranks != plan.worldSize)
+      return Status::error("internal error: saving a checkpoint of a step "
+                           "sharded over " + std::to_string(plan.worldSize) +
+                           " ranks on " + std::to_string(ranks));
+    std::vector<uint8_t> &rows = whole[i];
+    rows.resize(b.byteSize * ranks);
+    if (comm)
+      SINTER_RT_RETURN_IF_ERROR(
+          comm->allGather(buffers.data(i), rows.data(), b.dtype, b.shape[0]).wait());
+    else
+      std::memcpy(rows.data(), buffers.data(i), b.byteSize);
+  }
+  if (comm && comm->rank() != 0)
+    return std::string(); // rank 0 writes
+  SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
   std::vector<SafetensorsTensor> tensors;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &b = plan.buffers[i];
     if (b.kind == BufferKind::Param || b.kind == BufferKind::State)
       tensors.push_back({b.name, b.dtype, b.shape, buffers.data(i)});
-    if (b.kind == BufferKind::OptimizerState)
+    if (b.kind == BufferKind::OptimizerState && b.globalShape.empty())
       tensors.push_back({momentName(b), b.dtype, b.shape, buffers.data(i)});
+    if (b.kind == BufferKind::OptimizerState && !b.globalShape.empty())
+      tensors.push_back({momentName(b), b.dtype, b.globalShape, whole[i].data()});
   }
   std::map<std::string, std::string> meta = {
       {"format", kFormat},
@@ -112,7 +137,7 @@ static Expected<int64_t> metaInt(const SafetensorsFile &f, const char *key) {
 
 Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
                                  const StepPlan &plan, BufferSet &buffers,
-                                 int64_t &updates) {
+                                 int64_t &updates, uint64_t rank) {
   Expected<SafetensorsFile> file = SafetensorsFile::read(path);
   if (!file.ok())
     return file.status();
@@ -156,13 +181,19 @@ Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
       return Status::error(path + ": has no optimizer state '" + name +
                            "'; it was written with another optimizer than "
                            "this program's (" + plan.optimizer + ")");
-    if (e->shape != b.shape ||
-        (e->dtype != DType::F64 && e->dtype != DType::F32))
+    const Shape &whole = b.globalShape.empty() ? b.shape : b.globalShape;
+    if (e->shape != whole || (e->dtype != DType::F64 && e->dtype != DType::F32))
       return Status::error(path + ": optimizer state '" + name +
                            "' does not match the parameter's shape");
+    // A shard is this rank's slice of the whole; past its end, padding.
+    uint64_t count = b.byteSize / dtypeSize(b.dtype);
+    uint64_t first = b.globalShape.empty() ? 0 : rank * count;
+    uint64_t total = *numElements(whole);
+    uint64_t present = first < total ? std::min(count, total - first) : 0;
+    std::memset(buffers.data(i), 0, b.byteSize);
     SINTER_RT_RETURN_IF_ERROR(convertElements(
-        file->data(*e), e->dtype, buffers.data(i), b.dtype,
-        b.byteSize / dtypeSize(b.dtype)));
+        file->data(*e) + first * dtypeSize(e->dtype),
+        e->dtype, buffers.data(i), b.dtype, present));
   }
   SINTER_RT_RETURN_IF_ERROR(buffers.upload(
       {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));

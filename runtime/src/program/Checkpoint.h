@@ -4,7 +4,10 @@
 // param and state under its own name (so numpy and PyTorch read it as a
 // state_dict), the optimizer's moments as `optimizer.NAME.m` / `.v` in their
 // buffers' dtype (f32; files with f64 moments load, converted), and in the
-// metadata the step, the optimizer's update count and the seed.
+// metadata the step, the optimizer's update count and the seed. A moment
+// sharded over the ranks (ZERO1) is stored whole, so a checkpoint does not
+// depend on the world size or the strategy: every rank's shard is gathered
+// at save (rank 0 writes) and each rank reads its own slice at resume.
 // The data position follows from the step (the sampler is a function of the
 // seed and the step), so a resumed run sees exactly the batches an
 // uninterrupted run would, and computes the same losses bit for bit. Files
@@ -14,6 +17,7 @@
 #ifndef SINTER_RT_PROGRAM_CHECKPOINT_H
 #define SINTER_RT_PROGRAM_CHECKPOINT_H
 
+#include "dist/Communicator.h"
 #include "program/StepPlan.h"
 
 #include <string>
@@ -21,21 +25,26 @@
 namespace sinter::rt {
 
 /// Writes the checkpoint of `step` completed steps into `dir` (created if
-/// needed), then removes all but the newest `keep`. Returns its path.
+/// needed), then removes all but the newest `keep`. Returns its path. With
+/// `comm`, every rank calls it (sharded moments are gathered) and rank 0
+/// writes; the others return "".
 Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
                                      const StepPlan &plan, BufferSet &buffers,
-                                     int64_t updates);
+                                     int64_t updates,
+                                     Communicator *comm = nullptr);
 
 /// The newest checkpoint in `dir`, or "" when there is none.
 std::string latestCheckpoint(const std::string &dir);
 
 /// Restores params, states and optimizer state from `path` and the number of
-/// updates applied (`updates`); returns the number of completed steps. Any mismatch or damage is an error naming the
-/// file: a resumed run never silently starts from scratch.
+/// updates applied (`updates`); returns the number of completed steps. A
+/// sharded moment takes rank `rank`'s slice of the stored tensor. Any
+/// mismatch or damage is an error naming the file: a resumed run never
+/// silently starts from scratch.
 Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
                                  const StepPlan &plan, BufferSet &buffers,
-                                 int64_t &updates);
+                                 int64_t &updates, uint64_t rank = 0);
 
 } // namespace sinter::rt
 

@@ -50,6 +50,7 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
   result.model = step.model();
   result.phase = step.phase();
   result.optimizer = step.optimizer();
+  result.worldSize = step.world_size() > 0 ? uint64_t(step.world_size()) : 0;
   result.device = step.device().empty() ? "cpu" : step.device();
   if (result.device != "cpu" && result.device != "cuda")
     return Status::error("internal error: the plan's device is '" +
@@ -66,6 +67,18 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
                              spec.name + "'");
       spec.shape.push_back(uint64_t(d));
     }
+    for (int64_t d : b.global_shape()) {
+      if (d < 0)
+        return Status::error("internal error: negative size in the plan of '" +
+                             spec.name + "'");
+      spec.globalShape.push_back(uint64_t(d));
+    }
+    if (b.global_shape_size() > 0 &&
+        (spec.shape.size() != 1 || step.world_size() < 1 ||
+         !numElements(spec.globalShape) ||
+         spec.shape[0] * uint64_t(step.world_size()) < *numElements(spec.globalShape)))
+      return Status::error("internal error: the plan's shard of '" + spec.name +
+                           "' does not cover its global shape over the ranks");
     spec.init = b.init();
     spec.initArgs.assign(b.init_args().begin(), b.init_args().end());
     spec.valueBound = b.value_bound() > 0 ? uint64_t(b.value_bound()) : 0;

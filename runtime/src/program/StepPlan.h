@@ -44,6 +44,9 @@ struct BufferSpec {
   std::string valueBoundSource; ///< the op and line that bound them
   std::optional<int64_t> ignoreIndex; ///< the one value outside the bound allowed
   std::string slot;        ///< optimizer states: "m" or "v"
+  /// A shard's tensor (sinter_plan.proto): `shape` is [s], elements
+  /// [rank * s, +s) of this shape flattened and padded; empty: no shard.
+  Shape globalShape;
   uint64_t byteSize = 0;
 };
 
@@ -61,6 +64,8 @@ struct StepPlan {
   std::string optimizer;
   /// Where the step runs: "cpu" or "cuda".
   std::string device = "cpu";
+  /// The ranks a sharded step was compiled for; 0: any number.
+  uint64_t worldSize = 0;
   std::vector<BufferSpec> buffers;
   std::vector<GradientBucket> buckets;
 

@@ -6,6 +6,7 @@
 #include "program/Convert.h"
 #include "runtime/contract/abi.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -158,6 +159,19 @@ void sinter_rt_bucket_ready(int64_t bucket) {
   s.buckets.push_back(s.world->comm->allReduce(
       s.buffers->bucketData(b), s.plan->buckets[b].dtype,
       s.buffers->bucketElements(b), ReduceOp::Sum));
+}
+
+int64_t sinter_rt_rank(void) { return int64_t(current().world->rank); }
+
+void sinter_rt_all_gather_f32(const float *shard, float *rows, int64_t count) {
+  ActiveStep &s = current();
+  if (!s.error.ok())
+    return;
+  if (!s.world->comm) {
+    std::copy(shard, shard + count, rows); // one rank: its own row
+    return;
+  }
+  s.error = s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)).wait();
 }
 
 double sinter_rt_hyperparameter(int64_t which) {

@@ -198,7 +198,8 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     std::string latest = latestCheckpoint(ck.dir());
     if (!latest.empty()) {
       Expected<int64_t> step =
-          loadCheckpoint(latest, cfg.seed(), plan, buffers, updates);
+          loadCheckpoint(latest, cfg.seed(), plan, buffers, updates,
+                         uint64_t(comm.rank()));
       if (!step.ok())
         return step.status().withPrefix("resuming: ");
       first = *step;
@@ -317,15 +318,13 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     bool last = step + 1 == cfg.steps();
     bool periodic = ck.every() > 0 && (step + 1) % ck.every() == 0;
     if ((!ck.dir().empty() && (periodic || last)) || signal) {
-      std::string written;
-      if (lead) {
-        Expected<std::string> saved =
-            saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
-                           buffers, updates);
-        if (!saved.ok())
-          return saved.status();
-        written = *saved;
-      }
+      // Every rank takes part (sharded moments are gathered); rank 0 writes.
+      Expected<std::string> saved =
+          saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
+                         buffers, updates, &comm);
+      if (!saved.ok())
+        return saved.status();
+      std::string written = *saved;
       if (signal) {
         if (lead)
           std::printf("interrupted at step %lld: checkpoint %s written; set "

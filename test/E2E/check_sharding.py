@@ -1,0 +1,181 @@
+"""Sharded strategies (DOMAIN.md 5) take DDP's steps. For examples/mlp and
+the tiny GPT, at (W, k) = (2, 1), (2, 2), (4, 1) and (4, 2) with a global
+batch of 16, 20 AdamW steps under ZERO1 give DDP's parameters and moments
+within 1e-5 relative. Checkpoints do not depend on the world size or the
+strategy: a ZERO1 run at W=4 stopped at step 10 resumes at W=2 under DDP,
+and at W=1, with the losses and parameters of the uninterrupted run; a DDP
+checkpoint resumes under ZERO1.
+
+    python3 check_sharding.py WORKDIR EXAMPLES_DIR
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+from sinter_testing import read_safetensors, relative_error, run
+
+G, STEPS, TOL = 16, 20, 1e-5
+LAYOUTS = [(2, 1), (2, 2), (4, 1), (4, 2)]  # (W, k)
+GPT_SETS = ('set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
+            'set { key: "dim" value: "64" } set { key: "heads" value: "4" } '
+            'set { key: "layers" value: "2" } shapes { key: "T" value: 32 }\n')
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def models(examples, rng):
+    """(name, model file, extra config lines, data arrays)."""
+    n = G * STEPS
+    mlp = {"x": rng.uniform(0, 1, (n, 64)).astype(np.float32),
+           "y": rng.integers(0, 10, n).astype(np.int32)}
+    gpt = {"idx": rng.integers(0, 256, (n, 32)).astype(np.int32),
+           "targets": rng.integers(0, 256, (n, 32)).astype(np.int32)}
+    return [("mlp", os.path.join(examples, "mlp", "mlp.sn"), "", mlp),
+            ("gpt_tiny", os.path.join(examples, "gpt", "gpt.sn"), GPT_SETS, gpt)]
+
+
+class Runs:
+    """Compiles each (strategy, W, b) once and runs it."""
+
+    def __init__(self, base, model, lines, feeds):
+        self.base, self.model, self.lines, self.feeds = base, model, lines, feeds
+        self.programs = {}
+
+    def config(self, tag, strategy, w, b, steps, resume=False):
+        cfg = os.path.join(self.base, tag + ".pbtxt")
+        world = f" world_size: {w}" if strategy != "DDP" else ""
+        write(cfg, f'model: "{self.model}"\n{self.lines}'
+                   "optimizer { adamw { lr: 0.01 weight_decay: 0.1 } }\n"
+                   "clip_grad_norm: 1.0\n"
+                   f"batch {{ global: {G} micro: {b} }}\n"
+                   f"parallel {{ strategy: {strategy}{world} }}\n"
+                   f"data {{ train {{ {self.feeds}}} shuffle: true }}\n"
+                   f"steps: {steps}\nlog {{ every: 1 }}\neval {{ every: 0 }}\n"
+                   f'checkpoint {{ dir: "{self.base}/{tag}" resume: {str(resume).lower()} }}\n'
+                   "seed: 4\n")
+        return cfg
+
+    def run(self, tag, strategy, w, k, steps=STEPS, resume=False):
+        """Trains; returns ({step: loss} of the log, the last checkpoint)."""
+        b = G // (w * k)
+        cfg = self.config(tag, strategy, w, b, steps, resume)
+        key = (strategy, w if strategy != "DDP" else 0, b)
+        if key not in self.programs:
+            prog = os.path.join(self.base, "prog_%s_w%d_b%d" % key)
+            run(["sinterc", "--config", cfg, "-o", prog])
+            self.programs[key] = prog
+        out = run(["sinter-run", "-n", str(w), self.programs[key], "--config", cfg])
+        if f"{w} rank" not in out or f"{k} micro-batches of {b}" not in out:
+            sys.exit(f"FAIL: {tag}: unexpected log:\n{out}")
+        losses = {int(m.group(1)): float(m.group(2))
+                  for m in re.finditer(r"^step (\d+)/\d+\s+loss (\S+)", out, re.M)}
+        return losses, read_safetensors(
+            os.path.join(self.base, tag, f"step-{steps}.safetensors"))
+
+
+def worst(a, b):
+    """The largest relative error over the tensors, and the tensor's name."""
+    if sorted(a) != sorted(b):
+        sys.exit(f"FAIL: the checkpoints hold other tensors: {sorted(a)} vs {sorted(b)}")
+    return max((relative_error(a[k], b[k]), k) for k in a)
+
+
+def check_parity(name, runs):
+    errors = []
+    for w, k in LAYOUTS:
+        _, ddp = runs.run(f"ddp_w{w}k{k}", "DDP", w, k)
+        _, zero1 = runs.run(f"zero1_w{w}k{k}", "ZERO1", w, k)
+        errors.append(worst(zero1, ddp))
+    error, tensor = max(errors)
+    print(f"{name}: ZERO1 vs DDP at (W,k) = (2,1) (2,2) (4,1) (4,2) after {STEPS} "
+          f"steps, parameters and moments: {error:.1e}")
+    if error > TOL:
+        sys.exit(f"FAIL: {name}: ZERO1 changed the steps ({tensor}: {error:.2e} > {TOL})")
+
+
+def resume_from(runs, source, tag, strategy, w, k):
+    """Copies the step-10 checkpoint of `source` into a fresh folder and
+    resumes there to step 20."""
+    dst = os.path.join(runs.base, tag)
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(dst)
+    shutil.copy(os.path.join(runs.base, source, "step-10.safetensors"), dst)
+    return runs.run(tag, strategy, w, k, resume=True)
+
+
+def check_resume(name, runs):
+    # Micro-batches of 4 throughout: the layouts differ only in where the
+    # sums over micro-batches and ranks happen.
+    whole_losses, whole = runs.run("zero1_w4_whole", "ZERO1", 4, 1)
+    runs.run("zero1_w4_half", "ZERO1", 4, 1, steps=10)
+    errors = []
+    for tag, strategy, w, k in [("ddp_w2_resumed", "DDP", 2, 2),
+                                ("ddp_w1_resumed", "DDP", 1, 4)]:
+        losses, final = resume_from(runs, "zero1_w4_half", tag, strategy, w, k)
+        if sorted(losses) != list(range(11, 21)):
+            sys.exit(f"FAIL: {tag}: resumed at the wrong step: {sorted(losses)}")
+        errors.append(max((abs(losses[s] - whole_losses[s]) / abs(whole_losses[s]),
+                           f"{tag} loss of step {s}") for s in losses))
+        errors.append(worst(final, whole))
+    # At the same layout, DDP resumes ZERO1's checkpoint bit for bit.
+    losses, final = resume_from(runs, "zero1_w4_half", "ddp_w4_resumed", "DDP", 4, 1)
+    if any(losses[s] != whole_losses[s] for s in losses) or worst(final, whole)[0] != 0:
+        sys.exit(f"FAIL: {name}: DDP at W=4 resumed ZERO1's checkpoint with other steps")
+    # And back: a DDP checkpoint of one rank resumes as ZERO1 over two.
+    runs.run("ddp_w1_half", "DDP", 1, 4, steps=10)
+    _, final = resume_from(runs, "ddp_w1_half", "zero1_w2_resumed", "ZERO1", 2, 2)
+    errors.append(worst(final, whole))
+    error, what = max(errors)
+    print(f"{name}: ZERO1 W=4 saved at step 10 resumes bit for bit as DDP W=4, and at "
+          f"W=2 DDP and W=1; DDP W=1 resumes as ZERO1 W=2: losses and tensors within "
+          f"{error:.1e}")
+    if error > TOL:
+        sys.exit(f"FAIL: {name}: a resume across world sizes changed the run "
+                 f"({what}: {error:.2e} > {TOL})")
+
+
+def check_wrong_world(runs):
+    """A ZERO1 program compiled for 2 ranks refuses to run on another number,
+    and a run-time config may not change the strategy it was compiled with."""
+    prog = runs.programs[("ZERO1", 2, 8)]
+    alone = subprocess.run([prog, "--config", os.path.join(runs.base, "zero1_w2k1.pbtxt")],
+                           capture_output=True, text=True)
+    if alone.returncode == 0 or "compiled for 2 ranks" not in alone.stderr:
+        sys.exit(f"FAIL: a ZERO1 program for 2 ranks ran alone: {alone.stderr}")
+    changed = subprocess.run(["sinter-run", "-n", "2", prog, "--config",
+                              os.path.join(runs.base, "zero1_w2k1.pbtxt"),
+                              "--set", "parallel.strategy=DDP"],
+                             capture_output=True, text=True)
+    if changed.returncode == 0 or "parallel.strategy" not in changed.stderr:
+        sys.exit(f"FAIL: a run-time config changed the compiled strategy: {changed.stderr}")
+    print("wrong world: " + alone.stderr.strip().splitlines()[-1])
+
+
+def main():
+    work, examples = sys.argv[1], os.path.abspath(sys.argv[2])
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(13)
+    for name, model, lines, data in models(examples, rng):
+        base = os.path.join(work, name)
+        os.makedirs(base, exist_ok=True)
+        feeds = ""
+        for key, array in data.items():
+            np.save(os.path.join(base, f"{key}.npy"), array)
+            feeds += f'npy {{ input: "{key}" path: "{base}/{key}.npy" }} '
+        runs = Runs(base, model, lines, feeds)
+        check_parity(name, runs)
+        if name == "mlp":
+            check_resume(name, runs)
+            check_wrong_world(runs)
+    print("sharding: ZERO1 takes DDP's steps; checkpoints outlive the world size")
+
+
+if __name__ == "__main__":
+    main()

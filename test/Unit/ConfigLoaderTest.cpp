@@ -737,7 +737,11 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
       {"precision.compute=BF16",
        "--set precision.compute=BF16: error: precision.compute BF16 is not built yet; "
        "training computes in f32 (compute: F32, the default)"},
+      // The strategy is compiled in, too.
       {"parallel.strategy=FULL_SHARD",
+       "--set parallel.strategy=FULL_SHARD: error: parallel.strategy (FULL_SHARD) is fixed "
+       "when sinterc compiles the program (this one has DDP); changing it at run time is not "
+       "built yet, so recompile with the new value\n"
        "--set parallel.strategy=FULL_SHARD: error: parallel.strategy FULL_SHARD is not built "
        "yet; DDP (the default) and ZERO1 (optimizer state sharded) are"},
       {"parallel.overlap=false",
@@ -917,7 +921,10 @@ TEST(ConfigMerge, NotBuiltSettingsInTheOverlayAreRefusedAtTheField) {
   EXPECT_FALSE(mergeConfigText(
       cfg, "steps: 3\nparallel { strategy: ZERO2 }\nprecision { compute: BF16 }\n",
       "over.pbtxt", error));
-  EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.strategy ZERO2 is not built yet; DDP "
+  EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.strategy (ZERO2) is fixed when sinterc "
+                   "compiles the program (this one has DDP); changing it at run time is not "
+                   "built yet, so recompile with the new value\n"
+                   "over.pbtxt:2:12: error: parallel.strategy ZERO2 is not built yet; DDP "
                    "(the default) and ZERO1 (optimizer state sharded) are\n"
                    "over.pbtxt:3:13: error: precision.compute BF16 is not built yet; "
                    "training computes in f32 (compute: F32, the default)");

@@ -13,7 +13,17 @@ namespace sinter::host {
 
 Value CallBuilder::pointer(Value memref) {
   Location loc = memref.getLoc();
+  auto type = cast<MemRefType>(memref.getType());
   Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  // A view (a slice at a run-time offset) starts `offset` elements past its
+  // buffer's aligned pointer.
+  if (!type.getLayout().isIdentity()) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+    Value offset = arith::MulIOp::create(
+        b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
+    index = arith::AddIOp::create(b, loc, index, offset);
+  }
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
   return LLVM::IntToPtrOp::create(b, loc,
                                   LLVM::LLVMPointerType::get(b.getContext()), i64);

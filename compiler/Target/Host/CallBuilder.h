@@ -2,7 +2,8 @@
 //
 // Compiled code reaches the runtime only through functions of abi.h. They
 // take bare pointers and 64-bit integers; buffers here are static, dense
-// memrefs, so a call passes each buffer's aligned pointer.
+// memrefs (or dense views of them), so a call passes where each one's
+// elements start.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_TARGET_HOST_CALLBUILDER_H
@@ -19,7 +20,8 @@ public:
   CallBuilder(mlir::ModuleOp module, mlir::Operation *at)
       : module(module), b(at) {}
 
-  /// The aligned pointer of a memref, as `!llvm.ptr`.
+  /// Where a memref's elements start (its aligned pointer, plus its offset
+  /// for a view), as `!llvm.ptr`.
   mlir::Value pointer(mlir::Value memref);
   mlir::Value constant(mlir::Location loc, int64_t v);
   /// Calls `name`, declaring it on first use with these argument and result

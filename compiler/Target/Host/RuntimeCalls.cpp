@@ -107,6 +107,9 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         if (!shard.getElementType().isF32())
           return g.emitError("sharded parameters need f32, not ")
                  << shard.getElementType();
+        if (!shard.areTrailingDimsContiguous(1) ||
+            !cast<MemRefType>(g.getDest().getType()).getLayout().isIdentity())
+          return g.emitError("internal error: an all-gather of a strided shard");
         cb.call(loc, "sinter_rt_all_gather_f32",
                 {cb.pointer(g.getShard()), cb.pointer(g.getDest()),
                  cb.constant(loc, shard.getNumElements())});

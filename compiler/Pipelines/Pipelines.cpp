@@ -116,10 +116,22 @@ static void addHostToLLVMPasses(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
-void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
+/// What a target does before bufferization, and the bufferization.
+static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(host::createRecordPlan());
-  pm.addPass(cpu::createCPUMathApproximations());
+  if (cuda)
+    pm.addPass(cuda::createCUDAReductions());
+  else
+    pm.addPass(cpu::createCPUMathApproximations());
   addBufferizationPasses(pm);
+}
+
+void buildLinalgToMemoryPlanPipeline(mlir::OpPassManager &pm, bool cuda) {
+  addTargetBufferizationPasses(pm, cuda);
+}
+
+void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
+  addTargetBufferizationPasses(pm, /*cuda=*/false);
   pm.addPass(host::createLibraryCalls(host::LibraryCallsOptions{"cpu"}));
   pm.addPass(host::createLowerCopies());
   // Parallel dimensions become scf.parallel, spread over the cores by the
@@ -136,9 +148,7 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
 }
 
 void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
-  pm.addPass(host::createRecordPlan());
-  pm.addPass(cuda::createCUDAReductions());
-  addBufferizationPasses(pm);
+  addTargetBufferizationPasses(pm, /*cuda=*/true);
   pm.addPass(host::createLibraryCalls(host::LibraryCallsOptions{"cuda"}));
   pm.addPass(host::createLowerCopies());
   pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());

@@ -45,6 +45,9 @@ void buildTrainToLinalgPipeline(mlir::OpPassManager &pm);
 void buildGraphToLinalgPipeline(mlir::OpPassManager &pm);
 /// Tensors to buffers to the LLVM dialect (after buildGraphToLinalgPipeline).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
+/// The CPU's (or, with `cuda`, CUDA's) passes up to the memory plan: after
+/// it every step has its complete plan (StepPlan.h). --report-memory.
+void buildLinalgToMemoryPlanPipeline(mlir::OpPassManager &pm, bool cuda);
 /// The CUDA target, in three parts: tensors to buffers, loop nests mapped to
 /// kernels in one gpu.module and host code (what `sinterc --emit=gpu`
 /// prints); the kernels to NVVM and a binary of `cuda.format`; then the

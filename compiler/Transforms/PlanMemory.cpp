@@ -10,6 +10,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <algorithm>
+
 namespace sinter {
 #define GEN_PASS_DEF_PLANMEMORY
 #include "compiler/Transforms/Passes.h.inc"
@@ -62,7 +64,26 @@ using ArenaMaker = function_ref<FailureOr<Value>(uint64_t bytes)>;
 struct PlannedBytes {
   uint64_t arena = 0;
   uint64_t unplanned = 0;
+  /// The most bytes of collectives' buffers (`sinter.communication`) live at
+  /// once in the arena.
+  uint64_t communication = 0;
 };
+
+/// The largest sum of sizes of the lifetimes live at one position.
+uint64_t peakLive(const std::vector<memory::Lifetime> &lifetimes) {
+  std::vector<std::pair<int64_t, int64_t>> events; // position, +size / -size
+  for (const memory::Lifetime &l : lifetimes) {
+    events.push_back({l.first, int64_t(l.size)});
+    events.push_back({l.last + 1, -int64_t(l.size)});
+  }
+  std::sort(events.begin(), events.end(), [](auto a, auto b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  int64_t live = 0, peak = 0;
+  for (auto [at, delta] : events)
+    peak = std::max(peak, live += delta);
+  return uint64_t(peak);
+}
 
 /// Plans the allocations of `block` into one arena by liveness. Blocks
 /// nested in its ops (a loop's body) are planned first, each into an arena
@@ -104,7 +125,7 @@ FailureOr<PlannedBytes> planBlock(Block &block, ArenaMaker makeArena) {
   if (allocs.empty())
     return bytes;
 
-  std::vector<memory::Lifetime> lifetimes;
+  std::vector<memory::Lifetime> lifetimes, communication;
   SmallVector<Operation *> deallocs;
   for (memref::AllocOp alloc : allocs) {
     // A nested arena's buffers were counted when it was planned.
@@ -116,7 +137,10 @@ FailureOr<PlannedBytes> planBlock(Block &block, ArenaMaker makeArena) {
       return alloc.emitError("memory planning: a buffer outlives its loop "
                              "iteration");
     lifetimes.push_back({byteSize(alloc.getType()), first, std::max(first, *last)});
+    if (attrs::communication.has(alloc))
+      communication.push_back(lifetimes.back());
   }
+  bytes.communication = peakLive(communication);
   memory::ArenaPlan plan = memory::planArena(lifetimes);
   FailureOr<Value> arena = makeArena(plan.size);
   if (failed(arena))
@@ -154,6 +178,7 @@ LogicalResult planStep(func::FuncOp step) {
     return failure();
   attrs::arenaBytes.set(step, b.getI64IntegerAttr(bytes->arena));
   attrs::unplannedBytes.set(step, b.getI64IntegerAttr(bytes->unplanned));
+  attrs::communicationBytes.set(step, b.getI64IntegerAttr(bytes->communication));
   return success();
 }
 

@@ -4,7 +4,7 @@
 // bytes; %b overlaps both. Allocations become views of a new last argument.
 // CHECK-LABEL: func.func @chain(
 // CHECK-SAME:    %[[ARENA:[a-z0-9]+]]: memref<8192xi8> {sinter.workspace})
-// CHECK-SAME:    attributes {sinter.arena_bytes = 8192 : i64, sinter.phase = "eval", sinter.unplanned_bytes = 12288 : i64}
+// CHECK-SAME:    attributes {sinter.arena_bytes = 8192 : i64, sinter.communication_bytes = 0 : i64, sinter.phase = "eval", sinter.unplanned_bytes = 12288 : i64}
 // CHECK-NOT:   memref.alloc
 // CHECK:       %[[O1:.*]] = arith.constant 0 : index
 // CHECK-NEXT:  memref.view %[[ARENA]][%[[O1]]][] : memref<8192xi8> to memref<1024xf32>
@@ -134,5 +134,25 @@ func.func @step(%x: memref<256xf32>, %out: memref<256xf32>) attributes {sinter.p
   %h = memref.alloc() : memref<256xf32>
   call @layer(%x, %h) : (memref<256xf32>, memref<256xf32>) -> ()
   call @layer(%h, %out) : (memref<256xf32>, memref<256xf32>) -> ()
+  return
+}
+
+// -----
+
+// Buffers of collectives (`sinter.communication`, as the runtime calls mark
+// them) are counted apart: the most live at once is the first two, 4096 +
+// 1024 bytes; the third (2048) is born after the first dies.
+// CHECK-LABEL: func.func @communication
+// CHECK-SAME:    sinter.communication_bytes = 5120 : i64
+func.func @communication(%x: memref<1024xf32>, %out: memref<256xf32>) attributes {sinter.phase = "train"} {
+  %rows = memref.alloc() {sinter.communication} : memref<1024xf32>
+  linalg.copy ins(%x : memref<1024xf32>) outs(%rows : memref<1024xf32>)
+  %shard = memref.alloc() {sinter.communication} : memref<256xf32>
+  %part = memref.subview %rows[0] [256] [1] : memref<1024xf32> to memref<256xf32, strided<[1]>>
+  linalg.copy ins(%part : memref<256xf32, strided<[1]>>) outs(%shard : memref<256xf32>)
+  %later = memref.alloc() {sinter.communication} : memref<512xf32>
+  %part2 = memref.subview %later[0] [256] [1] : memref<512xf32> to memref<256xf32, strided<[1]>>
+  linalg.copy ins(%shard : memref<256xf32>) outs(%part2 : memref<256xf32, strided<[1]>>)
+  linalg.copy ins(%part2 : memref<256xf32, strided<[1]>>) outs(%out : memref<256xf32>)
   return
 }

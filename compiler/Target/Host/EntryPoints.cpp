@@ -8,9 +8,9 @@
 
 #include "compiler/Target/Host/CallBuilder.h"
 #include "compiler/Target/Host/Passes.h"
+#include "compiler/Target/Host/StepPlan.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "runtime/contract/abi.h"
-#include "runtime/contract/sinter_plan.pb.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -25,19 +25,6 @@ using namespace mlir;
 
 namespace sinter::host {
 namespace {
-
-/// The plan with the arena appended: the memory planner made it the step's
-/// last argument, after the plan was recorded.
-std::string withWorkspace(const std::string &bytes, int64_t arenaBytes) {
-  plan::Step step;
-  step.ParseFromString(bytes);
-  plan::Buffer *workspace = step.add_buffers();
-  workspace->set_name("workspace");
-  workspace->set_kind(plan::WORKSPACE);
-  workspace->set_dtype(plan::BOOL); // one byte per element
-  workspace->add_shape(arenaBytes);
-  return step.SerializeAsString();
-}
 
 /// The step takes the runtime's buffer table instead of one pointer per
 /// buffer, loading each where the old argument was: a step of a deep model
@@ -115,9 +102,7 @@ struct EntryPoints : public impl::EntryPointsBase<EntryPoints> {
         continue;
       if (failed(addEntryPoint(step, phase.getValue())))
         return signalPassFailure();
-      std::string bytes = plan.getValue().str();
-      if (auto arena = attrs::arenaBytes.get(step))
-        bytes = withWorkspace(bytes, arena.getInt());
+      std::string bytes = *completePlan(step);
       OpBuilder b(step);
       addByteConstant(b, step.getLoc(), ("sinter_plan_" + phase.getValue()).str(),
                   bytes);

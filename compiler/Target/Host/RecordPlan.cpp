@@ -1,6 +1,7 @@
 //===- RecordPlan.cpp - Each step's buffer plan, before bufferization -----===//
 
 #include "compiler/Target/Host/Passes.h"
+#include "compiler/Target/Host/StepPlan.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "runtime/contract/sinter_plan.pb.h"
 
@@ -130,4 +131,23 @@ struct RecordPlan : public impl::RecordPlanBase<RecordPlan> {
 };
 
 } // namespace
+std::optional<std::string> completePlan(Operation *step) {
+  auto bytes = attrs::plan.get(step);
+  if (!bytes)
+    return std::nullopt;
+  auto arena = attrs::arenaBytes.get(step);
+  if (!arena)
+    return bytes.getValue().str();
+  plan::Step plan;
+  plan.ParseFromString(bytes.getValue().str());
+  if (auto communication = attrs::communicationBytes.get(step))
+    plan.set_communication_bytes(communication.getInt());
+  plan::Buffer *workspace = plan.add_buffers();
+  workspace->set_name("workspace");
+  workspace->set_kind(plan::WORKSPACE);
+  workspace->set_dtype(plan::BOOL); // one byte per element
+  workspace->add_shape(arena.getInt());
+  return plan.SerializeAsString();
+}
+
 } // namespace sinter::host

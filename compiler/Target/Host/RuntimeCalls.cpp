@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -28,6 +30,21 @@ using namespace sinter::train;
 
 namespace sinter::host {
 namespace {
+
+/// Marks the allocation behind `buffer` (through its views) as a buffer of
+/// a collective, for the memory report; a step argument stays unmarked.
+void markCommunication(Value buffer) {
+  while (Operation *def = buffer.getDefiningOp()) {
+    if (isa<memref::AllocOp>(def)) {
+      attrs::communication.set(def, UnitAttr::get(def->getContext()));
+      return;
+    }
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return;
+    buffer = view.getViewSource();
+  }
+}
 
 LogicalResult lower(ModuleOp module, Operation *op) {
   CallBuilder cb(module, op);
@@ -110,6 +127,8 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         if (!shard.areTrailingDimsContiguous(1) ||
             !cast<MemRefType>(g.getDest().getType()).getLayout().isIdentity())
           return g.emitError("internal error: an all-gather of a strided shard");
+        markCommunication(g.getShard());
+        markCommunication(g.getDest());
         cb.call(loc, "sinter_rt_all_gather_f32",
                 {cb.pointer(g.getShard()), cb.pointer(g.getDest()),
                  cb.constant(loc, shard.getNumElements())});

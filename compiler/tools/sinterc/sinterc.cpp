@@ -9,13 +9,16 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/Host/ObjectEmitter.h"
 #include "compiler/Target/Host/ParallelCodegen.h"
+#include "compiler/Target/Host/StepPlan.h"
 #include "compiler/tools/sinterc/ListParams.h"
+#include "compiler/tools/sinterc/MemoryReport.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "frontend/MLIRDiagnostics.h"
 #include "frontend/MLIRGen.h"
 #include "frontend/Sema.h"
 #include "runtime/config/ConfigLoader.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -105,6 +108,21 @@ static cl::opt<bool> listParams("list-params",
                                 cl::desc("Print every param and state with its "
                                          "shape, and the trainable total"),
                                 cl::cat(category));
+static cl::opt<bool> reportMemoryOpt(
+    "report-memory",
+    cl::desc("Print each rank's memory for every parallel.strategy, from the "
+             "compiled plans (needs --config)"),
+    cl::cat(category));
+static cl::opt<int> worldOpt(
+    "world",
+    cl::desc("With --report-memory: the number of ranks (default: the "
+             "config's parallel.world_size, else 1)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
+static cl::opt<std::string> deviceMemoryOpt(
+    "device-memory",
+    cl::desc("With --report-memory: each device's memory, e.g. 24GiB; the "
+             "report says whether each strategy fits"),
+    cl::value_desc("size"), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
@@ -498,6 +516,61 @@ buildSteps(mlir::MLIRContext &context, std::vector<sinter::ModelGraph> &phases,
   return eval;
 }
 
+/// --report-memory: the train step compiled once per strategy for `world`
+/// ranks, up to its memory plan, and the plans' table.
+int reportMemory(mlir::MLIRContext &context, std::vector<sinter::ModelGraph> &phases,
+                 const sinter::SourceManager &sources,
+                 const sinter::config::TrainConfig &config,
+                 mlir::TimingScope &timing, llvm::raw_ostream &out) {
+  using Parallel = sinter::config::TrainConfig::Parallel;
+  int64_t world = worldOpt > 0 ? worldOpt
+                  : config.parallel().world_size() > 0 ? config.parallel().world_size()
+                                                       : 1;
+  std::optional<sinter::DeviceMemory> device;
+  if (!deviceMemoryOpt.empty()) {
+    std::optional<uint64_t> bytes = sinter::parseByteSize(deviceMemoryOpt);
+    device = sinter::DeviceMemory{deviceMemoryOpt, bytes.value_or(0)};
+    if (!bytes) {
+      std::cerr << "sinterc: error: --device-memory " << deviceMemoryOpt
+                << ": expected a size such as 24GiB or 80GB\n";
+      return 1;
+    }
+  }
+  std::vector<sinter::StrategyPlan> columns;
+  for (Parallel::Strategy strategy :
+       {Parallel::DDP, Parallel::ZERO1, Parallel::ZERO2, Parallel::FULL_SHARD}) {
+    sinter::StrategyPlan column{Parallel::Strategy_Name(strategy), std::nullopt, ""};
+    if (strategy == Parallel::ZERO2 || strategy == Parallel::FULL_SHARD) {
+      column.missing = "not built yet";
+      columns.push_back(column);
+      continue;
+    }
+    std::optional<sinter::config::TrainConfig> cfg = config;
+    cfg->mutable_parallel()->set_strategy(strategy);
+    cfg->mutable_parallel()->set_world_size(int32_t(world));
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        buildSteps(context, phases, sources, cfg, timing);
+    if (!module)
+      return 1;
+    mlir::PassManager pm(&context);
+    sinter::buildLinalgToMemoryPlanPipeline(pm, compilesForCuda(cfg));
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+    for (auto f : module->getOps<mlir::func::FuncOp>())
+      if (auto phase = sinter::attrs::phase.get(f); phase && phase == "train")
+        column.plan = sinter::host::completePlan(f);
+    if (!column.plan) {
+      std::cerr << "sinterc: error: --report-memory: the model has no train step\n";
+      return 1;
+    }
+    columns.push_back(column);
+  }
+  std::ostringstream os;
+  sinter::printMemoryReport(columns, world, device, os);
+  out << os.str();
+  return 0;
+}
+
 int run() {
   // Reported on stderr when run returns (--timing).
   mlir::DefaultTimingManager timingManager;
@@ -561,7 +634,7 @@ int run() {
   // A program is written by the linker; every other stage through `output`.
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output;
-  if (emitStage != Emit::Exe || listParams) {
+  if (emitStage != Emit::Exe || listParams || reportMemoryOpt) {
     output = mlir::openOutputFile(outputFile, &errorMessage);
     if (!output) {
       std::cerr << "sinterc: error: " << errorMessage << "\n";
@@ -604,6 +677,16 @@ int run() {
   sinter::SourceDiagnosticHandler handler(context, diags, sources);
   if (config)
     warnLocalBatchNorm(*config, phases.front(), diags);
+  if (reportMemoryOpt) {
+    if (!config) {
+      std::cerr << "sinterc: error: --report-memory needs a config (--config FILE)\n";
+      return 1;
+    }
+    int rc = reportMemory(context, phases, sources, *config, timing, output->os());
+    if (rc == 0)
+      output->keep();
+    return rc;
+  }
   mlir::OwningOpRef<mlir::ModuleOp> module =
       buildSteps(context, phases, sources, config, timing);
   if (!module)
@@ -625,7 +708,11 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "Sinter compiler\n");
   // With -o FILE and no --emit, build the program.
-  if (emitStage.getNumOccurrences() == 0 && outputFile != "-" && !listParams)
+  if (emitStage.getNumOccurrences() == 0 && outputFile != "-" && !listParams &&
+      !reportMemoryOpt)
     emitStage = Emit::Exe;
+  // The report builds the steps to linalg, then plans their memory.
+  if (reportMemoryOpt)
+    emitStage = Emit::Linalg;
   return run();
 }

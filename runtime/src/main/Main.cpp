@@ -19,6 +19,7 @@
 #include "runtime/config/ConfigLoader.h"
 #include "runtime/contract/abi.h"
 #include "support/AtomicFile.h"
+#include "support/ResidentMemory.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -205,8 +206,33 @@ Expected<TrainInputs> prepareTraining(const config::TrainConfig &cfg,
 }
 
 /// The default: train for cfg.steps steps, evaluating every eval.every.
+/// Each rank's measured memory against its plan's: the most it held
+/// resident, and how much above what it held before the steps' buffers.
+void logMemory(int rank, std::optional<uint64_t> before, const Step &train,
+               const std::optional<Step> &eval) {
+  std::optional<uint64_t> peak = peakResidentBytes();
+  if (!peak || !before)
+    return;
+  auto mib = [](uint64_t b) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f MiB", double(b) / (1 << 20));
+    return std::string(text);
+  };
+  uint64_t planned = train.buffers.deviceBytes() + train.buffers.hostCopyBytes();
+  if (eval)
+    planned += eval->buffers.deviceBytes() + eval->buffers.hostCopyBytes();
+  std::string onDevice = train.plan.device == "cuda"
+                             ? " (" + mib(train.buffers.deviceBytes()) + " of it on the GPU)"
+                             : "";
+  std::printf("memory, rank %d: peak %s resident, %s above its start; the plans' "
+              "buffers %s%s\n",
+              rank, mib(*peak).c_str(), mib(*peak - std::min(*peak, *before)).c_str(),
+              mib(planned).c_str(), onDevice.c_str());
+}
+
 int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
                 const Options &opts) {
+  std::optional<uint64_t> residentAtStart = residentBytes();
   Expected<TrainInputs> inputs = prepareTraining(cfg, baseDir, opts);
   if (!inputs.ok())
     return fail(inputs.message());
@@ -256,6 +282,8 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
     return 128 + interruptSignal(); // stopped cleanly, with a checkpoint
   if (!trained.ok())
     return fail(trained.message());
+  std::fflush(stdout);
+  logMemory((*comm)->rank(), residentAtStart, *step, eval);
   if (!opts.saveFile.empty()) {
     Status saved = saveParameters(step->plan, step->buffers, opts.saveFile);
     if (!saved.ok())

@@ -159,6 +159,7 @@ Expected<BufferSet> BufferSet::allocate(const StepPlan &plan, Device &device) {
     if (!p.ok())
       return p.status().withPrefix(what + ": ");
     set.deviceStorage.emplace_back(*p, Release{&device});
+    set.onDevice += size;
     return *p;
   };
   for (const GradientBucket &bucket : plan.buckets) {
@@ -194,6 +195,7 @@ Expected<BufferSet> BufferSet::allocate(const StepPlan &plan, Device &device) {
       return Status::error("out of host memory for a copy of '" + b.name + "'");
     std::memset(host, 0, aligned(b.byteSize));
     set.hostStorage.emplace_back(host);
+    set.hostCopies += aligned(b.byteSize);
     set.hostPointers[i] = host;
   }
   return set;

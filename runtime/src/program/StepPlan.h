@@ -99,6 +99,9 @@ public:
   void *bucketData(size_t b) { return bucketStart[b]; }
   uint64_t bucketElements(size_t b) const { return bucketCount[b]; }
   Device &device() const { return *dev; }
+  /// Bytes allocated on the device, and for host copies (0 on the CPU).
+  uint64_t deviceBytes() const { return onDevice; }
+  uint64_t hostCopyBytes() const { return hostCopies; }
 
   /// Buffer i, or every buffer of these kinds, from the host to the device.
   Status upload(size_t i);
@@ -124,6 +127,7 @@ private:
   std::vector<void *> hostPointers;
   std::vector<void *> bucketStart;
   std::vector<uint64_t> bucketCount;
+  uint64_t onDevice = 0, hostCopies = 0;
 };
 
 } // namespace sinter::rt

@@ -1,0 +1,116 @@
+"""The memory report (sinterc --report-memory) is the compiled plan, and the
+plan is what a run holds (DOMAIN.md 5).
+
+- For the tiny GPT and GPT-2 124M (T=128, micro-batch 1) at W=2, each
+  built strategy's reported total is the plans' buffers the program logs;
+  on GPT-2 124M every rank's measured resident growth is within 5% of it
+  (on the tiny GPT the runtime's own fixed cost, a few MiB, is most of it,
+  so there it is within 8 MiB).
+- The model state per rank follows DOMAIN.md 5 (f32): 16Ψ for DDP, 8Ψ + 8Ψ/W
+  for ZERO1, up to padding and 64-byte alignment.
+- GPT-2 XL (1.5B parameters, micro-batch 1, T=1024) does not fit a 24 GiB
+  device under DDP.
+
+    python3 check_memory_report.py WORKDIR EXAMPLES_DIR
+"""
+import os
+import re
+import sys
+
+from sinter_testing import run
+
+W = 2
+STRATEGIES = ["DDP", "ZERO1"]
+TINY = ('set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
+        'set { key: "dim" value: "64" } set { key: "heads" value: "4" } '
+        'set { key: "layers" value: "2" }\nshapes { key: "T" value: 32 }\n'
+        "batch { global: 16 micro: 4 }\n")
+GPT2 = 'shapes { key: "T" value: 128 }\nbatch { global: 2 micro: 1 }\n'
+XL = ('set { key: "layers" value: "48" } set { key: "dim" value: "1600" } '
+      'set { key: "heads" value: "25" }\nshapes { key: "T" value: 1024 }\n'
+      "batch { global: 2 micro: 1 }\n")
+
+
+def config(work, name, examples, lines):
+    path = os.path.join(work, name + ".pbtxt")
+    with open(path, "w") as f:
+        f.write(f'model: "{examples}/gpt/gpt.sn"\n{lines}'
+                "optimizer { adamw { lr: 1e-4 weight_decay: 0.1 } }\n"
+                "data { train { synthetic { } } }\nsteps: 1\nlog { every: 1 }\n")
+    return path
+
+
+def report(cfg, *extra):
+    """{row: {strategy: cell}} of the report's table, and its Ψ."""
+    out = run(["sinterc", "--config", cfg, "--report-memory", "--world", str(W), *extra])
+    lines = out.splitlines()
+    header = next(i for i, l in enumerate(lines) if l.split()[:1] == ["DDP"])
+    names = lines[header].split()
+    table = {}
+    for line in lines[header + 1:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) == len(names) + 1:
+            table[cells[0]] = dict(zip(names, cells[1:]))
+    psi = int(re.search(r"Ψ = (\d+) parameters", out).group(1))
+    return table, psi, out
+
+
+def mib(cell):
+    return float(cell.split()[0])
+
+
+def measured(cfg, prog, strategy):
+    """Each rank's (MiB above its start, the plans' MiB) from the run's log."""
+    run(["sinterc", "--config", cfg, "--set", f"parallel.strategy={strategy}",
+         "--set", f"parallel.world_size={W}", "-o", prog])
+    out = run(["sinter-run", "-n", str(W), prog])
+    found = re.findall(r"memory, rank (\d+): peak [0-9.]+ MiB resident, ([0-9.]+) MiB "
+                       r"above its start; the plans' buffers ([0-9.]+) MiB", out)
+    if len(found) != W:
+        sys.exit(f"FAIL: {prog}: no memory line per rank:\n{out}")
+    return [(float(above), float(planned)) for _, above, planned in found]
+
+
+def check(work, examples, name, lines, relative, absolute):
+    cfg = config(work, name, examples, lines)
+    table, psi, text = report(cfg)
+    rows = []
+    for strategy in STRATEGIES:
+        total = mib(table["total"][strategy])
+        state = mib(table["model state"][strategy]) * 2**20
+        want = 16 * psi if strategy == "DDP" else 8 * psi + 8 * psi / W
+        if abs(state - want) > 1e-3 * want + 2**20 * 0.1:
+            sys.exit(f"FAIL: {name} {strategy}: model state {state:.0f} bytes, "
+                     f"DOMAIN.md 5 says {want:.0f}\n{text}")
+        for rank, (above, planned) in enumerate(
+                measured(cfg, os.path.join(work, f"{name}_{strategy}"), strategy)):
+            if abs(planned - total) > 0.05:
+                sys.exit(f"FAIL: {name} {strategy}: the program's plan ({planned} MiB) "
+                         f"is not the report's ({total} MiB)")
+            if abs(above - total) > max(relative * total, absolute):
+                sys.exit(f"FAIL: {name} {strategy} rank {rank}: measured {above} MiB, "
+                         f"reported {total} MiB")
+            rows.append(f"{strategy} rank {rank}: reported {total} MiB, measured {above} MiB")
+    print(f"{name}: W={W}, " + "; ".join(rows))
+    ddp, zero1 = (mib(table["optimizer state"][s]) for s in STRATEGIES)
+    if abs(zero1 - ddp / W) > 0.1:
+        sys.exit(f"FAIL: {name}: ZERO1's optimizer state is not 1/W of DDP's\n{text}")
+
+
+def main():
+    work, examples = sys.argv[1], os.path.abspath(sys.argv[2])
+    os.makedirs(work, exist_ok=True)
+    check(work, examples, "gpt_tiny", TINY, relative=0.05, absolute=8.0)
+    check(work, examples, "gpt2_124m", GPT2, relative=0.05, absolute=0.0)
+    print("model state: DDP 16Ψ and ZERO1 8Ψ + 8Ψ/W, as DOMAIN.md 5 says")
+    table, _, text = report(config(work, "gpt2_xl", examples, XL),
+                            "--device-memory", "24GiB")
+    fits = table["fits in 24GiB"]
+    if fits["DDP"] != "no":
+        sys.exit(f"FAIL: GPT-2 XL fits in 24 GiB under DDP?\n{text}")
+    print(f"GPT-2 XL on 24 GiB devices at W={W}: DDP {fits['DDP']} "
+          f"({table['total']['DDP']}), ZERO1 {fits['ZERO1']} ({table['total']['ZERO1']})")
+
+
+if __name__ == "__main__":
+    main()

@@ -760,11 +760,10 @@ void Validator::checkNotBuilt(const TrainConfig &cfg) {
   using Parallel = TrainConfig::Parallel;
   FieldPath parallel = sub({}, "parallel");
   Parallel::Strategy strategy = cfg.parallel().strategy();
-  if (strategy == Parallel::ZERO2 || strategy == Parallel::FULL_SHARD)
+  if (strategy == Parallel::FULL_SHARD)
     report(sub(parallel, "strategy"),
-           "parallel.strategy " + Parallel::Strategy_Name(strategy) +
-               " is not built yet; DDP (the default) and ZERO1 (optimizer "
-               "state sharded) are");
+           "parallel.strategy FULL_SHARD is not built yet; DDP (the default), "
+           "ZERO1 (optimizer state sharded) and ZERO2 (gradients too) are");
   if (!cfg.parallel().overlap())
     report(sub(parallel, "overlap"),
            "parallel.overlap false is not built yet; gradient sums always overlap the "
@@ -814,12 +813,15 @@ void Validator::run(const TrainConfig &cfg) {
   FieldPath parallel = sub({}, "parallel");
   positive(sub(parallel, "bucket_cap_mb"), cfg.parallel().bucket_cap_mb());
   nonNegative(sub(parallel, "world_size"), int64_t(cfg.parallel().world_size()));
-  if (cfg.parallel().strategy() == TrainConfig::Parallel::ZERO1 &&
-      cfg.parallel().world_size() < 1)
+  TrainConfig::Parallel::Strategy strategy = cfg.parallel().strategy();
+  bool sharded = strategy == TrainConfig::Parallel::ZERO1 ||
+                 strategy == TrainConfig::Parallel::ZERO2;
+  if (sharded && cfg.parallel().world_size() < 1)
     report(sub(parallel, "strategy"),
-           "parallel.strategy ZERO1 compiles each rank's shard of the optimizer "
-           "state, so it needs parallel.world_size, the number of ranks "
-           "(--set parallel.world_size=N)");
+           "parallel.strategy " + TrainConfig::Parallel::Strategy_Name(strategy) +
+               " compiles each rank's shard of the optimizer state, so it needs "
+               "parallel.world_size, the number of ranks (--set "
+               "parallel.world_size=N)");
 
   FieldPath data = sub({}, "data");
   checkSource(sub(data, "train"), cfg.data().train());

@@ -78,7 +78,12 @@ void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
  *     runtime sums them over the ranks before returning;
  *   - this process's rank, in [0, world size);
  *   - gather every rank's `count` floats at `shard` into `rows` (rank r's
- *     at rows + r * count), now (a sharded update's new parameters). */
+ *     at rows + r * count), now (a sharded update's new parameters);
+ *   - start collective `id`: `shard` (count floats) becomes the sum over the
+ *     ranks of their rows + rank * count (the rows are its scratch); return
+ *     at once (ZERO2's gradient buckets). Neither may be touched until
+ *   - collective `id` is waited for; `scratch` is the rows it started with
+ *     (passing them keeps the step's memory plan from reusing them before). */
 int64_t sinter_rt_micro_batch_count(void);
 int64_t sinter_rt_global_batch(void);
 int64_t sinter_rt_random_key(int64_t micro_batch);
@@ -90,6 +95,9 @@ void sinter_rt_all_reduce_sum_f64(double *data, int64_t count);
 void sinter_rt_gradients_ready(void);
 int64_t sinter_rt_rank(void);
 void sinter_rt_all_gather_f32(const float *shard, float *rows, int64_t count);
+void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
+                                        int64_t count);
+void sinter_rt_collective_wait(int64_t id, const void *scratch);
 
 /* The scalars of this step's update (the train step reads them after its
  * gradients are final). The runtime computes the learning-rate schedule and

@@ -7,7 +7,7 @@ plan is what a run holds (DOMAIN.md 5).
   (on the tiny GPT the runtime's own fixed cost, a few MiB, is most of it,
   so there it is within 8 MiB).
 - The model state per rank follows DOMAIN.md 5 (f32): 16Ψ for DDP, 8Ψ + 8Ψ/W
-  for ZERO1, up to padding and 64-byte alignment.
+  for ZERO1, 4Ψ + 12Ψ/W for ZERO2, up to padding and 64-byte alignment.
 - GPT-2 XL (1.5B parameters, micro-batch 1, T=1024) does not fit a 24 GiB
   device under DDP.
 
@@ -20,7 +20,10 @@ import sys
 from sinter_testing import run
 
 W = 2
-STRATEGIES = ["DDP", "ZERO1"]
+STRATEGIES = ["DDP", "ZERO1", "ZERO2"]
+# DOMAIN.md 5, f32 with AdamW: model-state bytes per rank.
+MODEL_STATE = {"DDP": lambda p: 16 * p, "ZERO1": lambda p: 8 * p + 8 * p / W,
+               "ZERO2": lambda p: 4 * p + 12 * p / W}
 TINY = ('set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
         'set { key: "dim" value: "64" } set { key: "heads" value: "4" } '
         'set { key: "layers" value: "2" }\nshapes { key: "T" value: 32 }\n'
@@ -78,7 +81,7 @@ def check(work, examples, name, lines, relative, absolute):
     for strategy in STRATEGIES:
         total = mib(table["total"][strategy])
         state = mib(table["model state"][strategy]) * 2**20
-        want = 16 * psi if strategy == "DDP" else 8 * psi + 8 * psi / W
+        want = MODEL_STATE[strategy](psi)
         if abs(state - want) > 1e-3 * want + 2**20 * 0.1:
             sys.exit(f"FAIL: {name} {strategy}: model state {state:.0f} bytes, "
                      f"DOMAIN.md 5 says {want:.0f}\n{text}")
@@ -92,9 +95,12 @@ def check(work, examples, name, lines, relative, absolute):
                          f"reported {total} MiB")
             rows.append(f"{strategy} rank {rank}: reported {total} MiB, measured {above} MiB")
     print(f"{name}: W={W}, " + "; ".join(rows))
-    ddp, zero1 = (mib(table["optimizer state"][s]) for s in STRATEGIES)
-    if abs(zero1 - ddp / W) > 0.1:
-        sys.exit(f"FAIL: {name}: ZERO1's optimizer state is not 1/W of DDP's\n{text}")
+    ddp, zero1, zero2 = (mib(table["optimizer state"][s]) for s in STRATEGIES)
+    if abs(zero1 - ddp / W) > 0.1 or abs(zero2 - ddp / W) > 0.1:
+        sys.exit(f"FAIL: {name}: the sharded optimizer state is not 1/W of DDP's\n{text}")
+    ddp, zero2 = (mib(table["gradients"][s]) for s in ("DDP", "ZERO2"))
+    if abs(zero2 - ddp / W) > 0.1:
+        sys.exit(f"FAIL: {name}: ZERO2's gradients are not 1/W of DDP's\n{text}")
 
 
 def main():
@@ -102,14 +108,14 @@ def main():
     os.makedirs(work, exist_ok=True)
     check(work, examples, "gpt_tiny", TINY, relative=0.05, absolute=8.0)
     check(work, examples, "gpt2_124m", GPT2, relative=0.05, absolute=0.0)
-    print("model state: DDP 16Ψ and ZERO1 8Ψ + 8Ψ/W, as DOMAIN.md 5 says")
+    print("model state: DDP 16Ψ, ZERO1 8Ψ + 8Ψ/W and ZERO2 4Ψ + 12Ψ/W, as DOMAIN.md 5 says")
     table, _, text = report(config(work, "gpt2_xl", examples, XL),
                             "--device-memory", "24GiB")
     fits = table["fits in 24GiB"]
     if fits["DDP"] != "no":
         sys.exit(f"FAIL: GPT-2 XL fits in 24 GiB under DDP?\n{text}")
-    print(f"GPT-2 XL on 24 GiB devices at W={W}: DDP {fits['DDP']} "
-          f"({table['total']['DDP']}), ZERO1 {fits['ZERO1']} ({table['total']['ZERO1']})")
+    print(f"GPT-2 XL on 24 GiB devices at W={W}: " + ", ".join(
+        f"{s} {fits[s]} ({table['total'][s]})" for s in STRATEGIES))
 
 
 if __name__ == "__main__":

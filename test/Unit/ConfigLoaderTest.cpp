@@ -467,12 +467,13 @@ const ValidationCase kNotBuiltCases[] = {
      "train.pbtxt:1:12: error: parallel.strategy ZERO1 compiles each rank's shard of the "
      "optimizer state, so it needs parallel.world_size, the number of ranks (--set "
      "parallel.world_size=N)"},
-    {"StrategyZero2", "parallel { strategy: ZERO2 }",
-     "train.pbtxt:1:12: error: parallel.strategy ZERO2 is not built yet; DDP (the default) "
-     "and ZERO1 (optimizer state sharded) are"},
+    {"StrategyZero2WithoutWorldSize", "parallel { strategy: ZERO2 }",
+     "train.pbtxt:1:12: error: parallel.strategy ZERO2 compiles each rank's shard of the "
+     "optimizer state, so it needs parallel.world_size, the number of ranks (--set "
+     "parallel.world_size=N)"},
     {"StrategyFullShard", "parallel { bucket_cap_mb: 10 strategy: FULL_SHARD }",
      "train.pbtxt:1:30: error: parallel.strategy FULL_SHARD is not built yet; DDP (the "
-     "default) and ZERO1 (optimizer state sharded) are"},
+     "default), ZERO1 (optimizer state sharded) and ZERO2 (gradients too) are"},
     {"OverlapFalse", "parallel { overlap: false }",
      "train.pbtxt:1:12: error: parallel.overlap false is not built yet; gradient sums "
      "always overlap the last micro-batch's backward pass (overlap: true, the default)"},
@@ -510,8 +511,8 @@ TEST(ConfigLoader, NotBuiltSettingsAreRefusedInValidateConfig) {
   cfg.mutable_parallel()->set_strategy(TrainConfig::Parallel::FULL_SHARD);
   std::string error;
   EXPECT_FALSE(validateConfig(cfg, error));
-  EXPECT_EQ(error, "error: parallel.strategy FULL_SHARD is not built yet; DDP (the default) "
-                   "and ZERO1 (optimizer state sharded) are");
+  EXPECT_EQ(error, "error: parallel.strategy FULL_SHARD is not built yet; DDP (the default), "
+                   "ZERO1 (optimizer state sharded) and ZERO2 (gradients too) are");
 }
 
 //===----------------------------------------------------------------------===//
@@ -557,8 +558,9 @@ TEST(ConfigLoader, NotBuiltInputRefusesEachSettingAtItsField) {
   EXPECT_EQ(error,
                 path + ":5:13: error: precision.compute BF16 is not built yet; training "
                        "computes in f32 (compute: F32, the default)\n" +
-                path + ":7:3: error: parallel.strategy ZERO2 is not built yet; DDP (the "
-                       "default) and ZERO1 (optimizer state sharded) are\n" +
+                path + ":7:3: error: parallel.strategy FULL_SHARD is not built yet; DDP (the "
+                       "default), ZERO1 (optimizer state sharded) and ZERO2 (gradients too) "
+                       "are\n" +
                 path + ":8:3: error: parallel.overlap false is not built yet; gradient sums "
                        "always overlap the last micro-batch's backward pass (overlap: true, "
                        "the default)\n" +
@@ -743,7 +745,8 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
        "when sinterc compiles the program (this one has DDP); changing it at run time is not "
        "built yet, so recompile with the new value\n"
        "--set parallel.strategy=FULL_SHARD: error: parallel.strategy FULL_SHARD is not built "
-       "yet; DDP (the default) and ZERO1 (optimizer state sharded) are"},
+       "yet; DDP (the default), ZERO1 (optimizer state sharded) and ZERO2 (gradients too) "
+       "are"},
       {"parallel.overlap=false",
        "--set parallel.overlap=false: error: parallel.overlap false is not built yet; "
        "gradient sums always overlap the last micro-batch's backward pass (overlap: true, "
@@ -919,13 +922,14 @@ TEST(ConfigMerge, NotBuiltSettingsInTheOverlayAreRefusedAtTheField) {
   TrainConfig cfg = parseOk(kFullConfig);
   std::string before = cfg.SerializeAsString(), error;
   EXPECT_FALSE(mergeConfigText(
-      cfg, "steps: 3\nparallel { strategy: ZERO2 }\nprecision { compute: BF16 }\n",
+      cfg, "steps: 3\nparallel { strategy: FULL_SHARD }\nprecision { compute: BF16 }\n",
       "over.pbtxt", error));
-  EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.strategy (ZERO2) is fixed when sinterc "
-                   "compiles the program (this one has DDP); changing it at run time is not "
-                   "built yet, so recompile with the new value\n"
-                   "over.pbtxt:2:12: error: parallel.strategy ZERO2 is not built yet; DDP "
-                   "(the default) and ZERO1 (optimizer state sharded) are\n"
+  EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.strategy (FULL_SHARD) is fixed when "
+                   "sinterc compiles the program (this one has DDP); changing it at run time "
+                   "is not built yet, so recompile with the new value\n"
+                   "over.pbtxt:2:12: error: parallel.strategy FULL_SHARD is not built yet; DDP "
+                   "(the default), ZERO1 (optimizer state sharded) and ZERO2 (gradients too) "
+                   "are\n"
                    "over.pbtxt:3:13: error: precision.compute BF16 is not built yet; "
                    "training computes in f32 (compute: F32, the default)");
   EXPECT_EQ(cfg.SerializeAsString(), before);

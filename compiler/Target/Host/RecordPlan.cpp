@@ -48,6 +48,7 @@ LogicalResult describe(Location loc, Type type, DictionaryAttr dict,
       {attrs::output, plan::OUTPUT}, {attrs::gradient, plan::GRADIENT},
       {attrs::optimizerState, plan::OPTIMIZER_STATE},
       {attrs::gradNorm, plan::GRAD_NORM},
+      {attrs::gradientSlices, plan::GRADIENT_SLICES},
       {attrs::nonFinite, plan::NON_FINITE}};
   for (const auto &[attr, kind] : kinds) {
     if (auto name = attr.in(dict)) {

@@ -134,6 +134,28 @@ LogicalResult lower(ModuleOp module, Operation *op) {
                  cb.constant(loc, shard.getNumElements())});
         return success();
       })
+      .Case([&](ReduceScatterStartOp r) -> LogicalResult {
+        auto shard = cast<MemRefType>(r.getShard().getType());
+        if (!shard.getElementType().isF32())
+          return r.emitError("sharded gradients need f32, not ")
+                 << shard.getElementType();
+        if (!shard.getLayout().isIdentity() ||
+            !cast<MemRefType>(r.getRows().getType()).getLayout().isIdentity())
+          return r.emitError("internal error: a reduce-scatter of strided buffers");
+        markCommunication(r.getRows());
+        markCommunication(r.getShard());
+        cb.call(loc, "sinter_rt_reduce_scatter_start_f32",
+                {cb.constant(loc, r.getId()), cb.pointer(r.getRows()),
+                 cb.pointer(r.getShard()), cb.constant(loc, shard.getNumElements())});
+        return success();
+      })
+      .Case([&](CollectiveWaitOp w) {
+        // The rows are the collective's until here: using them here keeps
+        // the memory plan from giving their bytes to anything before.
+        cb.call(loc, "sinter_rt_collective_wait",
+                {cb.constant(loc, w.getId()), cb.pointer(w.getKeep())});
+        return success();
+      })
       .Case([&](HyperparameterOp h) {
         // The dialect's names, in abi.h's order (sinter_hyperparameter).
         ArrayRef<StringRef> names = HyperparameterOp::knownNames();

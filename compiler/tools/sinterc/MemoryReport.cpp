@@ -56,6 +56,7 @@ Breakdown breakdown(const plan::Step &step) {
       out.params += bytes;
       break;
     case plan::GRADIENT:
+    case plan::GRADIENT_SLICES:
       out.gradients += bytes;
       break;
     case plan::OPTIMIZER_STATE:

@@ -540,7 +540,7 @@ int reportMemory(mlir::MLIRContext &context, std::vector<sinter::ModelGraph> &ph
   for (Parallel::Strategy strategy :
        {Parallel::DDP, Parallel::ZERO1, Parallel::ZERO2, Parallel::FULL_SHARD}) {
     sinter::StrategyPlan column{Parallel::Strategy_Name(strategy), std::nullopt, ""};
-    if (strategy == Parallel::ZERO2 || strategy == Parallel::FULL_SHARD) {
+    if (strategy == Parallel::FULL_SHARD) {
       column.missing = "not built yet";
       columns.push_back(column);
       continue;

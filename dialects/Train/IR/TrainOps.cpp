@@ -3,6 +3,7 @@
 #include "dialects/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -157,6 +158,80 @@ LogicalResult AllGatherOp::bufferize(RewriterBase &rewriter,
     return failure();
   AllGatherOp::create(rewriter, getLoc(), Type(), *shard, *dest);
   replaceOpWithBufferizedValues(rewriter, getOperation(), *dest);
+  return success();
+}
+
+LogicalResult ReduceScatterStartOp::verify() {
+  auto rows = cast<ShapedType>(getRows().getType());
+  bool onTensors = isa<RankedTensorType>(rows);
+  if (onTensors != bool(getResult()) || onTensors == bool(getShard()))
+    return emitOpError("on tensors returns the shard; on buffers writes `into`");
+  auto shard = onTensors ? cast<ShapedType>(getResult().getType())
+                         : cast<ShapedType>(getShard().getType());
+  if (!rows.hasStaticShape() || rows.getRank() != 2 || !shard.hasStaticShape() ||
+      shard.getRank() != 1 || shard.getDimSize(0) != rows.getDimSize(1) ||
+      shard.getElementType() != rows.getElementType())
+    return emitOpError("scatters static rows into a 1-D shard of a row's size "
+                       "and element type");
+  return success();
+}
+
+bool ReduceScatterStartOp::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) {
+  return true;
+}
+
+bool ReduceScatterStartOp::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {
+  return false;
+}
+
+bool ReduceScatterStartOp::bufferizesToAllocation(Value) { return true; }
+
+AliasingValueList ReduceScatterStartOp::getAliasingValues(OpOperand &,
+                                                          const AnalysisState &) {
+  return {};
+}
+
+LogicalResult ReduceScatterStartOp::bufferize(RewriterBase &rewriter,
+                                              const BufferizationOptions &options,
+                                              BufferizationState &state) {
+  FailureOr<Value> rows = getBuffer(rewriter, getRows(), options, state);
+  if (failed(rows))
+    return failure();
+  auto type = cast<RankedTensorType>(getResult().getType());
+  Value shard = memref::AllocOp::create(
+      rewriter, getLoc(), MemRefType::get(type.getShape(), type.getElementType()));
+  ReduceScatterStartOp::create(rewriter, getLoc(), Type(), getIdAttr(), *rows, shard);
+  replaceOpWithBufferizedValues(rewriter, getOperation(), shard);
+  return success();
+}
+
+// The waited value is written (by the collective) in place; what is kept is
+// only read.
+bool CollectiveWaitOp::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) {
+  return true;
+}
+
+bool CollectiveWaitOp::bufferizesToMemoryWrite(OpOperand &operand,
+                                               const AnalysisState &) {
+  return operand.getOperandNumber() == 0;
+}
+
+AliasingValueList CollectiveWaitOp::getAliasingValues(OpOperand &operand,
+                                                      const AnalysisState &) {
+  if (operand.getOperandNumber() != 0)
+    return {};
+  return {{getResult(), BufferRelation::Equivalent}};
+}
+
+LogicalResult CollectiveWaitOp::bufferize(RewriterBase &rewriter,
+                                          const BufferizationOptions &options,
+                                          BufferizationState &state) {
+  FailureOr<Value> value = getBuffer(rewriter, getValue(), options, state);
+  FailureOr<Value> keep = getBuffer(rewriter, getKeep(), options, state);
+  if (failed(value) || failed(keep))
+    return failure();
+  CollectiveWaitOp::create(rewriter, getLoc(), Type(), getIdAttr(), *value, *keep);
+  replaceOpWithBufferizedValues(rewriter, getOperation(), *value);
   return success();
 }
 

@@ -165,6 +165,60 @@ def Train_AllGatherOp : Train_Op<"all_gather", [
   let hasVerifier = 1;
 }
 
+def Train_ReduceScatterStartOp : Train_Op<"reduce_scatter_start", [
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "bufferizesToAllocation", "getAliasingValues", "bufferize"]>]> {
+  let summary = "Starts summing rows over the ranks, each rank keeping its own";
+  let description = [{
+    A collective that returns at once: `shard` becomes the sum over the
+    ranks of row r of `rows`, on rank r. Its value is there only after the
+    `train.collective_wait` of the same `id`. `rows` is the collective's
+    scratch: it must stay alive until the wait, and nothing reads it after
+    this op (the wait's `keep` only holds it). Every rank must start the same
+    collectives in the same order.
+    On tensors it returns the shard, in a new buffer; on buffers it writes
+    `shard`.
+
+    Example:
+    ```mlir
+    %s = train.reduce_scatter_start 3, %rows : tensor<2x96xf32> -> tensor<96xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$id, AnyShaped:$rows, Optional<AnyMemRef>:$shard);
+  let results = (outs Optional<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $id `,` $rows (`into` $shard^)? attr-dict `:` type($rows)
+    (`into` type($shard)^)? (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_CollectiveWaitOp : Train_Op<"collective_wait", [
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "Waits for a started collective";
+  let description = [{
+    The collective `id` (a `train.reduce_scatter_start`) is done: returns
+    its `result`, now valid. `keep` (its input) is read here only so that
+    it stays alive and untouched until the wait. On buffers it has no
+    results.
+
+    Example:
+    ```mlir
+    %done = train.collective_wait 3, %s keep %rows
+        : tensor<96xf32>, tensor<2x96xf32> -> tensor<96xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$id, AnyShaped:$value, AnyShaped:$keep);
+  let results = (outs Optional<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $id `,` $value `keep` $keep attr-dict `:` type($value) `,` type($keep)
+    (`->` type($result)^)?
+  }];
+}
+
 def Train_MicroBatchInputOp : Train_Op<"micro_batch_input", [
     AllTypesMatch<["dest", "result"]>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,

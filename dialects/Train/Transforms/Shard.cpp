@@ -12,6 +12,7 @@
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "dialects/Train/IR/TrainOps.h"
 #include "dialects/Train/Transforms/Passes.h"
+#include "dialects/Train/Transforms/ShardGradients.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,9 +30,7 @@ namespace sinter::train {
 using namespace mlir;
 
 namespace sinter::train {
-namespace {
 
-/// `v` as one dimension (a scalar becomes one element), and back.
 Value flatten(OpBuilder &b, Location loc, Value v) {
   auto type = cast<RankedTensorType>(v.getType());
   auto flat = RankedTensorType::get({type.getNumElements()}, type.getElementType());
@@ -60,6 +59,8 @@ Value unflatten(OpBuilder &b, Location loc, Value flat, RankedTensorType type) {
                                        ArrayRef<ReassociationIndices>{all});
 }
 
+namespace {
+
 /// One parameter's update, and the sizes of its shards.
 struct Sharded {
   Operation *update;  ///< train.adamw_update or train.sgd_update
@@ -73,9 +74,14 @@ struct Sharded {
 
 class Sharder {
 public:
-  Sharder(func::FuncOp f, int64_t world) : func(f), world(world) {}
+  Sharder(func::FuncOp f, int64_t world, bool shardedGradients)
+      : func(f), world(world), shardedGradients(shardedGradients) {}
 
   LogicalResult run() {
+    // The groups are the gradient buckets, which ZERO2 then takes apart.
+    bucketLayout = attrs::buckets.get(func);
+    if (shardedGradients && failed(shardGradients(func, world, gradientSlices)))
+      return failure();
     SmallVector<Operation *> updates;
     func.walk([&](Operation *op) {
       if (isa<AdamWUpdateOp, SGDUpdateOp>(op))
@@ -100,6 +106,11 @@ public:
     for (const SmallVector<size_t> &group : gatherGroups())
       gather(b, group);
     oldIf.erase();
+    // What read the summed full gradients now reads this rank's slices.
+    func.walk([](BucketReadyOp r) {
+      if (r->use_empty())
+        r->erase();
+    });
     func.setFunctionType(FunctionType::get(
         func.getContext(), func.front().getArgumentTypes(),
         func.front().getTerminator()->getOperandTypes()));
@@ -156,7 +167,9 @@ private:
   void shardUpdate(OpBuilder &b, Value rank, Sharded &p) {
     Location loc = p.update->getLoc();
     Value oldShard = shardOf(b, loc, func.getArgument(p.paramArg), p, rank);
-    Value gradShard = shardOf(b, loc, p.update->getOperand(1), p, rank);
+    StringAttr name = attrs::param.getArg(func, p.paramArg);
+    Value gradShard = shardedGradients ? gradientSlices.lookup(name)
+                                       : shardOf(b, loc, p.update->getOperand(1), p, rank);
     p.update->setOperand(0, oldShard);
     p.update->setOperand(1, gradShard);
     // The moments: shards of the parameter's global shape.
@@ -196,15 +209,15 @@ private:
   }
 
   /// The parameters whose new shards are gathered together: one group per
-  /// gradient bucket (`sinter.buckets`, in order), then one of the rest.
+  /// gradient bucket (in order), then one of the rest.
   SmallVector<SmallVector<size_t>> gatherGroups() const {
     DenseMap<StringAttr, size_t> byName;
     for (size_t i = 0; i < params.size(); ++i)
       byName[attrs::param.getArg(func, params[i].paramArg)] = i;
     SmallVector<SmallVector<size_t>> groups;
     llvm::DenseSet<size_t> grouped;
-    if (auto buckets = attrs::buckets.get(func))
-      for (Attribute bucket : buckets) {
+    if (bucketLayout)
+      for (Attribute bucket : bucketLayout) {
         groups.emplace_back();
         for (Attribute name : cast<ArrayAttr>(bucket))
           if (auto it = byName.find(cast<StringAttr>(name)); it != byName.end()) {
@@ -287,6 +300,9 @@ private:
 
   func::FuncOp func;
   int64_t world;
+  bool shardedGradients; ///< ZERO2: the update reads reduce-scattered slices
+  DenseMap<StringAttr, Value> gradientSlices;
+  ArrayAttr bucketLayout; ///< `sinter.buckets`, read before ZERO2 drops it
   scf::IfOp ifOp;
   scf::IfOp oldIf; ///< replaced by ifOp, erased once nothing reads it
   SmallVector<Sharded> params;
@@ -302,9 +318,9 @@ struct DistShard : public impl::DistShardBase<DistShard> {
     int64_t ranks = worldSize;
     if (auto w = attrs::worldSize.get(module); w && worldSize.getNumOccurrences() == 0)
       ranks = w.getInt();
-    if (chosen != "DDP" && chosen != "ZERO1") {
+    if (chosen != "DDP" && chosen != "ZERO1" && chosen != "ZERO2") {
       module.emitError("dist-shard: strategy ")
-          << chosen << " is not built; DDP and ZERO1 are";
+          << chosen << " is not built; DDP, ZERO1 and ZERO2 are";
       return signalPassFailure();
     }
     if (ranks < 1) {
@@ -317,7 +333,7 @@ struct DistShard : public impl::DistShardBase<DistShard> {
       auto phase = attrs::phase.get(f);
       if (!phase || phase != "train" || f.isExternal())
         continue;
-      if (failed(Sharder(f, ranks).run()))
+      if (failed(Sharder(f, ranks, chosen == "ZERO2").run()))
         return signalPassFailure();
     }
   }

@@ -35,7 +35,7 @@ public:
   Pending reduce(void *, DType, uint64_t, ReduceOp, int) override {
     return Pending::done(Status::success());
   }
-  Pending reduceScatter(const void *in, void *out, DType dtype, uint64_t count,
+  Pending reduceScatter(void *in, void *out, DType dtype, uint64_t count,
                         ReduceOp) override {
     if (in != out)
       std::memmove(out, in, count * dtypeSize(dtype));

@@ -50,8 +50,9 @@ public:
   /// On `root`, data = op over ranks of data; elsewhere data is unchanged.
   virtual Pending reduce(void *data, DType dtype, uint64_t count, ReduceOp op,
                          int root) = 0;
-  /// out (count elements) = op over ranks of in[rank * count, +count).
-  virtual Pending reduceScatter(const void *in, void *out, DType dtype,
+  /// out (count elements) = op over ranks of in[rank * count, +count). `in`
+  /// is scratch: what it holds afterwards is unspecified.
+  virtual Pending reduceScatter(void *in, void *out, DType dtype,
                                 uint64_t count, ReduceOp op) = 0;
   /// out[r * count, +count) = rank r's in (count elements).
   virtual Pending allGather(const void *in, void *out, DType dtype,

@@ -115,21 +115,19 @@ public:
 
   /// Gloo 2022 has no reduce-scatter with options: an all-reduce of the
   /// whole input, of which each rank keeps its part.
-  Pending reduceScatter(const void *in, void *out, DType dtype, uint64_t count,
+  // An all-reduce of `in` in place (its scratch), then this rank's part.
+  Pending reduceScatter(void *in, void *out, DType dtype, uint64_t count,
                         ReduceOp op) override {
     size_t bytes = count * dtypeSize(dtype);
-    auto whole = std::make_shared<std::vector<char>>(
-        static_cast<const char *>(in),
-        static_cast<const char *>(in) + bytes * size_t(size()));
     return start("reduce-scatter", [=](uint32_t tag) {
       return withType(dtype, [&](auto t) {
         using T = decltype(t);
         gloo::AllreduceOptions o(context);
-        o.setOutput(reinterpret_cast<T *>(whole->data()), count * size());
+        o.setOutput(static_cast<T *>(in), count * size());
         o.setReduceFunction(reduceFn<T>(op));
         o.setTag(tag);
         gloo::allreduce(o);
-        std::memcpy(out, whole->data() + bytes * size_t(rank()), bytes);
+        std::memcpy(out, static_cast<const char *>(in) + bytes * size_t(rank()), bytes);
       });
     });
   }

@@ -67,7 +67,7 @@ public:
       return ncclReduce(data, data, count, t, ncclOp(op), root, comm, stream);
     });
   }
-  Pending reduceScatter(const void *in, void *out, DType dtype, uint64_t count,
+  Pending reduceScatter(void *in, void *out, DType dtype, uint64_t count,
                         ReduceOp op) override {
     return launch("reduce-scatter", dtype, [&](ncclDataType_t t) {
       return ncclReduceScatter(in, out, count, t, ncclOp(op), comm, stream);

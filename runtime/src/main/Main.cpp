@@ -299,6 +299,11 @@ int runGradients(const config::TrainConfig &cfg, const std::string &baseDir,
   if (!inputs.ok())
     return fail(inputs.message());
   Step *step = &inputs->step;
+  if (step->plan.worldSize > 0)
+    return fail("--gradients writes every parameter's whole gradient, but this "
+                "program shards its optimizer step over " +
+                std::to_string(step->plan.worldSize) +
+                " ranks (parallel.strategy); recompile it with strategy: DDP");
   Status made = createDirectories(opts.gradientsDir, "--gradients");
   if (!made.ok())
     return fail(made.message());

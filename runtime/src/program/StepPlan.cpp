@@ -24,6 +24,7 @@ const char *bufferKindName(BufferKind kind) {
   case BufferKind::OptimizerState: return "optimizer state";
   case BufferKind::GradNorm: return "gradient norm";
   case BufferKind::NonFinite: return "non-finite flag";
+  case BufferKind::GradientSlices: return "gradient slices";
   }
   return "buffer";
 }

@@ -29,7 +29,8 @@ enum class BufferKind {
   Gradient,  ///< d(loss)/d(param `name`)
   OptimizerState, ///< moment `slot` ("m" or "v") of param `name`
   GradNorm,  ///< the global L2 norm of the step's gradients (f64 scalar)
-  NonFinite  ///< 1 when the step skipped its update (i32 scalar)
+  NonFinite, ///< 1 when the step skipped its update (i32 scalar)
+  GradientSlices ///< ZERO2: this rank's slices of one bucket's gradients
 };
 const char *bufferKindName(BufferKind kind);
 

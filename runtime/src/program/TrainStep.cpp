@@ -7,6 +7,7 @@
 #include "runtime/contract/abi.h"
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,9 +22,36 @@ struct ActiveStep {
   const TrainStepWorld *world = nullptr;
   Status error = Status::success(); ///< the first failure inside the step
   std::vector<Pending> buckets;     ///< started, one per bucket, or empty
+  /// Started and not yet waited for: each one's pending result and rows.
+  struct Collective {
+    Pending pending;
+    const void *scratch = nullptr;
+  };
+  std::map<int64_t, Collective> collectives;
   std::vector<bool> started;
-  std::chrono::steady_clock::time_point firstStart;
+  /// For CommunicationTimes: gradient collectives started, when the first
+  /// started, when the backward pass ended, and when the last was done.
+  uint64_t gradientCollectives = 0;
+  std::chrono::steady_clock::time_point firstStart, backwardEnd, lastDone;
+  bool backwardEnded = false;
+  void startCollective() {
+    if (gradientCollectives++ == 0)
+      firstStart = std::chrono::steady_clock::now();
+  }
 };
+
+/// Adds a step's gradient communication to `t`.
+void countTimes(const ActiveStep &s, CommunicationTimes *t) {
+  if (!t || !s.world->comm || !s.backwardEnded || !s.error.ok())
+    return;
+  ++t->steps;
+  t->buckets += s.gradientCollectives;
+  if (s.gradientCollectives == 0)
+    return;
+  auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  t->overlappedSeconds += seconds(s.backwardEnd - s.firstStart);
+  t->waitedSeconds += seconds(std::max(s.lastDone, s.backwardEnd) - s.backwardEnd);
+}
 
 thread_local ActiveStep *active = nullptr;
 
@@ -90,6 +118,11 @@ Status runTrainStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
   active = &step;
   fn(buffers.table());
   active = nullptr;
+  // A failed step may have left collectives started: they finish before
+  // their buffers can be reused.
+  for (auto &[id, collective] : step.collectives)
+    (void)collective.pending.wait();
+  countTimes(step, world.times);
   // A device's errors (a failed launch) surface when its work is done.
   Status done = buffers.device().synchronize();
   return step.error.ok() ? done : step.error;
@@ -153,8 +186,7 @@ void sinter_rt_bucket_ready(int64_t bucket) {
                             std::to_string(bucket) + " twice or out of range");
     return;
   }
-  if (s.buckets.empty())
-    s.firstStart = std::chrono::steady_clock::now();
+  s.startCollective();
   s.started[b] = true;
   s.buckets.push_back(s.world->comm->allReduce(
       s.buffers->bucketData(b), s.plan->buckets[b].dtype,
@@ -172,6 +204,41 @@ void sinter_rt_all_gather_f32(const float *shard, float *rows, int64_t count) {
     return;
   }
   s.error = s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)).wait();
+}
+
+void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
+                                        int64_t count) {
+  ActiveStep &s = current();
+  if (!s.error.ok())
+    return;
+  if (s.collectives.count(id)) {
+    s.error = Status::error("internal error: the step started collective " +
+                            std::to_string(id) + " twice");
+    return;
+  }
+  if (!s.world->comm) {
+    std::copy(rows, rows + count, shard); // one rank: its own row
+    return;
+  }
+  s.startCollective();
+  s.collectives[id] = {s.world->comm->reduceScatter(rows, shard, DType::F32,
+                                                    uint64_t(count), ReduceOp::Sum),
+                       rows};
+}
+
+void sinter_rt_collective_wait(int64_t id, const void *scratch) {
+  ActiveStep &s = current();
+  auto it = s.collectives.find(id);
+  if (it == s.collectives.end())
+    return; // never started: an earlier failure, or one rank alone
+  Status st = it->second.pending.wait();
+  if (st.ok() && scratch != it->second.scratch)
+    st = Status::error("internal error: collective " + std::to_string(id) +
+                       " waited for with other rows than it started with");
+  s.collectives.erase(it);
+  s.lastDone = std::chrono::steady_clock::now();
+  if (!st.ok() && s.error.ok())
+    s.error = st;
 }
 
 double sinter_rt_hyperparameter(int64_t which) {
@@ -192,7 +259,8 @@ void sinter_rt_gradients_ready(void) {
   ActiveStep &s = current();
   if (!s.world->comm || !s.error.ok())
     return;
-  auto ready = std::chrono::steady_clock::now();
+  s.backwardEnd = std::chrono::steady_clock::now();
+  s.backwardEnded = true;
   for (size_t b = 0; b < s.plan->buckets.size(); ++b)
     if (!s.started[b])
       sinter_rt_bucket_ready(int64_t(b));
@@ -201,15 +269,7 @@ void sinter_rt_gradients_ready(void) {
     if (!st.ok() && s.error.ok())
       s.error = st;
   }
-  if (CommunicationTimes *t = s.world->times) {
-    auto done = std::chrono::steady_clock::now();
-    ++t->steps;
-    t->buckets += s.plan->buckets.size();
-    if (!s.buckets.empty())
-      t->overlappedSeconds +=
-          std::chrono::duration<double>(ready - s.firstStart).count();
-    t->waitedSeconds += std::chrono::duration<double>(done - ready).count();
-  }
+  s.lastDone = std::chrono::steady_clock::now();
 }
 
 } // extern "C"

@@ -3,9 +3,9 @@
 (4, 1) and (4, 2) with a global batch of 16, 20 steps under ZERO1 and ZERO2
 give DDP's parameters and moments within 1e-5 relative (ZERO1's are DDP's
 bit for bit). Checkpoints do not depend on the world size or the
-strategy: a ZERO1 run at W=4 stopped at step 10 resumes at W=2 under DDP,
-and at W=1, with the losses and parameters of the uninterrupted run; a DDP
-checkpoint resumes under ZERO1.
+strategy: a ZERO1 run at W=4 stopped at step 10 resumes at W=2 under DDP
+and ZERO2, and at W=1, with the losses and parameters of the uninterrupted
+run; a DDP checkpoint resumes under ZERO1.
 
     python3 check_sharding.py WORKDIR EXAMPLES_DIR
 """
@@ -138,7 +138,8 @@ def check_resume(name, runs):
     runs.run("zero1_w4_half", "ZERO1", 4, 1, steps=10)
     errors = []
     for tag, strategy, w, k in [("ddp_w2_resumed", "DDP", 2, 2),
-                                ("ddp_w1_resumed", "DDP", 1, 4)]:
+                                ("ddp_w1_resumed", "DDP", 1, 4),
+                                ("zero2_w2_resumed", "ZERO2", 2, 2)]:
         losses, final = resume_from(runs, "zero1_w4_half", tag, strategy, w, k)
         if sorted(losses) != list(range(11, 21)):
             sys.exit(f"FAIL: {tag}: resumed at the wrong step: {sorted(losses)}")
@@ -155,8 +156,8 @@ def check_resume(name, runs):
     errors.append(worst(final, whole))
     error, what = max(errors)
     print(f"{name}: ZERO1 W=4 saved at step 10 resumes bit for bit as DDP W=4, and at "
-          f"W=2 DDP and W=1; DDP W=1 resumes as ZERO1 W=2: losses and tensors within "
-          f"{error:.1e}")
+          f"W=2 DDP, W=1 and W=2 ZERO2; DDP W=1 resumes as ZERO1 W=2: losses and tensors "
+          f"within {error:.1e}")
     if error > TOL:
         sys.exit(f"FAIL: {name}: a resume across world sizes changed the run "
                  f"({what}: {error:.2e} > {TOL})")

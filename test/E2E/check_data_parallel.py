@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from sinter_testing import read_safetensors, relative_error, run
+from sinter_testing import npy_feeds, read_safetensors, relative_error, run
 
 G, STEPS, TOL = 16, 20, 1e-5
 LAYOUTS = [(1, 1, 16), (2, 2, 4), (4, 1, 4)]  # (W, k, b)
@@ -73,11 +73,7 @@ def main():
     rng = np.random.default_rng(11)
     for name, model, lines, data in models(work, examples, rng):
         base = os.path.join(work, name)
-        os.makedirs(base, exist_ok=True)
-        feeds = ""
-        for key, array in data.items():
-            np.save(os.path.join(base, f"{key}.npy"), array)
-            feeds += f'npy {{ input: "{key}" path: "{base}/{key}.npy" }} '
+        feeds = npy_feeds(base, data)
         finals = {}
         for w, k, b in LAYOUTS:
             tag = f"w{w}k{k}b{b}"

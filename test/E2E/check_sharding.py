@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from sinter_testing import read_safetensors, relative_error, run
+from sinter_testing import npy_feeds, read_safetensors, relative_error, run
 
 G, STEPS, TOL = 16, 20, 1e-5
 LAYOUTS = [(2, 1), (2, 2), (4, 1), (4, 2)]  # (W, k)
@@ -186,11 +186,7 @@ def main():
     rng = np.random.default_rng(13)
     for name, model, lines, data in models(examples, rng):
         base = os.path.join(work, name)
-        os.makedirs(base, exist_ok=True)
-        feeds = ""
-        for key, array in data.items():
-            np.save(os.path.join(base, f"{key}.npy"), array)
-            feeds += f'npy {{ input: "{key}" path: "{base}/{key}.npy" }} '
+        feeds = npy_feeds(base, data)
         runs = Runs(base, model, lines, feeds)
         check_parity(name, runs, small_buckets=name == "gpt_tiny")
         if name == "mlp":

@@ -67,6 +67,17 @@ def read_safetensors(path):
     return out
 
 
+def npy_feeds(folder, arrays):
+    """Saves {input: array} as FOLDER/INPUT.npy; returns the config's feeds
+    of them (`npy { input: ... path: ... }` each)."""
+    os.makedirs(folder, exist_ok=True)
+    feeds = ""
+    for key, array in arrays.items():
+        np.save(os.path.join(folder, f"{key}.npy"), array)
+        feeds += f'npy {{ input: "{key}" path: "{folder}/{key}.npy" }} '
+    return feeds
+
+
 def run(cmd, **kw):
     result = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if result.returncode != 0:

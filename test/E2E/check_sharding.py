@@ -165,7 +165,8 @@ def check_resume(name, runs):
 
 def check_wrong_world(runs):
     """A ZERO1 program compiled for 2 ranks refuses to run on another number,
-    and a run-time config may not change the strategy it was compiled with."""
+    a run-time config may not change the strategy it was compiled with, and
+    --gradients (whole gradients) refuses a sharded program."""
     prog = runs.programs[("ZERO1", 2, 8, 25)]
     alone = subprocess.run([prog, "--config", os.path.join(runs.base, "zero1_w2k1.pbtxt")],
                            capture_output=True, text=True)
@@ -177,6 +178,12 @@ def check_wrong_world(runs):
                              capture_output=True, text=True)
     if changed.returncode == 0 or "parallel.strategy" not in changed.stderr:
         sys.exit(f"FAIL: a run-time config changed the compiled strategy: {changed.stderr}")
+    grads = subprocess.run(["sinter-run", "-n", "2", prog, "--config",
+                            os.path.join(runs.base, "zero1_w2k1.pbtxt"), "--gradients",
+                            os.path.join(runs.base, "gradients")],
+                           capture_output=True, text=True)
+    if grads.returncode == 0 or "recompile it with strategy: DDP" not in grads.stderr:
+        sys.exit(f"FAIL: --gradients ran on a sharded program: {grads.stderr}")
     print("wrong world: " + alone.stderr.strip().splitlines()[-1])
 
 

@@ -62,21 +62,26 @@ struct StepValues {
   double nonFinite = 0; ///< summed over ranks: how many saw one
 };
 
-/// The first parameter whose gradient has a non-finite element, or "".
-std::string firstNonFiniteGradient(const StepPlan &plan, BufferSet &buffers) {
-  if (!buffers.download({BufferKind::Gradient}).ok())
-    return "";
-  for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    const BufferSpec &b = plan.buffers[i];
-    if (b.kind != BufferKind::Gradient)
-      continue;
-    uint64_t n = b.byteSize / dtypeSize(b.dtype);
-    std::vector<double> v = asDoubles(buffers.data(i), b.dtype, n);
-    for (double x : v)
-      if (!std::isfinite(x))
-        return b.name;
-  }
-  return "";
+/// What was not finite, for the message: the first gradient with a
+/// non-finite element, or under ZERO2 (which keeps each rank's slices of a
+/// bucket) the first such bucket of this rank; else a rank's loss.
+std::string whatWasNotFinite(const StepPlan &plan, BufferSet &buffers) {
+  bool sliced = false;
+  if (buffers.download({BufferKind::Gradient, BufferKind::GradientSlices}).ok())
+    for (size_t i = 0; i < plan.buffers.size(); ++i) {
+      const BufferSpec &b = plan.buffers[i];
+      if (b.kind != BufferKind::Gradient && b.kind != BufferKind::GradientSlices)
+        continue;
+      sliced |= b.kind == BufferKind::GradientSlices;
+      uint64_t n = b.byteSize / dtypeSize(b.dtype);
+      std::vector<double> v = asDoubles(buffers.data(i), b.dtype, n);
+      for (double x : v)
+        if (!std::isfinite(x))
+          return b.kind == BufferKind::Gradient
+                     ? "the gradient of '" + b.name + "'"
+                     : "a gradient of " + b.name + " (this rank's slice of it)";
+    }
+  return sliced ? "a rank's loss or its slice of a gradient" : "a rank's loss";
 }
 
 /// The index of the first buffer of `kind`, if the plan has one.
@@ -293,10 +298,8 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
                            std::to_string(sums.loss) +
                            "; lower the learning rate or check the data");
     if (sums.nonFinite > 0) {
-      std::string name = firstNonFiniteGradient(plan, buffers);
       return Status::error(
-          "step " + std::to_string(step + 1) + ": " +
-          (name.empty() ? "a rank's loss" : "the gradient of '" + name + "'") +
+          "step " + std::to_string(step + 1) + ": " + whatWasNotFinite(plan, buffers) +
           " is not finite; lower the learning rate or clip gradients "
           "(clip_grad_norm)");
     }

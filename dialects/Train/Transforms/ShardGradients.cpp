@@ -59,18 +59,18 @@ public:
       return success();
     shardLoop();
     shardLastMicroBatch();
-    for (Bucket &bucket : buckets)
-      for (auto [i, name] : llvm::enumerate(bucket.names)) {
-        OpBuilder b = OpBuilder::atBlockTerminator(&func.front());
-        b.setInsertionPointAfterValue(finals[&bucket - buckets.data()]);
+    // Each parameter's slice of its bucket's.
+    for (auto [bucket, summed] : llvm::zip(buckets, finals)) {
+      OpBuilder b(summed.getContext());
+      b.setInsertionPointAfterValue(summed);
+      for (auto [i, name] : llvm::enumerate(bucket.names))
         slices[name] = tensor::ExtractSliceOp::create(
             b, func.getLoc(),
-            RankedTensorType::get({bucket.slices[i]}, bucket.elementType),
-            finals[&bucket - buckets.data()],
+            RankedTensorType::get({bucket.slices[i]}, bucket.elementType), summed,
             ArrayRef<OpFoldResult>{b.getIndexAttr(bucket.offsets[i])},
             ArrayRef<OpFoldResult>{b.getIndexAttr(bucket.slices[i])},
             ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-      }
+    }
     replaceNorm();
     dropGradientResults();
     return success();

@@ -164,7 +164,8 @@ def check_resume(name, runs):
 
 
 def check_wrong_world(runs):
-    """A ZERO1 program compiled for 2 ranks refuses to run on another number,
+    """A ZERO1 program compiled for 2 ranks refuses to run on another number
+    (and so does a DDP program given parallel.world_size),
     a run-time config may not change the strategy it was compiled with, and
     --gradients (whole gradients) refuses a sharded program."""
     prog = runs.programs[("ZERO1", 2, 8, 25)]
@@ -184,6 +185,18 @@ def check_wrong_world(runs):
                            capture_output=True, text=True)
     if grads.returncode == 0 or "recompile it with strategy: DDP" not in grads.stderr:
         sys.exit(f"FAIL: --gradients ran on a sharded program: {grads.stderr}")
+    # parallel.world_size binds a DDP program too.
+    cfg = os.path.join(runs.base, "ddp_w2k1.pbtxt")
+    ddp2 = os.path.join(runs.base, "prog_ddp_world2")
+    run(["sinterc", "--config", cfg, "--set", "parallel.world_size=2", "-o", ddp2])
+    ddp_alone = subprocess.run([ddp2, "--config", cfg, "--set", "parallel.world_size=2"],
+                               capture_output=True, text=True)
+    if ddp_alone.returncode == 0 or "compiled for 2 ranks" not in ddp_alone.stderr:
+        sys.exit(f"FAIL: a DDP program for 2 ranks ran alone: {ddp_alone.stderr}")
+    misplaced = subprocess.run(["sinterc", "--config", cfg, "--world", "2", "-o", ddp2],
+                               capture_output=True, text=True)
+    if misplaced.returncode == 0 or "go with --report-memory" not in misplaced.stderr:
+        sys.exit(f"FAIL: sinterc took --world without --report-memory: {misplaced.stderr}")
     print("wrong world: " + alone.stderr.strip().splitlines()[-1])
 
 

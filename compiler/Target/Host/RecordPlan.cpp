@@ -117,8 +117,7 @@ struct RecordPlan : public impl::RecordPlanBase<RecordPlan> {
         step.set_optimizer(optimizer.str());
       if (auto device = attrs::device.get(getOperation()))
         step.set_device(device.str());
-      if (auto world = attrs::worldSize.get(getOperation());
-          world && attrs::strategy.get(getOperation()) != "DDP")
+      if (auto world = attrs::worldSize.get(getOperation()))
         step.set_world_size(world.getInt());
       if (auto buckets = attrs::buckets.get(func))
         for (Attribute bucket : buckets) {

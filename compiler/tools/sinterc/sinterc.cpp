@@ -714,5 +714,12 @@ int main(int argc, char **argv) {
   // The report builds the steps to linalg, then plans their memory.
   if (reportMemoryOpt)
     emitStage = Emit::Linalg;
+  if (!reportMemoryOpt &&
+      (worldOpt.getNumOccurrences() || deviceMemoryOpt.getNumOccurrences())) {
+    std::cerr << "sinterc: error: --world and --device-memory go with "
+                 "--report-memory; a program's ranks are parallel.world_size "
+                 "(--set parallel.world_size=N)\n";
+    return 1;
+  }
   return run();
 }

@@ -261,8 +261,8 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
   if (step->plan.worldSize > 0 && uint64_t(world->size) != step->plan.worldSize)
     return fail("this program was compiled for " +
                 std::to_string(step->plan.worldSize) +
-                " ranks (parallel.world_size: its optimizer state is sharded "
-                "over them) but runs on " + std::to_string(world->size) +
+                " ranks (parallel.world_size; a sharded strategy's slices are "
+                "sized for them) but runs on " + std::to_string(world->size) +
                 "; run it on " + std::to_string(step->plan.worldSize) +
                 " ranks, or recompile with --set parallel.world_size=" +
                 std::to_string(world->size));
@@ -299,7 +299,7 @@ int runGradients(const config::TrainConfig &cfg, const std::string &baseDir,
   if (!inputs.ok())
     return fail(inputs.message());
   Step *step = &inputs->step;
-  if (step->plan.worldSize > 0)
+  if (step->plan.sharded())
     return fail("--gradients writes every parameter's whole gradient, but this "
                 "program shards its optimizer step over " +
                 std::to_string(step->plan.worldSize) +

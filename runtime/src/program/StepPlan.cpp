@@ -136,6 +136,13 @@ const BufferSpec *StepPlan::find(const std::string &name, BufferKind kind) const
   return nullptr;
 }
 
+bool StepPlan::sharded() const {
+  for (const BufferSpec &b : buffers)
+    if (!b.globalShape.empty() || b.kind == BufferKind::GradientSlices)
+      return true;
+  return false;
+}
+
 void BufferSet::Free::operator()(void *p) const { std::free(p); }
 
 namespace {

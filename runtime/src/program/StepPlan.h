@@ -65,7 +65,7 @@ struct StepPlan {
   std::string optimizer;
   /// Where the step runs: "cpu" or "cuda".
   std::string device = "cpu";
-  /// The ranks a sharded step was compiled for; 0: any number.
+  /// The ranks the step was compiled for (parallel.world_size); 0: any.
   uint64_t worldSize = 0;
   std::vector<BufferSpec> buffers;
   std::vector<GradientBucket> buckets;
@@ -76,6 +76,8 @@ struct StepPlan {
   /// The micro-batch size: the leading dimension of the inputs.
   uint64_t microBatch() const;
   const BufferSpec *find(const std::string &name, BufferKind kind) const;
+  /// Whether each rank holds only slices of some buffers (ZERO1, ZERO2).
+  bool sharded() const;
 };
 
 /// A step's buffers on its device: one allocation per buffer of the plan,

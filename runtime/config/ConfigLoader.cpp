@@ -759,11 +759,6 @@ void Validator::checkMaps(const TrainConfig &cfg) {
 void Validator::checkNotBuilt(const TrainConfig &cfg) {
   using Parallel = TrainConfig::Parallel;
   FieldPath parallel = sub({}, "parallel");
-  Parallel::Strategy strategy = cfg.parallel().strategy();
-  if (strategy == Parallel::FULL_SHARD)
-    report(sub(parallel, "strategy"),
-           "parallel.strategy FULL_SHARD is not built yet; DDP (the default), "
-           "ZERO1 (optimizer state sharded) and ZERO2 (gradients too) are");
   if (!cfg.parallel().overlap())
     report(sub(parallel, "overlap"),
            "parallel.overlap false is not built yet; gradient sums always overlap the "
@@ -814,8 +809,7 @@ void Validator::run(const TrainConfig &cfg) {
   positive(sub(parallel, "bucket_cap_mb"), cfg.parallel().bucket_cap_mb());
   nonNegative(sub(parallel, "world_size"), int64_t(cfg.parallel().world_size()));
   TrainConfig::Parallel::Strategy strategy = cfg.parallel().strategy();
-  bool sharded = strategy == TrainConfig::Parallel::ZERO1 ||
-                 strategy == TrainConfig::Parallel::ZERO2;
+  bool sharded = strategy != TrainConfig::Parallel::DDP;
   if (sharded && cfg.parallel().world_size() < 1)
     report(sub(parallel, "strategy"),
            "parallel.strategy " + TrainConfig::Parallel::Strategy_Name(strategy) +

@@ -82,8 +82,12 @@ void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
  *   - start collective `id`: `shard` (count floats) becomes the sum over the
  *     ranks of their rows + rank * count (the rows are its scratch); return
  *     at once (ZERO2's gradient buckets). Neither may be touched until
- *   - collective `id` is waited for; `scratch` is the rows it started with
- *     (passing them keeps the step's memory plan from reusing them before). */
+ *   - start collective `id`: every rank's `count` floats at `shard` into
+ *     `rows`, as above, and return at once (FULL_SHARD's parameters, before
+ *     their use). Neither may be touched until
+ *   - collective `id` is waited for; `scratch` is the reduce-scatter's rows
+ *     or the all-gather's shard it started with (passing them keeps the
+ *     step's memory plan from reusing them before). */
 int64_t sinter_rt_micro_batch_count(void);
 int64_t sinter_rt_global_batch(void);
 int64_t sinter_rt_random_key(int64_t micro_batch);
@@ -97,6 +101,8 @@ int64_t sinter_rt_rank(void);
 void sinter_rt_all_gather_f32(const float *shard, float *rows, int64_t count);
 void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
                                         int64_t count);
+void sinter_rt_all_gather_start_f32(int64_t id, const float *shard, float *rows,
+                                    int64_t count);
 void sinter_rt_collective_wait(int64_t id, const void *scratch);
 
 /* The scalars of this step's update (the train step reads them after its

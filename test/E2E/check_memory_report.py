@@ -7,9 +7,10 @@ plan is what a run holds (DOMAIN.md 5).
   (on the tiny GPT the runtime's own fixed cost, a few MiB, is most of it,
   so there it is within 8 MiB).
 - The model state per rank follows DOMAIN.md 5 (f32): 16Ψ for DDP, 8Ψ + 8Ψ/W
-  for ZERO1, 4Ψ + 12Ψ/W for ZERO2, up to padding and 64-byte alignment.
+  for ZERO1, 4Ψ + 12Ψ/W for ZERO2, 16Ψ/W for FULL_SHARD, up to padding and
+  64-byte alignment.
 - GPT-2 XL (1.5B parameters, micro-batch 1, T=1024) does not fit a 24 GiB
-  device under DDP.
+  device under DDP, and does under FULL_SHARD at W=2.
 
     python3 check_memory_report.py WORKDIR EXAMPLES_DIR
 """
@@ -20,10 +21,10 @@ import sys
 from sinter_testing import run
 
 W = 2
-STRATEGIES = ["DDP", "ZERO1", "ZERO2"]
+STRATEGIES = ["DDP", "ZERO1", "ZERO2", "FULL_SHARD"]
 # DOMAIN.md 5, f32 with AdamW: model-state bytes per rank.
 MODEL_STATE = {"DDP": lambda p: 16 * p, "ZERO1": lambda p: 8 * p + 8 * p / W,
-               "ZERO2": lambda p: 4 * p + 12 * p / W}
+               "ZERO2": lambda p: 4 * p + 12 * p / W, "FULL_SHARD": lambda p: 16 * p / W}
 TINY = ('set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
         'set { key: "dim" value: "64" } set { key: "heads" value: "4" } '
         'set { key: "layers" value: "2" }\nshapes { key: "T" value: 32 }\n'
@@ -95,12 +96,14 @@ def check(work, examples, name, lines, relative, absolute):
                          f"reported {total} MiB")
             rows.append(f"{strategy} rank {rank}: reported {total} MiB, measured {above} MiB")
     print(f"{name}: W={W}, " + "; ".join(rows))
-    ddp, zero1, zero2 = (mib(table["optimizer state"][s]) for s in STRATEGIES)
-    if abs(zero1 - ddp / W) > 0.1 or abs(zero2 - ddp / W) > 0.1:
-        sys.exit(f"FAIL: {name}: the sharded optimizer state is not 1/W of DDP's\n{text}")
-    ddp, zero2 = (mib(table["gradients"][s]) for s in ("DDP", "ZERO2"))
-    if abs(zero2 - ddp / W) > 0.1:
-        sys.exit(f"FAIL: {name}: ZERO2's gradients are not 1/W of DDP's\n{text}")
+    # What each strategy shards is 1/W of DDP's.
+    for row, sharded in [("optimizer state", STRATEGIES[1:]),
+                         ("gradients", ["ZERO2", "FULL_SHARD"]),
+                         ("parameters and states", ["FULL_SHARD"])]:
+        ddp = mib(table[row]["DDP"])
+        for s in sharded:
+            if abs(mib(table[row][s]) - ddp / W) > 0.1:
+                sys.exit(f"FAIL: {name}: {s}'s {row} is not 1/W of DDP's\n{text}")
 
 
 def main():
@@ -108,12 +111,13 @@ def main():
     os.makedirs(work, exist_ok=True)
     check(work, examples, "gpt_tiny", TINY, relative=0.05, absolute=8.0)
     check(work, examples, "gpt2_124m", GPT2, relative=0.05, absolute=0.0)
-    print("model state: DDP 16Ψ, ZERO1 8Ψ + 8Ψ/W and ZERO2 4Ψ + 12Ψ/W, as DOMAIN.md 5 says")
+    print("model state: DDP 16Ψ, ZERO1 8Ψ + 8Ψ/W, ZERO2 4Ψ + 12Ψ/W and FULL_SHARD 16Ψ/W, "
+          "as DOMAIN.md 5 says")
     table, _, text = report(config(work, "gpt2_xl", examples, XL),
                             "--device-memory", "24GiB")
     fits = table["fits in 24GiB"]
-    if fits["DDP"] != "no":
-        sys.exit(f"FAIL: GPT-2 XL fits in 24 GiB under DDP?\n{text}")
+    if fits["DDP"] != "no" or fits["FULL_SHARD"] != "yes":
+        sys.exit(f"FAIL: GPT-2 XL on 24 GiB: DDP fits, or FULL_SHARD does not?\n{text}")
     print(f"GPT-2 XL on 24 GiB devices at W={W}: " + ", ".join(
         f"{s} {fits[s]} ({table['total'][s]})" for s in STRATEGIES))
 

@@ -1,14 +1,17 @@
 """Sharded strategies (DOMAIN.md 5) take DDP's steps. For examples/mlp
 (AdamW) and the tiny GPT (SGD with momentum), at (W, k) = (2, 1), (2, 2),
-(4, 1) and (4, 2) with a global batch of 16, 20 steps under ZERO1 and ZERO2
-give DDP's parameters and moments within 1e-5 relative (ZERO1's are DDP's
-bit for bit). Checkpoints do not depend on the world size or the
-strategy: a ZERO1 run at W=4 stopped at step 10 resumes at W=2 under DDP
-and ZERO2, and at W=1, with the losses and parameters of the uninterrupted
-run; a DDP checkpoint resumes under ZERO1.
+(4, 1) and (4, 2) with a global batch of 16, 20 steps under ZERO1, ZERO2
+and FULL_SHARD give DDP's parameters and moments within 1e-5 relative
+(ZERO1's are DDP's bit for bit). Checkpoints do not depend on the world
+size or the strategy: a ZERO1 run at W=4 stopped at step 10 resumes at W=2
+under DDP and ZERO2, and at W=1, with the losses and parameters of the
+uninterrupted run; so does a FULL_SHARD run at W=4 (whose ranks each wrote
+their own pieces), at W=2 under DDP and at W=1; a DDP checkpoint resumes
+under ZERO1, and a ZERO2 one under FULL_SHARD.
 
     python3 check_sharding.py WORKDIR EXAMPLES_DIR
 """
+import glob
 import os
 import re
 import shutil
@@ -94,7 +97,7 @@ def worst(a, b):
 
 
 def check_parity(name, runs, small_buckets):
-    errors = {"ZERO1": [], "ZERO2": []}
+    errors = {"ZERO1": [], "ZERO2": [], "FULL_SHARD": []}
     for w, k in LAYOUTS:
         _, ddp = runs.run(f"ddp_w{w}k{k}", "DDP", w, k)
         for strategy in errors:
@@ -127,8 +130,23 @@ def resume_from(runs, source, tag, strategy, w, k):
     dst = os.path.join(runs.base, tag)
     shutil.rmtree(dst, ignore_errors=True)
     os.makedirs(dst)
-    shutil.copy(os.path.join(runs.base, source, "step-10.safetensors"), dst)
+    for f in glob.glob(os.path.join(runs.base, source, "step-10.*")):
+        shutil.copy(f, dst)
     return runs.run(tag, strategy, w, k, resume=True)
+
+
+def resumed_errors(runs, source, whole_losses, whole, targets):
+    """Resumes `source`'s step-10 checkpoint as each (tag, strategy, W, k);
+    the worst distances to the uninterrupted run, in losses and tensors."""
+    errors = []
+    for tag, strategy, w, k in targets:
+        losses, final = resume_from(runs, source, tag, strategy, w, k)
+        if sorted(losses) != list(range(11, 21)):
+            sys.exit(f"FAIL: {tag}: resumed at the wrong step: {sorted(losses)}")
+        errors.append(max((abs(losses[s] - whole_losses[s]) / abs(whole_losses[s]),
+                           f"{tag} loss of step {s}") for s in losses))
+        errors.append(worst(final, whole))
+    return errors
 
 
 def check_resume(name, runs):
@@ -136,16 +154,10 @@ def check_resume(name, runs):
     # sums over micro-batches and ranks happen.
     whole_losses, whole = runs.run("zero1_w4_whole", "ZERO1", 4, 1)
     runs.run("zero1_w4_half", "ZERO1", 4, 1, steps=10)
-    errors = []
-    for tag, strategy, w, k in [("ddp_w2_resumed", "DDP", 2, 2),
-                                ("ddp_w1_resumed", "DDP", 1, 4),
-                                ("zero2_w2_resumed", "ZERO2", 2, 2)]:
-        losses, final = resume_from(runs, "zero1_w4_half", tag, strategy, w, k)
-        if sorted(losses) != list(range(11, 21)):
-            sys.exit(f"FAIL: {tag}: resumed at the wrong step: {sorted(losses)}")
-        errors.append(max((abs(losses[s] - whole_losses[s]) / abs(whole_losses[s]),
-                           f"{tag} loss of step {s}") for s in losses))
-        errors.append(worst(final, whole))
+    errors = resumed_errors(runs, "zero1_w4_half", whole_losses, whole,
+                            [("ddp_w2_resumed", "DDP", 2, 2),
+                             ("ddp_w1_resumed", "DDP", 1, 4),
+                             ("zero2_w2_resumed", "ZERO2", 2, 2)])
     # At the same layout, DDP resumes ZERO1's checkpoint bit for bit.
     losses, final = resume_from(runs, "zero1_w4_half", "ddp_w4_resumed", "DDP", 4, 1)
     if any(losses[s] != whole_losses[s] for s in losses) or worst(final, whole)[0] != 0:
@@ -160,6 +172,27 @@ def check_resume(name, runs):
           f"within {error:.1e}")
     if error > TOL:
         sys.exit(f"FAIL: {name}: a resume across world sizes changed the run "
+                 f"({what}: {error:.2e} > {TOL})")
+    # FULL_SHARD: each rank wrote its own piece, which no other rank held.
+    whole_losses, whole = runs.run("full_w4_whole", "FULL_SHARD", 4, 1)
+    runs.run("full_w4_half", "FULL_SHARD", 4, 1, steps=10)
+    pieces = sorted(os.path.basename(p) for p in
+                    glob.glob(os.path.join(runs.base, "full_w4_half", "step-10.*")))
+    if len(pieces) != 5:
+        sys.exit(f"FAIL: a FULL_SHARD checkpoint of 4 ranks is not 4 pieces and a file: "
+                 f"{pieces}")
+    errors = resumed_errors(runs, "full_w4_half", whole_losses, whole,
+                            [("full_ddp_w2_resumed", "DDP", 2, 2),
+                             ("full_ddp_w1_resumed", "DDP", 1, 4)])
+    runs.run("zero2_w2_half", "ZERO2", 2, 2, steps=10)
+    errors += resumed_errors(runs, "zero2_w2_half", whole_losses, whole,
+                             [("full_w2_resumed", "FULL_SHARD", 2, 2)])
+    error, what = max(errors)
+    print(f"{name}: FULL_SHARD W=4 saved at step 10 in {' '.join(pieces)} resumes at "
+          f"W=2 DDP and W=1; ZERO2 W=2 resumes as FULL_SHARD W=2: losses and tensors "
+          f"within {error:.1e}")
+    if error > TOL:
+        sys.exit(f"FAIL: {name}: a FULL_SHARD resume changed the run "
                  f"({what}: {error:.2e} > {TOL})")
 
 
@@ -212,7 +245,8 @@ def main():
         if name == "mlp":
             check_resume(name, runs)
             check_wrong_world(runs)
-    print("sharding: ZERO1 and ZERO2 take DDP's steps; checkpoints outlive the world size")
+    print("sharding: ZERO1, ZERO2 and FULL_SHARD take DDP's steps; checkpoints "
+          "outlive the world size")
 
 
 if __name__ == "__main__":

@@ -50,8 +50,8 @@ def write_safetensors(path, tensors, metadata=None):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
-def read_safetensors(path):
-    """Reads a safetensors file into {name: array}."""
+def _read_one(path):
+    """({name: array}, metadata) of one safetensors file."""
     with open(path, "rb") as f:
         raw = f.read()
     (n,) = struct.unpack("<Q", raw[:8])
@@ -64,6 +64,29 @@ def read_safetensors(path):
         dtype = SAFETENSORS_DTYPES[info["dtype"]]
         out[name] = np.frombuffer(raw[8 + n + b:8 + n + e], dtype=dtype).reshape(
             info["shape"])
+    return out, header.get("__metadata__", {})
+
+
+def read_safetensors(path):
+    """Reads a safetensors file into {name: array}. A Sinter file whose
+    metadata has "pieces": W also holds the tensors sharded over W ranks,
+    each in W pieces beside it (PATH without .safetensors, then
+    .piece-R-of-W.safetensors): piece R holds its slice of the tensor
+    flattened, and the tensor's shape ("shape.NAME": "d0,d1")."""
+    out, meta = _read_one(path)
+    if "pieces" not in meta:
+        return out
+    w = int(meta["pieces"])
+    stem = path[:-len(".safetensors")]
+    slices = {}
+    for r in range(w):
+        piece, piece_meta = _read_one(f"{stem}.piece-{r}-of-{w}.safetensors")
+        for name, values in piece.items():
+            shape = piece_meta["shape." + name]
+            dims = [int(d) for d in shape.split(",")] if shape else []
+            slices.setdefault(name, (dims, []))[1].append(values)
+    for name, (dims, parts) in slices.items():
+        out[name] = np.concatenate(parts).reshape(dims)
     return out
 
 

@@ -73,4 +73,4 @@ func.func @step(%w: tensor<4x3xf32> {sinter.param = "w"},
 // DDP:         train.adamw_update {{.*}} : tensor<4x3xf32>
 // DDP:         train.adamw_update {{.*}} : tensor<3xf32>
 
-// UNKNOWN: error: dist-shard: strategy ZERO3 is not built; DDP, ZERO1 and ZERO2 are
+// UNKNOWN: error: dist-shard: no strategy ZERO3; DDP, ZERO1, ZERO2 and FULL_SHARD are

@@ -471,9 +471,10 @@ const ValidationCase kNotBuiltCases[] = {
      "train.pbtxt:1:12: error: parallel.strategy ZERO2 compiles each rank's shard of the "
      "optimizer state, so it needs parallel.world_size, the number of ranks (--set "
      "parallel.world_size=N)"},
-    {"StrategyFullShard", "parallel { bucket_cap_mb: 10 strategy: FULL_SHARD }",
-     "train.pbtxt:1:30: error: parallel.strategy FULL_SHARD is not built yet; DDP (the "
-     "default), ZERO1 (optimizer state sharded) and ZERO2 (gradients too) are"},
+    {"StrategyFullShardWithoutWorldSize", "parallel { bucket_cap_mb: 10 strategy: FULL_SHARD }",
+     "train.pbtxt:1:30: error: parallel.strategy FULL_SHARD compiles each rank's shard of "
+     "the optimizer state, so it needs parallel.world_size, the number of ranks (--set "
+     "parallel.world_size=N)"},
     {"OverlapFalse", "parallel { overlap: false }",
      "train.pbtxt:1:12: error: parallel.overlap false is not built yet; gradient sums "
      "always overlap the last micro-batch's backward pass (overlap: true, the default)"},
@@ -508,11 +509,11 @@ TEST(ConfigLoader, NotBuiltSettingsWrittenWithTheirDefaultsAreAccepted) {
 
 TEST(ConfigLoader, NotBuiltSettingsAreRefusedInValidateConfig) {
   TrainConfig cfg = parseOk("");
-  cfg.mutable_parallel()->set_strategy(TrainConfig::Parallel::FULL_SHARD);
+  cfg.mutable_parallel()->set_overlap(false);
   std::string error;
   EXPECT_FALSE(validateConfig(cfg, error));
-  EXPECT_EQ(error, "error: parallel.strategy FULL_SHARD is not built yet; DDP (the default), "
-                   "ZERO1 (optimizer state sharded) and ZERO2 (gradients too) are");
+  EXPECT_EQ(error, "error: parallel.overlap false is not built yet; gradient sums always "
+                   "overlap the last micro-batch's backward pass (overlap: true, the default)");
 }
 
 //===----------------------------------------------------------------------===//
@@ -558,15 +559,12 @@ TEST(ConfigLoader, NotBuiltInputRefusesEachSettingAtItsField) {
   EXPECT_EQ(error,
                 path + ":5:13: error: precision.compute BF16 is not built yet; training "
                        "computes in f32 (compute: F32, the default)\n" +
-                path + ":7:3: error: parallel.strategy FULL_SHARD is not built yet; DDP (the "
-                       "default), ZERO1 (optimizer state sharded) and ZERO2 (gradients too) "
-                       "are\n" +
-                path + ":8:3: error: parallel.overlap false is not built yet; gradient sums "
+                path + ":7:3: error: parallel.overlap false is not built yet; gradient sums "
                        "always overlap the last micro-batch's backward pass (overlap: true, "
                        "the default)\n" +
-                path + ":10:17: error: log.tensorboard_dir (\"runs/mlp\") is not built yet; "
+                path + ":9:17: error: log.tensorboard_dir (\"runs/mlp\") is not built yet; "
                        "no TensorBoard event files are written, so leave it out\n" +
-                path + ":10:45: error: log.trace_file (\"trace.json\") is not built yet; no "
+                path + ":9:45: error: log.trace_file (\"trace.json\") is not built yet; no "
                        "Chrome trace is written, so leave it out");
 }
 
@@ -744,9 +742,9 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
        "--set parallel.strategy=FULL_SHARD: error: parallel.strategy (FULL_SHARD) is fixed "
        "when sinterc compiles the program (this one has DDP); changing it at run time is not "
        "built yet, so recompile with the new value\n"
-       "--set parallel.strategy=FULL_SHARD: error: parallel.strategy FULL_SHARD is not built "
-       "yet; DDP (the default), ZERO1 (optimizer state sharded) and ZERO2 (gradients too) "
-       "are"},
+       "--set parallel.strategy=FULL_SHARD: error: parallel.strategy FULL_SHARD compiles each "
+       "rank's shard of the optimizer state, so it needs parallel.world_size, the number of "
+       "ranks (--set parallel.world_size=N)"},
       {"parallel.overlap=false",
        "--set parallel.overlap=false: error: parallel.overlap false is not built yet; "
        "gradient sums always overlap the last micro-batch's backward pass (overlap: true, "
@@ -927,9 +925,9 @@ TEST(ConfigMerge, NotBuiltSettingsInTheOverlayAreRefusedAtTheField) {
   EXPECT_EQ(error, "over.pbtxt:2:12: error: parallel.strategy (FULL_SHARD) is fixed when "
                    "sinterc compiles the program (this one has DDP); changing it at run time "
                    "is not built yet, so recompile with the new value\n"
-                   "over.pbtxt:2:12: error: parallel.strategy FULL_SHARD is not built yet; DDP "
-                   "(the default), ZERO1 (optimizer state sharded) and ZERO2 (gradients too) "
-                   "are\n"
+                   "over.pbtxt:2:12: error: parallel.strategy FULL_SHARD compiles each rank's "
+                   "shard of the optimizer state, so it needs parallel.world_size, the number "
+                   "of ranks (--set parallel.world_size=N)\n"
                    "over.pbtxt:3:13: error: precision.compute BF16 is not built yet; "
                    "training computes in f32 (compute: F32, the default)");
   EXPECT_EQ(cfg.SerializeAsString(), before);

@@ -134,6 +134,20 @@ LogicalResult lower(ModuleOp module, Operation *op) {
                  cb.constant(loc, shard.getNumElements())});
         return success();
       })
+      .Case([&](AllGatherStartOp g) -> LogicalResult {
+        auto shard = cast<MemRefType>(g.getShard().getType());
+        if (!shard.getElementType().isF32())
+          return g.emitError("sharded parameters need f32, not ")
+                 << shard.getElementType();
+        if (!shard.areTrailingDimsContiguous(1) ||
+            !cast<MemRefType>(g.getRows().getType()).getLayout().isIdentity())
+          return g.emitError("internal error: an all-gather of a strided shard");
+        markCommunication(g.getRows());
+        cb.call(loc, "sinter_rt_all_gather_start_f32",
+                {cb.constant(loc, g.getId()), cb.pointer(g.getShard()),
+                 cb.pointer(g.getRows()), cb.constant(loc, shard.getNumElements())});
+        return success();
+      })
       .Case([&](ReduceScatterStartOp r) -> LogicalResult {
         auto shard = cast<MemRefType>(r.getShard().getType());
         if (!shard.getElementType().isF32())

@@ -49,9 +49,14 @@ Breakdown breakdown(const plan::Step &step) {
   for (const plan::Buffer &b : step.buffers()) {
     uint64_t bytes = allocated(elements(b) * elementBytes(b.dtype()));
     switch (b.kind()) {
-    case plan::PARAM:
-      out.paramElements += elements(b);
+    case plan::PARAM: {
+      // Ψ counts whole parameters, of which a FULL_SHARD rank holds shards.
+      uint64_t whole = 1;
+      for (int64_t d : b.global_shape())
+        whole *= uint64_t(d);
+      out.paramElements += b.global_shape_size() > 0 ? whole : elements(b);
       [[fallthrough]];
+    }
     case plan::STATE:
       out.params += bytes;
       break;

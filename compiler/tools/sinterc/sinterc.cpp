@@ -540,11 +540,6 @@ int reportMemory(mlir::MLIRContext &context, std::vector<sinter::ModelGraph> &ph
   for (Parallel::Strategy strategy :
        {Parallel::DDP, Parallel::ZERO1, Parallel::ZERO2, Parallel::FULL_SHARD}) {
     sinter::StrategyPlan column{Parallel::Strategy_Name(strategy), std::nullopt, ""};
-    if (strategy == Parallel::FULL_SHARD) {
-      column.missing = "not built yet";
-      columns.push_back(column);
-      continue;
-    }
     std::optional<sinter::config::TrainConfig> cfg = config;
     cfg->mutable_parallel()->set_strategy(strategy);
     cfg->mutable_parallel()->set_world_size(int32_t(world));

@@ -161,6 +161,50 @@ LogicalResult AllGatherOp::bufferize(RewriterBase &rewriter,
   return success();
 }
 
+LogicalResult AllGatherStartOp::verify() {
+  auto shard = cast<ShapedType>(getShard().getType());
+  bool onTensors = isa<RankedTensorType>(shard);
+  if (onTensors != bool(getResult()) || onTensors == bool(getRows()))
+    return emitOpError("on tensors returns the rows; on buffers writes `into`");
+  auto rows = onTensors ? cast<ShapedType>(getResult().getType())
+                        : cast<ShapedType>(getRows().getType());
+  if (!shard.hasStaticShape() || shard.getRank() != 1 || !rows.hasStaticShape() ||
+      rows.getRank() != 2 || rows.getDimSize(1) != shard.getDimSize(0) ||
+      shard.getElementType() != rows.getElementType())
+    return emitOpError("gathers a static 1-D shard into rows of its size and "
+                       "element type");
+  return success();
+}
+
+bool AllGatherStartOp::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) {
+  return true;
+}
+
+bool AllGatherStartOp::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {
+  return false;
+}
+
+bool AllGatherStartOp::bufferizesToAllocation(Value) { return true; }
+
+AliasingValueList AllGatherStartOp::getAliasingValues(OpOperand &,
+                                                      const AnalysisState &) {
+  return {};
+}
+
+LogicalResult AllGatherStartOp::bufferize(RewriterBase &rewriter,
+                                          const BufferizationOptions &options,
+                                          BufferizationState &state) {
+  FailureOr<Value> shard = getBuffer(rewriter, getShard(), options, state);
+  if (failed(shard))
+    return failure();
+  auto type = cast<RankedTensorType>(getResult().getType());
+  Value rows = memref::AllocOp::create(
+      rewriter, getLoc(), MemRefType::get(type.getShape(), type.getElementType()));
+  AllGatherStartOp::create(rewriter, getLoc(), Type(), getIdAttr(), *shard, rows);
+  replaceOpWithBufferizedValues(rewriter, getOperation(), rows);
+  return success();
+}
+
 LogicalResult ReduceScatterStartOp::verify() {
   auto rows = cast<ShapedType>(getRows().getType());
   bool onTensors = isa<RankedTensorType>(rows);

@@ -165,6 +165,33 @@ def Train_AllGatherOp : Train_Op<"all_gather", [
   let hasVerifier = 1;
 }
 
+def Train_AllGatherStartOp : Train_Op<"all_gather_start", [
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "bufferizesToAllocation", "getAliasingValues", "bufferize"]>]> {
+  let summary = "Starts gathering every rank's shard, row by row";
+  let description = [{
+    A collective that returns at once: row r of the result becomes rank r's
+    `shard`. The rows are there only after the `train.collective_wait` of
+    the same `id`, whose `keep` is the shard: it must stay alive and
+    unchanged until then. Every rank must start the same collectives in the
+    same order. On tensors it returns the rows, in a new buffer; on buffers
+    it writes `into`.
+
+    Example:
+    ```mlir
+    %rows = train.all_gather_start 7, %mine : tensor<96xf32> -> tensor<2x96xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$id, AnyShaped:$shard, Optional<AnyMemRef>:$rows);
+  let results = (outs Optional<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $id `,` $shard (`into` $rows^)? attr-dict `:` type($shard)
+    (`into` type($rows)^)? (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 def Train_ReduceScatterStartOp : Train_Op<"reduce_scatter_start", [
     DeclareOpInterfaceMethods<BufferizableOpInterface,
         ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
@@ -200,7 +227,8 @@ def Train_CollectiveWaitOp : Train_Op<"collective_wait", [
          "getAliasingValues", "bufferize"]>]> {
   let summary = "Waits for a started collective";
   let description = [{
-    The collective `id` (a `train.reduce_scatter_start`) is done: returns
+    The collective `id` (a `train.reduce_scatter_start` or
+    `train.all_gather_start`) is done: returns
     its `result`, now valid. `keep` (its input) is read here only so that
     it stays alive and untouched until the wait. On buffers it has no
     results.

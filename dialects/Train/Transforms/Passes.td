@@ -119,21 +119,30 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
 }
 
 def DistShard : Pass<"dist-shard", "mlir::ModuleOp"> {
-  let summary = "Shards the optimizer state over the ranks (ZeRO-1)";
+  let summary = "Shards the training state over the ranks (ZeRO-1, -2, -3)";
   let description = [{
-    Runs after `train-build-step`. Under `strategy` ZERO1 with W ranks,
-    every parameter of n elements is seen flat and padded with zeros to
-    W * s elements, s = ceil(n / W); rank r owns elements [r * s, (r + 1) * s).
+    Runs after `train-build-step`. With W ranks, every parameter of n
+    elements is seen flat and padded with zeros to W * s elements,
+    s = ceil(n / W); rank r owns elements [r * s, (r + 1) * s).
 
-    - Each optimizer moment becomes that rank's shard, an argument of s
-      elements marked `sinter.global_shape` (the parameter's shape), so the
-      runtime and its checkpoints know where it belongs.
-    - Each update reads its rank's shard of the parameter and of the summed
-      gradient (`train.rank` finds the offset) and writes the new shard.
-    - After the update (taken or skipped alike, so every rank reaches the
-      same collectives), the new shards of one gradient bucket are packed
-      and gathered in one `train.all_gather`; each parameter is copied back
-      into its own buffer from the gathered rows.
+    - ZERO1: each optimizer moment becomes that rank's shard, an argument of
+      s elements marked `sinter.global_shape` (the parameter's shape), so
+      the runtime and its checkpoints know where it belongs. Each update
+      reads its rank's shard of the parameter and of the summed gradient
+      (`train.rank` finds the offset) and writes the new shard. After the
+      update (taken or skipped alike, so every rank reaches the same
+      collectives), the new shards of one gradient bucket are packed and
+      gathered in one `train.all_gather`; each parameter is copied back into
+      its own buffer from the gathered rows.
+    - ZERO2: as ZERO1, and each bucket's gradients are reduce-scattered in
+      every micro-batch (`train.reduce_scatter_start`), so a rank keeps only
+      its slices.
+    - FULL_SHARD: as ZERO2, and the parameters are shards too, in every
+      step (train and eval). Before the forward pass uses a group (a block
+      of a repeat), its parameters are gathered (`train.all_gather_start`,
+      `train.collective_wait`), the next group's gather starting as this
+      one's is waited for; the backward pass gathers them again. The update
+      writes the shards in place.
 
     The gradients' sum and global norm stay those of DDP, so the step is
     DDP's step. The strategy and W are the module's `sinter.strategy` and
@@ -142,7 +151,7 @@ def DistShard : Pass<"dist-shard", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", /*default=*/"\"DDP\"",
-           "DDP or ZERO1">,
+           "DDP, ZERO1, ZERO2 or FULL_SHARD">,
     Option<"worldSize", "world-size", "int64_t", /*default=*/"1",
            "the ranks the step is compiled for">
   ];

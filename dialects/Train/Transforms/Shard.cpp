@@ -1,11 +1,12 @@
-//===- Shard.cpp - The optimizer state sharded over the ranks (ZeRO-1) ----===//
+//===- Shard.cpp - The training state sharded over the ranks (ZeRO) -------===//
 //
 // A parameter of n elements is seen flat, padded with zeros to W * s
 // elements (s = ceil(n / W)); rank r owns [r * s, (r + 1) * s) of it, of its
 // summed gradient and of its moments. The moments become shards; the update
-// works on shards; the new shards of a bucket are gathered in one
-// collective and copied back into each parameter's buffer. Sums and norms
-// are untouched, so each element is updated exactly as DDP updates it.
+// works on shards. Under ZERO1 and ZERO2 the new shards of a bucket are
+// gathered in one collective and copied back into each parameter's buffer;
+// under FULL_SHARD the parameters stay shards (ShardParameters.h). Sums and
+// norms are untouched, so each element is updated exactly as DDP updates it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "dialects/Train/IR/TrainOps.h"
 #include "dialects/Train/Transforms/Passes.h"
 #include "dialects/Train/Transforms/ShardGradients.h"
+#include "dialects/Train/Transforms/ShardParameters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -74,8 +76,10 @@ struct Sharded {
 
 class Sharder {
 public:
-  Sharder(func::FuncOp f, int64_t world, bool shardedGradients)
-      : func(f), world(world), shardedGradients(shardedGradients) {}
+  Sharder(func::FuncOp f, int64_t world, bool shardedGradients,
+          bool shardedParameters)
+      : func(f), world(world), shardedGradients(shardedGradients),
+        shardedParameters(shardedParameters) {}
 
   LogicalResult run() {
     // The groups are the gradient buckets, which ZERO2 then takes apart.
@@ -96,6 +100,8 @@ public:
     for (Operation *u : updates)
       if (failed(collect(u)))
         return failure();
+    if (shardedParameters && failed(shardParameters(func, world, ifOp)))
+      return failure();
     OpBuilder b(ifOp);
     Location loc = ifOp.getLoc();
     Value rank = RankOp::create(b, loc);
@@ -103,8 +109,11 @@ public:
       shardUpdate(b, rank, p);
     rebuildIf();
     b.setInsertionPoint(func.front().getTerminator());
-    for (const SmallVector<size_t> &group : gatherGroups())
-      gather(b, group);
+    if (shardedParameters)
+      returnShards();
+    else
+      for (const SmallVector<size_t> &group : gatherGroups())
+        gather(b, group);
     oldIf.erase();
     // What read the summed full gradients now reads this rank's slices.
     func.walk([](BucketReadyOp r) {
@@ -166,7 +175,9 @@ private:
   /// yields the old shard.
   void shardUpdate(OpBuilder &b, Value rank, Sharded &p) {
     Location loc = p.update->getLoc();
-    Value oldShard = shardOf(b, loc, func.getArgument(p.paramArg), p, rank);
+    Value oldShard = shardedParameters
+                         ? func.getArgument(p.paramArg)
+                         : shardOf(b, loc, func.getArgument(p.paramArg), p, rank);
     StringAttr name = attrs::param.getArg(func, p.paramArg);
     Value gradShard = shardedGradients ? gradientSlices.lookup(name)
                                        : shardOf(b, loc, p.update->getOperand(1), p, rank);
@@ -206,6 +217,15 @@ private:
         old.replaceAllUsesWith(rebuilt.getResult(i));
     oldIf = ifOp;
     ifOp = rebuilt;
+  }
+
+  /// FULL_SHARD: the step returns each parameter's new shard.
+  void returnShards() {
+    Operation *ret = func.front().getTerminator();
+    for (const Sharded &p : params)
+      for (OpOperand &use : ret->getOpOperands())
+        if (use.get() == oldIf.getResult(p.yielded))
+          use.set(p.newShard);
   }
 
   /// The parameters whose new shards are gathered together: one group per
@@ -301,6 +321,7 @@ private:
   func::FuncOp func;
   int64_t world;
   bool shardedGradients; ///< ZERO2: the update reads reduce-scattered slices
+  bool shardedParameters; ///< FULL_SHARD: parameters are held as shards
   DenseMap<StringAttr, Value> gradientSlices;
   ArrayAttr bucketLayout; ///< `sinter.buckets`, read before ZERO2 drops it
   scf::IfOp ifOp;
@@ -318,9 +339,10 @@ struct DistShard : public impl::DistShardBase<DistShard> {
     int64_t ranks = worldSize;
     if (auto w = attrs::worldSize.get(module); w && worldSize.getNumOccurrences() == 0)
       ranks = w.getInt();
-    if (chosen != "DDP" && chosen != "ZERO1" && chosen != "ZERO2") {
-      module.emitError("dist-shard: strategy ")
-          << chosen << " is not built; DDP, ZERO1 and ZERO2 are";
+    if (chosen != "DDP" && chosen != "ZERO1" && chosen != "ZERO2" &&
+        chosen != "FULL_SHARD") {
+      module.emitError("dist-shard: no strategy ")
+          << chosen << "; DDP, ZERO1, ZERO2 and FULL_SHARD are";
       return signalPassFailure();
     }
     if (ranks < 1) {
@@ -329,11 +351,17 @@ struct DistShard : public impl::DistShardBase<DistShard> {
     }
     if (chosen == "DDP" || ranks == 1)
       return;
+    bool fullShard = chosen == "FULL_SHARD";
     for (auto f : module.getOps<func::FuncOp>()) {
       auto phase = attrs::phase.get(f);
-      if (!phase || phase != "train" || f.isExternal())
+      if (!phase || f.isExternal())
         continue;
-      if (failed(Sharder(f, ranks, chosen == "ZERO2").run()))
+      // Every step reads the same parameter buffers: under FULL_SHARD, shards.
+      if (phase == "train" &&
+          failed(Sharder(f, ranks, chosen != "ZERO1", fullShard).run()))
+        return signalPassFailure();
+      if (phase != "train" && fullShard &&
+          failed(shardParameters(f, ranks, /*keep=*/nullptr)))
         return signalPassFailure();
     }
   }

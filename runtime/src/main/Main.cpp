@@ -155,9 +155,17 @@ Expected<Step> prepare(StepFn fn, const char *planBytes, int64_t planSize,
   Expected<BufferSet> buffers = BufferSet::allocate(*plan, **device);
   if (!buffers.ok())
     return buffers.status();
+  // A rank that holds shards of the parameters fills only its own.
+  uint64_t rank = 0;
+  if (plan->shardsParameters()) {
+    Expected<WorldInfo> world = readWorld([](const char *n) { return std::getenv(n); });
+    if (!world.ok())
+      return world.status();
+    rank = uint64_t(world->rank);
+  }
   Status params = initFile.empty()
-                      ? initialiseParameters(*plan, *buffers, cfg.seed())
-                      : loadParameters(*plan, *buffers, initFile);
+                      ? initialiseParameters(*plan, *buffers, cfg.seed(), rank)
+                      : loadParameters(*plan, *buffers, initFile, rank);
   if (!params.ok())
     return params;
   return Step{plan.take(), buffers.take(), fn};
@@ -285,7 +293,8 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
   std::fflush(stdout);
   logMemory((*comm)->rank(), residentAtStart, *step, eval);
   if (!opts.saveFile.empty()) {
-    Status saved = saveParameters(step->plan, step->buffers, opts.saveFile);
+    Status saved = saveParameters(step->plan, step->buffers, opts.saveFile,
+                                  comm->get());
     if (!saved.ok())
       return fail(saved.message());
   }
@@ -325,6 +334,11 @@ int runEval(const config::TrainConfig &cfg, const std::string &baseDir,
                                 sinter_plan_eval_size, cfg, opts.initFile);
   if (!step.ok())
     return fail(step.message());
+  if (step->plan.shardsParameters())
+    return fail("--eval runs one process, but this program's parameters are "
+                "sharded over " + std::to_string(step->plan.worldSize) +
+                " ranks (parallel.strategy FULL_SHARD): evaluate in the training "
+                "run (eval { every: N }), or recompile with another strategy");
   auto data = openData(cfg, /*eval=*/true, baseDir, step->plan);
   if (!data.ok())
     return fail(data.message());

@@ -3,8 +3,8 @@
 #include "program/Checkpoint.h"
 
 #include "checkpoint/Safetensors.h"
-#include "program/Convert.h"
 #include "program/Parameters.h"
+#include "program/StoredTensors.h"
 #include "support/AtomicFile.h"
 
 #include <algorithm>
@@ -51,44 +51,62 @@ std::string latestCheckpoint(const std::string &dir) {
   return steps.empty() ? "" : pathOf(dir, steps.back());
 }
 
+/// Every buffer of the checkpoint that a rank holds a shard of.
+static std::vector<TensorShard> shardsOf(const StepPlan &plan, BufferSet &buffers) {
+  std::vector<TensorShard> shards;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &b = plan.buffers[i];
+    if (b.globalShape.empty())
+      continue;
+    std::string name = b.kind == BufferKind::OptimizerState ? momentName(b) : b.name;
+    shards.push_back({name, b.dtype, b.globalShape, buffers.data(i),
+                      b.byteSize / dtypeSize(b.dtype)});
+  }
+  return shards;
+}
+
 Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
                                      const StepPlan &plan, BufferSet &buffers,
                                      int64_t updates, Communicator *comm) {
   SINTER_RT_RETURN_IF_ERROR(buffers.download(
       {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));
-  // A sharded moment is stored whole: every rank's shard, gathered in rank
-  // order, is the tensor flattened and padded.
-  std::map<size_t, std::vector<uint8_t>> whole;
-  for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    const BufferSpec &b = plan.buffers[i];
-    if (b.kind != BufferKind::OptimizerState || b.globalShape.empty())
-      continue;
-    uint64_t ranks = comm ? uint64_t(comm->size()) : 1;
+  uint64_t rank = comm ? uint64_t(comm->rank()) : 0;
+  uint64_t ranks = comm ? uint64_t(comm->size()) : 1;
+  std::string path = pathOf(dir, step);
+  // Each rank writes its own shards (StoredTensors.h); the main file, last,
+  // makes the checkpoint whole.
+  std::vector<TensorShard> shards = shardsOf(plan, buffers);
+  if (!shards.empty()) {
     if (ranks != plan.worldSize)
       return Status::error("internal error: saving a checkpoint of a step "
                            "sharded over " + std::to_string(plan.worldSize) +
                            " ranks on " + std::to_string(ranks));
-    std::vector<uint8_t> &rows = whole[i];
-    rows.resize(b.byteSize * ranks);
+    SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
+    SINTER_RT_RETURN_IF_ERROR(writePiece(path, rank, ranks, shards));
     if (comm)
-      SINTER_RT_RETURN_IF_ERROR(
-          comm->allGather(buffers.data(i), rows.data(), b.dtype, b.shape[0]).wait());
-    else
-      std::memcpy(rows.data(), buffers.data(i), b.byteSize);
+      SINTER_RT_RETURN_IF_ERROR(comm->barrier().wait());
   }
-  if (comm && comm->rank() != 0)
-    return std::string(); // rank 0 writes
+  if (rank != 0)
+    return std::string(); // rank 0 writes the rest
+  for (uint64_t r = 0; r < ranks && !shards.empty(); ++r) {
+    struct stat st;
+    std::string piece = piecePath(path, r, ranks);
+    if (stat(piece.c_str(), &st) != 0)
+      return Status::error("checkpoint.dir: " + piece + ", which rank " +
+                           std::to_string(r) + " wrote, is not there: the ranks "
+                           "of a sharded run must share checkpoint.dir");
+  }
   SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
   std::vector<SafetensorsTensor> tensors;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &b = plan.buffers[i];
+    if (!b.globalShape.empty())
+      continue;
     if (b.kind == BufferKind::Param || b.kind == BufferKind::State)
       tensors.push_back({b.name, b.dtype, b.shape, buffers.data(i)});
-    if (b.kind == BufferKind::OptimizerState && b.globalShape.empty())
+    if (b.kind == BufferKind::OptimizerState)
       tensors.push_back({momentName(b), b.dtype, b.shape, buffers.data(i)});
-    if (b.kind == BufferKind::OptimizerState && !b.globalShape.empty())
-      tensors.push_back({momentName(b), b.dtype, b.globalShape, whole[i].data()});
   }
   std::map<std::string, std::string> meta = {
       {"format", kFormat},
@@ -96,7 +114,8 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
       {"step", std::to_string(step)},
       {"optimizer_steps", std::to_string(updates)},
       {"seed", std::to_string(seed)}};
-  std::string path = pathOf(dir, step);
+  if (!shards.empty())
+    meta["pieces"] = std::to_string(ranks);
   SINTER_RT_RETURN_IF_ERROR(writeSafetensors(path, tensors, meta));
   // The newest `keep` up to this one stay. Later steps (left by an earlier
   // run in the same folder) are not this run's to remove, and the file just
@@ -107,7 +126,7 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
       older.push_back(s);
   size_t kept = size_t(std::max<int64_t>(keep, 1)) - 1;
   for (size_t i = 0; i + kept < older.size(); ++i)
-    std::remove(pathOf(dir, older[i]).c_str());
+    removeWithPieces(pathOf(dir, older[i]));
   return path;
 }
 
@@ -138,15 +157,16 @@ static Expected<int64_t> metaInt(const SafetensorsFile &f, const char *key) {
 Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
                                  const StepPlan &plan, BufferSet &buffers,
                                  int64_t &updates, uint64_t rank) {
-  Expected<SafetensorsFile> file = SafetensorsFile::read(path);
-  if (!file.ok())
-    return file.status();
-  auto format = file->metadata().find("format");
-  if (format == file->metadata().end() || format->second != kFormat)
+  Expected<StoredTensors> stored = StoredTensors::open(path);
+  if (!stored.ok())
+    return stored.status();
+  const SafetensorsFile &file = stored->file();
+  auto format = file.metadata().find("format");
+  if (format == file.metadata().end() || format->second != kFormat)
     return Status::error(path + ": not a Sinter checkpoint of format " + kFormat);
-  Expected<int64_t> step = metaInt(*file, "step");
-  Expected<int64_t> taken = metaInt(*file, "optimizer_steps");
-  Expected<uint64_t> savedSeed = metaUnsigned(*file, "seed");
+  Expected<int64_t> step = metaInt(file, "step");
+  Expected<int64_t> taken = metaInt(file, "optimizer_steps");
+  Expected<uint64_t> savedSeed = metaUnsigned(file, "seed");
   if (!step.ok())
     return step.status();
   if (!taken.ok())
@@ -162,13 +182,13 @@ Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
     const BufferSpec &b = plan.buffers[i];
     if (b.kind != BufferKind::Param && b.kind != BufferKind::State)
       continue;
-    const SafetensorsEntry *e = file->find(b.name);
-    if (!e || e->dtype != b.dtype || e->shape != b.shape)
-      return Status::error(path + ": " + (e ? "tensor '" + b.name +
+    std::optional<StoredTensor> t = stored->find(b.name);
+    if (!t || t->dtype != b.dtype || t->shape != b.wholeShape())
+      return Status::error(path + ": " + (t ? "tensor '" + b.name +
                                                   "' has another dtype or shape"
                                             : "has no tensor '" + b.name + "'") +
                            " than model '" + plan.model + "'");
-    std::memcpy(buffers.data(i), file->data(*e), b.byteSize);
+    SINTER_RT_RETURN_IF_ERROR(readBuffer(*stored, b.name, b, rank, buffers.data(i)));
   }
   // Moments in f64 (written before the update was compiled) load converted.
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -176,24 +196,15 @@ Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,
     if (b.kind != BufferKind::OptimizerState)
       continue;
     std::string name = momentName(b);
-    const SafetensorsEntry *e = file->find(name);
-    if (!e)
+    std::optional<StoredTensor> t = stored->find(name);
+    if (!t)
       return Status::error(path + ": has no optimizer state '" + name +
                            "'; it was written with another optimizer than "
                            "this program's (" + plan.optimizer + ")");
-    const Shape &whole = b.globalShape.empty() ? b.shape : b.globalShape;
-    if (e->shape != whole || (e->dtype != DType::F64 && e->dtype != DType::F32))
+    if (t->shape != b.wholeShape() || (t->dtype != DType::F64 && t->dtype != DType::F32))
       return Status::error(path + ": optimizer state '" + name +
                            "' does not match the parameter's shape");
-    // A shard is this rank's slice of the whole; past its end, padding.
-    uint64_t count = b.byteSize / dtypeSize(b.dtype);
-    uint64_t first = b.globalShape.empty() ? 0 : rank * count;
-    uint64_t total = *numElements(whole);
-    uint64_t present = first < total ? std::min(count, total - first) : 0;
-    std::memset(buffers.data(i), 0, b.byteSize);
-    SINTER_RT_RETURN_IF_ERROR(convertElements(
-        file->data(*e) + first * dtypeSize(e->dtype),
-        e->dtype, buffers.data(i), b.dtype, present));
+    SINTER_RT_RETURN_IF_ERROR(readBuffer(*stored, name, b, rank, buffers.data(i)));
   }
   SINTER_RT_RETURN_IF_ERROR(buffers.upload(
       {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));

@@ -4,10 +4,12 @@
 // param and state under its own name (so numpy and PyTorch read it as a
 // state_dict), the optimizer's moments as `optimizer.NAME.m` / `.v` in their
 // buffers' dtype (f32; files with f64 moments load, converted), and in the
-// metadata the step, the optimizer's update count and the seed. A moment
-// sharded over the ranks (ZERO1) is stored whole, so a checkpoint does not
-// depend on the world size or the strategy: every rank's shard is gathered
-// at save (rank 0 writes) and each rank reads its own slice at resume.
+// metadata the step, the optimizer's update count and the seed. A buffer
+// sharded over the ranks (a ZERO moment, a FULL_SHARD parameter) is stored
+// by name and global shape in pieces that each rank writes beside the file
+// (StoredTensors.h), so no rank gathers the model, and a checkpoint does
+// not depend on the world size or the strategy: at resume each rank reads
+// the whole tensor or its own slice, whatever the pieces.
 // The data position follows from the step (the sampler is a function of the
 // seed and the step), so a resumed run sees exactly the batches an
 // uninterrupted run would, and computes the same losses bit for bit. Files
@@ -26,8 +28,8 @@ namespace sinter::rt {
 
 /// Writes the checkpoint of `step` completed steps into `dir` (created if
 /// needed), then removes all but the newest `keep`. Returns its path. With
-/// `comm`, every rank calls it (sharded moments are gathered) and rank 0
-/// writes; the others return "".
+/// `comm`, every rank calls it: each writes its shards' piece, and rank 0,
+/// once every piece is there, the rest; the others return "".
 Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
                                      const StepPlan &plan, BufferSet &buffers,
@@ -39,7 +41,7 @@ std::string latestCheckpoint(const std::string &dir);
 
 /// Restores params, states and optimizer state from `path` and the number of
 /// updates applied (`updates`); returns the number of completed steps. A
-/// sharded moment takes rank `rank`'s slice of the stored tensor. Any
+/// sharded buffer takes rank `rank`'s slice of the stored tensor. Any
 /// mismatch or damage is an error naming the file: a resumed run never
 /// silently starts from scratch.
 Expected<int64_t> loadCheckpoint(const std::string &path, uint64_t seed,

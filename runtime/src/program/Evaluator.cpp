@@ -83,7 +83,8 @@ Expected<double> writeGradients(const StepPlan &plan, BufferSet &buffers,
 Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
                               StepFn step,
                               std::shared_ptr<const BatchSource> source,
-                              uint64_t batches, bool progress) {
+                              uint64_t batches, bool progress,
+                              Communicator *comm) {
   uint64_t b = plan.microBatch();
   uint64_t available = b ? source->numSamples() / b : 0;
   if (available == 0)
@@ -119,6 +120,9 @@ Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
   auto prefetcher = Prefetcher::start(sampler.take(), source, ahead);
   if (!prefetcher.ok())
     return prefetcher.status();
+  TrainStepWorld world;
+  world.comm = comm && comm->size() > 1 ? comm : nullptr;
+  world.rank = comm ? uint64_t(comm->rank()) : 0;
   double lossSum = 0;
   std::vector<double> metricSums;
   auto start = std::chrono::steady_clock::now();
@@ -129,8 +133,9 @@ Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
     SINTER_RT_RETURN_IF_ERROR(feedInputs(plan, buffers, batch->tensors)
                                   .withPrefix("batch " + std::to_string(j) + ": "));
     SINTER_RT_RETURN_IF_ERROR(buffers.upload({BufferKind::Input}));
-    step(buffers.table());
-    SINTER_RT_RETURN_IF_ERROR(buffers.device().synchronize());
+    // Through the runtime's step calls: a sharded step gathers its
+    // parameters.
+    SINTER_RT_RETURN_IF_ERROR(runStep(step, plan, buffers, world));
     SINTER_RT_RETURN_IF_ERROR(buffers.download(
         {BufferKind::Output, BufferKind::Loss, BufferKind::Metric}));
     size_t m = 0, o = 0;

@@ -38,11 +38,13 @@ Expected<double> writeGradients(const StepPlan &plan, BufferSet &buffers,
 /// micro-batch) through `step` and averages the loss and the metrics over
 /// them. A prefetch thread gathers the next batches while the step runs. The
 /// incomplete last micro-batch is not evaluated: the step's shapes are fixed,
-/// and padding would bias a mean.
+/// and padding would bias a mean. A step whose parameters are sharded
+/// gathers them over `comm`: every rank then evaluates the same batches.
 Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
                               StepFn step,
                               std::shared_ptr<const BatchSource> source,
-                              uint64_t batches, bool progress);
+                              uint64_t batches, bool progress,
+                              Communicator *comm = nullptr);
 
 } // namespace sinter::rt
 

@@ -143,6 +143,13 @@ bool StepPlan::sharded() const {
   return false;
 }
 
+bool StepPlan::shardsParameters() const {
+  for (const BufferSpec &b : buffers)
+    if (b.kind == BufferKind::Param && !b.globalShape.empty())
+      return true;
+  return false;
+}
+
 void BufferSet::Free::operator()(void *p) const { std::free(p); }
 
 namespace {

@@ -49,6 +49,8 @@ struct BufferSpec {
   /// [rank * s, +s) of this shape flattened and padded; empty: no shard.
   Shape globalShape;
   uint64_t byteSize = 0;
+  /// The tensor a rank holds all or a shard of.
+  const Shape &wholeShape() const { return globalShape.empty() ? shape : globalShape; }
 };
 
 /// Gradients summed over the ranks together: buffer indices, in slot order.
@@ -76,8 +78,11 @@ struct StepPlan {
   /// The micro-batch size: the leading dimension of the inputs.
   uint64_t microBatch() const;
   const BufferSpec *find(const std::string &name, BufferKind kind) const;
-  /// Whether each rank holds only slices of some buffers (ZERO1, ZERO2).
+  /// Whether each rank holds only slices of some buffers (ZERO1, ZERO2,
+  /// FULL_SHARD).
   bool sharded() const;
+  /// Whether each rank holds only slices of the parameters (FULL_SHARD).
+  bool shardsParameters() const;
 };
 
 /// A step's buffers on its device: one allocation per buffer of the plan,

@@ -110,6 +110,11 @@ Status runTrainStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
                     const TrainStepWorld &world) {
   if (world.microBatches.empty())
     return Status::error("internal error: a train step without micro-batches");
+  return runStep(fn, plan, buffers, world);
+}
+
+Status runStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
+               const TrainStepWorld &world) {
   ActiveStep step;
   step.plan = &plan;
   step.buffers = &buffers;
@@ -224,6 +229,24 @@ void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
   s.collectives[id] = {s.world->comm->reduceScatter(rows, shard, DType::F32,
                                                     uint64_t(count), ReduceOp::Sum),
                        rows};
+}
+
+void sinter_rt_all_gather_start_f32(int64_t id, const float *shard, float *rows,
+                                    int64_t count) {
+  ActiveStep &s = current();
+  if (!s.error.ok())
+    return;
+  if (s.collectives.count(id)) {
+    s.error = Status::error("internal error: the step started collective " +
+                            std::to_string(id) + " twice");
+    return;
+  }
+  if (!s.world->comm) {
+    std::copy(shard, shard + count, rows); // one rank: its own row
+    return;
+  }
+  s.collectives[id] = {s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)),
+                       shard};
 }
 
 void sinter_rt_collective_wait(int64_t id, const void *scratch) {

@@ -49,6 +49,11 @@ struct TrainStepWorld {
 Status runTrainStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
                     const TrainStepWorld &world);
 
+/// The same for any step: an eval step's inputs are in its buffers
+/// already, and it calls the runtime only to gather sharded parameters.
+Status runStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
+               const TrainStepWorld &world);
+
 /// The random key of one micro-batch (abi.h): Philox of (step, micro-batch,
 /// rank) under the seed.
 int64_t microBatchRandomKey(uint64_t seed, uint64_t step, uint64_t micro,

@@ -100,7 +100,9 @@ Status broadcastParameters(Communicator &comm, const StepPlan &plan,
   std::vector<Pending> started;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &b = plan.buffers[i];
-    if (b.kind == BufferKind::Param || b.kind == BufferKind::State)
+    // A shard is each rank's own, and already initialised as its slice.
+    if ((b.kind == BufferKind::Param || b.kind == BufferKind::State) &&
+        b.globalShape.empty())
       started.push_back(comm.broadcast(buffers.data(i), b.dtype,
                                        b.byteSize / dtypeSize(b.dtype), 0));
   }
@@ -358,7 +360,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
           copyParameters(plan, buffers, *evalRun->plan, *evalRun->buffers));
       Expected<EvalResult> r =
           evaluate(*evalRun->plan, *evalRun->buffers, evalRun->fn, evalData,
-                   uint64_t(cfg.eval().batches()), false);
+                   uint64_t(cfg.eval().batches()), false, &comm);
       if (!r.ok())
         return r.status();
       if (lead) {

@@ -214,12 +214,21 @@ Expected<TrainInputs> prepareTraining(const config::TrainConfig &cfg,
 }
 
 /// The default: train for cfg.steps steps, evaluating every eval.every.
+/// What this process held resident before the steps' buffers.
+struct ResidentAtStart {
+  std::optional<uint64_t> all = residentBytes();
+  std::optional<uint64_t> files = residentFileBytes();
+};
+
 /// Each rank's measured memory against its plan's: the most it held
-/// resident, and how much above what it held before the steps' buffers.
-void logMemory(int rank, std::optional<uint64_t> before, const Step &train,
+/// resident, how much above what it held before the steps' buffers, and how
+/// much of that growth is mapped files (code first run, mapped data), which
+/// no plan holds.
+void logMemory(int rank, const ResidentAtStart &before, const Step &train,
                const std::optional<Step> &eval) {
   std::optional<uint64_t> peak = peakResidentBytes();
-  if (!peak || !before)
+  std::optional<uint64_t> files = residentFileBytes();
+  if (!peak || !before.all || !files || !before.files)
     return;
   auto mib = [](uint64_t b) {
     char text[32];
@@ -232,15 +241,17 @@ void logMemory(int rank, std::optional<uint64_t> before, const Step &train,
   std::string onDevice = train.plan.device == "cuda"
                              ? " (" + mib(train.buffers.deviceBytes()) + " of it on the GPU)"
                              : "";
-  std::printf("memory, rank %d: peak %s resident, %s above its start; the plans' "
-              "buffers %s%s\n",
-              rank, mib(*peak).c_str(), mib(*peak - std::min(*peak, *before)).c_str(),
+  uint64_t grown = *peak - std::min(*peak, *before.all);
+  uint64_t mapped = std::min(grown, *files - std::min(*files, *before.files));
+  std::printf("memory, rank %d: peak %s resident, %s above its start, %s of it mapped "
+              "files (code, data); the plans' buffers %s%s\n",
+              rank, mib(*peak).c_str(), mib(grown).c_str(), mib(mapped).c_str(),
               mib(planned).c_str(), onDevice.c_str());
 }
 
 int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
                 const Options &opts) {
-  std::optional<uint64_t> residentAtStart = residentBytes();
+  ResidentAtStart residentAtStart;
   Expected<TrainInputs> inputs = prepareTraining(cfg, baseDir, opts);
   if (!inputs.ok())
     return fail(inputs.message());

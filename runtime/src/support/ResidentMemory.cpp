@@ -28,5 +28,6 @@ static std::optional<uint64_t> statusBytes(const char *key) {
 
 std::optional<uint64_t> residentBytes() { return statusBytes("VmRSS:"); }
 std::optional<uint64_t> peakResidentBytes() { return statusBytes("VmHWM:"); }
+std::optional<uint64_t> residentFileBytes() { return statusBytes("RssFile:"); }
 
 } // namespace sinter::rt

@@ -17,6 +17,9 @@ namespace sinter::rt {
 /// system does not say.
 std::optional<uint64_t> residentBytes();
 std::optional<uint64_t> peakResidentBytes();
+/// Of the resident bytes now, those of mapped files (RssFile): the
+/// program's code and libraries as they are first run, and mapped data.
+std::optional<uint64_t> residentFileBytes();
 
 } // namespace sinter::rt
 

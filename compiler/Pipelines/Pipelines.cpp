@@ -200,6 +200,10 @@ void registerPipelines() {
       "Lower graph models to fused linalg functions",
       buildGraphToLinalgPipeline);
   mlir::PassPipelineRegistration<>(
+      "sinter-linalg-to-memory-plan",
+      "Bufferize fused linalg for the CPU into one planned arena, with runtime calls",
+      [](mlir::OpPassManager &pm) { buildLinalgToMemoryPlanPipeline(pm, /*cuda=*/false); });
+  mlir::PassPipelineRegistration<>(
       "sinter-linalg-to-llvm",
       "Bufferize and lower linalg functions to the LLVM dialect",
       buildLinalgToLLVMPipeline);

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # The benchmarks against PyTorch and JAX (not part of the tests: timings are
 # never asserted). Builds Sinter, sets up a Python with torch and jax in
-# .venv-bench, and prints a table with ratios:
-#   scripts/bench.sh                 the forward step (bench/forward.py)
+# .venv-bench, and prints tables with ratios:
+#   scripts/bench.sh [STEPS]         the suite: whole training steps of mlp,
+#                                    ResNet-18 and a small GPT against
+#                                    PyTorch eager, torch.compile and JAX jit,
+#                                    with compile times, peak memory and the
+#                                    share of the GEMM peak
+#                                    (bench/train_vs_peers.py)
+#   scripts/bench.sh forward         the forward step (bench/forward.py)
 #   scripts/bench.sh data-parallel   training on 1 and 2 ranks against
 #                                    PyTorch DDP (bench/data_parallel.py)
 #   scripts/bench.sh train-step      Sinter's whole training steps, update
@@ -31,4 +37,8 @@ if [ "${1:-}" = "data-parallel" ]; then
   shift
   exec .venv-bench/bin/python3 bench/data_parallel.py "$@"
 fi
-exec .venv-bench/bin/python3 bench/forward.py "$@"
+if [ "${1:-}" = "forward" ]; then
+  shift
+  exec .venv-bench/bin/python3 bench/forward.py "$@"
+fi
+exec .venv-bench/bin/python3 bench/train_vs_peers.py "$@"

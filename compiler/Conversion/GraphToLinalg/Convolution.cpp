@@ -1,7 +1,8 @@
 //===- Convolution.cpp - Convolution, its gradients, and pooling ----------===//
 //
-// conv2d as the linalg named convolutions (grouped or not); its gradients
-// as contractions written out in linalg.generic; pooling (Pooling.h).
+// conv2d as the linalg named convolutions (grouped or not), and its
+// gradients as named convolutions too, so that each target's library
+// (oneDNN, cuDNN) runs them; pooling (Pooling.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,12 +11,28 @@
 #include "dialects/Graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace sinter::graph;
 
 namespace sinter::lowering {
 namespace {
+
+/// One group's convolution as the named op the targets hand to their
+/// libraries (oneDNN, cuDNN): y[n, f, h, w] = sum over c, kh, kw of
+/// x[n, c, h*s + kh*d, w*s + kw*d] * w[f, c, kh, kw].
+Value namedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
+                ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation) {
+  OpBuilder &b = tb.builder();
+  Type et = typeOf(x).getElementType();
+  Value init = tb.filled(outShape, et, 0.0);
+  // The linalg named ops take these as dense tensors, not arrays.
+  return linalg::Conv2DNchwFchwOp::create(
+             b, tb.location(), TypeRange{init.getType()}, ValueRange{x, w},
+             ValueRange{init}, b.getI64TensorAttr(stride), b.getI64TensorAttr(dilation))
+      .getResult(0);
+}
 
 Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
   OpBuilder &b = tb.builder();
@@ -26,19 +43,10 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
   Value x = tb.padSpatial(a.getInput(), padding, 0.0);
   Value w = a.getWeight();
   RankedTensorType out = op.getType();
-  // The linalg named ops take these as dense tensors, not arrays.
-  auto strides = b.getI64TensorAttr(stride);
-  auto dilations = b.getI64TensorAttr(dil);
   int64_t g = op.getGroups();
   Type et = out.getElementType();
-  if (g == 1) {
-    Value init = tb.filled(out.getShape(), et, 0.0);
-    return one(linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{out},
-                                                ValueRange{x, w},
-                                                ValueRange{init}, strides,
-                                                dilations)
-                   .getResult(0));
-  }
+  if (g == 1)
+    return one(namedConv(tb, x, w, out.getShape(), stride, dil));
   // Groups: split the channel axes and use the grouped named op.
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), os = out.getShape();
   Value xg = tb.reshape(x, {xs[0], g, xs[1] / g, xs[2], xs[3]});
@@ -47,47 +55,48 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
   Value init = tb.filled(og, et, 0.0);
   Value y = linalg::Conv2DNgchwGfchwOp::create(
                 b, loc, TypeRange{init.getType()}, ValueRange{xg, wg},
-                ValueRange{init}, strides, dilations)
+                ValueRange{init}, b.getI64TensorAttr(stride), b.getI64TensorAttr(dil))
                 .getResult(0);
   return one(tb.reshape(y, os));
 }
 
 /// dW[o, c, kh, kw] = sum over n, oh, ow of
-///   g[n, o, oh, ow] * xpad[n, c, oh*s + kh*d, ow*s + kw*d].
+///   g[n, o, oh, ow] * xpad[n, c, oh*s + kh*d, ow*s + kw*d],
+/// which is itself a convolution: of xpad with batch and channels swapped,
+/// by g with batch and channels swapped as the kernel, with stride d and
+/// dilation s; its [c, o, kh, kw] result is transposed back. The padded
+/// rows and columns past the forward pass's last window are cut first, so
+/// that it yields exactly kh x kw.
 Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op,
                             Conv2dGradWeightOp::Adaptor ad) {
   OpBuilder &b = tb.builder();
-  MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
   int64_t pad[2] = {p[0], p[1]};
   Value x = tb.padSpatial(ad.getInput(), pad, 0.0);
-  RankedTensorType out = op.getType();
-  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  // (o, c, kh, kw, n, oh, ow)
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(7, 0, {dim(4), dim(0), dim(5), dim(6)}, ctx),
-      AffineMap::get(7, 0,
-                     {dim(4), dim(1), dim(5) * s[0] + dim(2) * d[0],
-                      dim(6) * s[1] + dim(3) * d[1]},
-                     ctx),
-      AffineMap::get(7, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
-  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
-  iterators.append(3, utils::IteratorType::reduction);
-  Value init = tb.filled(out.getShape(), out.getElementType(), 0.0);
-  auto generic = linalg::GenericOp::create(
-      b, tb.location(), TypeRange{out}, ValueRange{ad.getGrad(), x},
-      ValueRange{init}, maps, iterators,
-      [](OpBuilder &nb, Location l, ValueRange a) {
-        linalg::YieldOp::create(
-            nb, l, scalar::add(nb, l, a[2], scalar::mul(nb, l, a[0], a[1])));
-      });
-  return one(generic.getResult(0));
+  ArrayRef<int64_t> gs = shapeOf(ad.getGrad()), os = op.getType().getShape();
+  SmallVector<int64_t> read(shapeOf(x));
+  for (int i = 0; i < 2; ++i)
+    read[2 + i] = s[i] * (gs[2 + i] - 1) + d[i] * (os[2 + i] - 1) + 1;
+  if (ArrayRef<int64_t>(read) != shapeOf(x)) {
+    auto idx = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
+    x = tensor::ExtractSliceOp::create(
+        b, tb.location(), RankedTensorType::get(read, typeOf(x).getElementType()), x,
+        SmallVector<OpFoldResult>(4, idx(0)),
+        llvm::map_to_vector(read, [&](int64_t v) { return idx(v); }),
+        SmallVector<OpFoldResult>(4, idx(1)));
+  }
+  Value xt = tb.transpose(x, {1, 0, 2, 3});
+  Value gt = tb.transpose(ad.getGrad(), {1, 0, 2, 3});
+  Value dwt = namedConv(tb, xt, gt, {os[1], os[0], os[2], os[3]}, d, s);
+  return one(tb.transpose(dwt, {1, 0, 2, 3}));
 }
 
 /// The transposed convolution: g dilated by the stride, padded so that
 ///   dXpad[n, c, i, j] = sum over o, kh, kw of
-///     gpad[n, o, i + kh*d, j + kw*d] * flip(w)[o, c, kh, kw],
-/// then the padding of the forward pass cut off.
+///     gpad[n, o, i + kh*d, j + kw*d] * w[o, c, k-1-kh, k-1-kw],
+/// a convolution of gpad with dilation d by the kernel flipped in space
+/// with its two channel axes swapped; then the padding of the forward pass
+/// is cut off.
 Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
                            Conv2dGradInputOp::Adaptor ad) {
   OpBuilder &b = tb.builder();
@@ -95,9 +104,9 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
   Value g = ad.getGrad(), w = ad.getWeight();
-  RankedTensorType gt = typeOf(g), out = op.getType();
-  ArrayRef<int64_t> gs = gt.getShape(), ws = typeOf(w).getShape();
-  int64_t n = gs[0], c = ws[1], kh = ws[2], kw = ws[3];
+  RankedTensorType out = op.getType();
+  ArrayRef<int64_t> gs = shapeOf(g), ws = shapeOf(w);
+  int64_t n = gs[0], o = ws[0], c = ws[1], kh = ws[2], kw = ws[3];
   int64_t k[2] = {kh, kw};
   int64_t hp = out.getDimSize(2) + 2 * p[0], wp = out.getDimSize(3) + 2 * p[1];
   // Dilate by the stride: g lands every s-th position of a zero tensor.
@@ -111,43 +120,26 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   }
   Value gpad = tb.padSpatial(gdil, low, high, 0.0);
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  // The kernel flipped in space, materialized: linalg needs every loop to
-  // appear as a plain dimension of some operand.
-  RankedTensorType wt = typeOf(w);
+  // The kernel flipped and transposed, materialized: (c, o, kh, kw) reads
+  // w[o, c, k-1-kh, k-1-kw].
+  Type et = typeOf(w).getElementType();
   AffineMap flipMap = AffineMap::get(
       4, 0,
-      {dim(0), dim(1), getAffineConstantExpr(kh - 1, ctx) - dim(2),
+      {dim(1), dim(0), getAffineConstantExpr(kh - 1, ctx) - dim(2),
        getAffineConstantExpr(kw - 1, ctx) - dim(3)},
       ctx);
   Value flipped =
       linalg::GenericOp::create(
-          b, loc, TypeRange{wt}, ValueRange{w},
-          ValueRange{tb.empty(wt.getShape(), wt.getElementType())},
+          b, loc, TypeRange{RankedTensorType::get({c, o, kh, kw}, et)}, ValueRange{w},
+          ValueRange{tb.empty({c, o, kh, kw}, et)},
           {flipMap, AffineMap::getMultiDimIdentityMap(4, ctx)},
           SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
           [](OpBuilder &nb, Location l, ValueRange a) {
             linalg::YieldOp::create(nb, l, a[0]);
           })
           .getResult(0);
-  // (n, c, i, j, o, kh, kw)
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(7, 0,
-                     {dim(0), dim(4), dim(2) + dim(5) * d[0], dim(3) + dim(6) * d[1]},
-                     ctx),
-      AffineMap::get(7, 0, {dim(4), dim(1), dim(5), dim(6)}, ctx),
-      AffineMap::get(7, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
-  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
-  iterators.append(3, utils::IteratorType::reduction);
-  Value init = tb.filled({n, c, hp, wp}, out.getElementType(), 0.0);
-  Value full = linalg::GenericOp::create(
-                   b, loc, TypeRange{init.getType()}, ValueRange{gpad, flipped},
-                   ValueRange{init}, maps, iterators,
-                   [](OpBuilder &nb, Location l, ValueRange a) {
-                     linalg::YieldOp::create(
-                         nb, l,
-                         scalar::add(nb, l, a[2], scalar::mul(nb, l, a[0], a[1])));
-                   })
-                   .getResult(0);
+  int64_t unitStride[2] = {1, 1};
+  Value full = namedConv(tb, gpad, flipped, {n, c, hp, wp}, unitStride, d);
   int64_t pad[2] = {p[0], p[1]};
   return one(tb.cropSpatial(full, pad, out));
 }

@@ -1,0 +1,203 @@
+"""The benchmark suite: whole training steps (forward, backward, optimizer)
+of Sinter against PyTorch eager, torch.compile and JAX jit, with the same
+shapes, dtype (f32), optimizer and thread count, measured in one run:
+
+- mlp: 784-1024-1024-10, batch 256, SGD with momentum;
+- resnet18: CIFAR ResNet-18, batch 32, SGD with momentum and weight decay;
+- gpt: 4 layers of width 256, 4 heads, GPT-2's vocabulary, T=128, batch 8,
+  AdamW.
+
+    scripts/bench.sh [STEPS]        (sets up .venv-bench, builds, runs this)
+
+Per model it prints the median milliseconds per step and Sinter's ratio to
+each peer (below 1: Sinter is faster), the compile time (sinterc; the first
+step of torch.compile and of jax.jit), each one's peak resident memory, and
+the share of the machine's f32 GEMM peak (measured here first) that each
+step's matmul and convolution FLOPs reach. Timings are never asserted; on 2
+cores one busy core skews every figure, so the suite checks the load first
+and says so in its header when the machine is not idle.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from sinter_build import ROOT, sinterc_of, take_build_dir  # noqa: E402
+
+THREADS = os.cpu_count()
+PEERS = ["torch", "compile", "jax"]
+# (name, Sinter config, the step's matmul and convolution FLOPs).
+
+
+def mlp_flops(b=256):
+    return 3 * 2 * b * (784 * 1024 + 1024 * 1024 + 1024 * 10)
+
+
+def resnet18_flops(b=32):
+    forward, size, cin = 2 * 32 * 32 * 3 * 64 * 9, 32, 64
+    for stage, cout in enumerate([64, 128, 256, 512]):
+        for i in range(2):
+            stride = 2 if stage and i == 0 else 1
+            size //= stride
+            forward += 2 * size * size * cout * (cin * 9 + cout * 9)
+            if stride != 1 or cin != cout:
+                forward += 2 * size * size * cout * cin
+            cin = cout
+    forward += 2 * 512 * 10
+    return 3 * b * forward
+
+
+def gpt_flops(b=8, t=128, d=256, layers=4, vocab=50257):
+    per_layer = 2 * t * (d * 3 * d + d * d + 2 * d * 4 * d) + 2 * 2 * t * t * d
+    return 3 * b * (layers * per_layer + 2 * t * d * vocab)
+
+
+MODELS = [("mlp", "bench/models/mlp784.pbtxt", mlp_flops()),
+          ("resnet18", "bench/models/resnet18_b32.pbtxt", resnet18_flops()),
+          ("gpt", "bench/models/gpt4x256.pbtxt", gpt_flops())]
+MEMORY = re.compile(r"memory, rank 0: peak ([0-9.]+) MiB resident")
+
+
+def busy_share(seconds=2.0):
+    """The share of the machine's CPU time that was busy over `seconds`
+    (/proc/stat), while this process sleeps."""
+    def sample():
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # all, idle + iowait
+    total0, idle0 = sample()
+    time.sleep(seconds)
+    total1, idle1 = sample()
+    return 1 - (idle1 - idle0) / max(total1 - total0, 1)
+
+
+def wait_until_idle(limit=60.0):
+    """The busy share once it is under 5%, or after `limit` seconds."""
+    start = time.perf_counter()
+    while True:
+        busy = busy_share()
+        if busy < 0.05 or time.perf_counter() - start > limit:
+            return busy
+
+
+def gemm_peak_gflops():
+    """The best f32 GEMM rate here: 2048^3 through PyTorch, on THREADS
+    threads, best of five."""
+    import torch
+    torch.set_num_threads(THREADS)
+    n = 2048
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    best = 0.0
+    for _ in range(5):
+        start = time.perf_counter()
+        a @ b
+        best = max(best, 2 * n ** 3 / (time.perf_counter() - start) / 1e9)
+    return best
+
+
+def sinter(name, config, steps, out_dir):
+    """(compile s, ms per step, peak MiB) of Sinter's step: the wall time of
+    1 + steps steps minus that of one, over steps, median of three."""
+    prog = os.path.join(out_dir, name)
+    start = time.perf_counter()
+    subprocess.run([SINTERC, "--config", os.path.join(ROOT, config), "-o", prog], check=True)
+    compile_s = time.perf_counter() - start
+
+    def wall(n):
+        begin = time.perf_counter()
+        out = subprocess.run([prog, "--config", os.path.join(ROOT, config), "--set",
+                              f"steps={n}"], check=True, capture_output=True, text=True,
+                             cwd=out_dir).stdout
+        return time.perf_counter() - begin, out
+
+    one = min(wall(1)[0] for _ in range(2))
+    runs, peak = [], 0.0
+    for _ in range(3):
+        seconds, out = wall(1 + steps)
+        runs.append((seconds - one) / steps * 1e3)
+        found = MEMORY.search(out)
+        peak = max(peak, float(found.group(1)) if found else 0.0)
+    return compile_s, statistics.median(runs), peak
+
+
+def peer(framework, model, steps):
+    """The peer's {first_s, ms, peak_mib}, or None when it failed."""
+    try:
+        out = subprocess.run([sys.executable, os.path.join(HERE, "peer_step.py"), framework,
+                              model, str(steps), str(THREADS)],
+                             capture_output=True, text=True, timeout=1200)
+    except subprocess.TimeoutExpired:
+        print(f"  {framework} {model}: timed out", file=sys.stderr)
+        return None
+    if out.returncode != 0:
+        print(f"  {framework} {model}: failed:\n{out.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def cell(value, fmt):
+    return format(value, fmt) if value is not None else "-"
+
+
+def main():
+    global SINTERC
+    args = sys.argv[1:]
+    build = take_build_dir(args)
+    steps = int(args[0]) if args else 10
+    SINTERC = sinterc_of(build)
+    busy = wait_until_idle()
+    import jax
+    import torch
+    peak = gemm_peak_gflops()
+    state = (f"idle ({100 * busy:.0f}% busy before the run)" if busy < 0.05 else
+             f"NOT IDLE ({100 * busy:.0f}% busy before the run): timings are skewed")
+    print(f"training steps, {THREADS} threads, f32; torch {torch.__version__}, "
+          f"jax {jax.__version__}; machine {state}")
+    print(f"f32 GEMM peak (2048^3, PyTorch): {peak:.1f} GFLOP/s")
+    out_dir = os.path.join(build, "bench")
+    os.makedirs(out_dir, exist_ok=True)
+    rows = []
+    for name, config, flops in MODELS:
+        compile_s, ms, mib = sinter(name, config, steps, out_dir)
+        peers = {p: peer(p, name, steps) for p in PEERS}
+        rows.append((name, flops, compile_s, ms, mib, peers))
+    print()
+    print(f"{'ms per step':<10} {'sinter':>9} {'torch':>9} {'compile':>9} {'jax':>9} "
+          f"{'/torch':>7} {'/compile':>9} {'/jax':>6}")
+    for name, _, _, ms, _, peers in rows:
+        t = {p: peers[p]["ms"] if peers[p] else None for p in PEERS}
+        ratio = {p: ms / t[p] if t[p] else None for p in PEERS}
+        print(f"{name:<10} {ms:>9.1f} {cell(t['torch'], '9.1f')} {cell(t['compile'], '9.1f')} "
+              f"{cell(t['jax'], '9.1f')} {cell(ratio['torch'], '7.2f')} "
+              f"{cell(ratio['compile'], '9.2f')} {cell(ratio['jax'], '6.2f')}")
+    print()
+    print(f"{'compile s':<10} {'sinterc':>9} {'compile':>9} {'jax':>9}   "
+          f"(first step of torch.compile and jax.jit)")
+    for name, _, compile_s, _, _, peers in rows:
+        first = {p: peers[p]["first_s"] if peers[p] else None for p in PEERS}
+        print(f"{name:<10} {compile_s:>9.2f} {cell(first['compile'], '9.2f')} "
+              f"{cell(first['jax'], '9.2f')}")
+    print()
+    print(f"{'peak MiB':<10} {'sinter':>9} {'torch':>9} {'compile':>9} {'jax':>9}")
+    for name, _, _, _, mib, peers in rows:
+        m = {p: peers[p]["peak_mib"] if peers[p] else None for p in PEERS}
+        print(f"{name:<10} {mib:>9.0f} {cell(m['torch'], '9.0f')} {cell(m['compile'], '9.0f')} "
+              f"{cell(m['jax'], '9.0f')}")
+    print()
+    print(f"{'GEMM peak':<10} {'sinter':>9} {'torch':>9} {'compile':>9} {'jax':>9}   "
+          f"(share of {peak:.0f} GFLOP/s)")
+    for name, flops, _, ms, _, peers in rows:
+        def share(step_ms):
+            return f"{100 * flops / (step_ms * 1e-3) / (peak * 1e9):8.0f}%" if step_ms else "-"
+        print(f"{name:<10} {share(ms):>9} " + " ".join(
+            f"{share(peers[p]['ms'] if peers[p] else None):>9}" for p in PEERS))
+
+
+if __name__ == "__main__":
+    main()

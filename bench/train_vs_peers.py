@@ -101,9 +101,31 @@ def gemm_peak_gflops():
     return best
 
 
+def data_setting(name, steps, out_dir):
+    """A `data.train` of random samples in files, as the peers hold theirs in
+    memory: enough for 1 + steps steps, read without shuffling."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    n = {"mlp": 256, "resnet18": 32, "gpt": 8}[name] * (steps + 2)
+    if name == "gpt":
+        path = os.path.join(out_dir, "gpt_tokens.bin")
+        rng.integers(0, 50257, n * 128 + 1).astype(np.uint16).tofile(path)
+        return ["--set", f'data.train={{tokens {{ path: "{path}" dtype: UINT16 }}}}',
+                "--set", "data.shuffle=false"]
+    shape = (n, 784) if name == "mlp" else (n, 3, 32, 32)
+    feeds = ""
+    for key, array in [("x", rng.standard_normal(shape).astype(np.float32)),
+                       ("y", rng.integers(0, 10, n).astype(np.int32))]:
+        path = os.path.join(out_dir, f"{name}_{key}.npy")
+        np.save(path, array)
+        feeds += f'npy {{ input: "{key}" path: "{path}" }} '
+    return ["--set", f"data.train={{{feeds}}}", "--set", "data.shuffle=false"]
+
+
 def sinter(name, config, steps, out_dir):
     """(compile s, ms per step, peak MiB) of Sinter's step: the wall time of
     1 + steps steps minus that of one, over steps, median of three."""
+    data = data_setting(name, steps, out_dir)
     prog = os.path.join(out_dir, name)
     start = time.perf_counter()
     subprocess.run([SINTERC, "--config", os.path.join(ROOT, config), "-o", prog], check=True)
@@ -112,8 +134,8 @@ def sinter(name, config, steps, out_dir):
     def wall(n):
         begin = time.perf_counter()
         out = subprocess.run([prog, "--config", os.path.join(ROOT, config), "--set",
-                              f"steps={n}"], check=True, capture_output=True, text=True,
-                             cwd=out_dir).stdout
+                              f"steps={n}", *data], check=True,
+                             capture_output=True, text=True, cwd=out_dir).stdout
         return time.perf_counter() - begin, out
 
     one = min(wall(1)[0] for _ in range(2))

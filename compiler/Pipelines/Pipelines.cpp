@@ -121,8 +121,10 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(host::createRecordPlan());
   if (cuda)
     pm.addPass(cuda::createCUDAReductions());
-  else
+  else {
+    pm.addPass(cpu::createCPUFoldTransposes());
     pm.addPass(cpu::createCPUMathApproximations());
+  }
   addBufferizationPasses(pm);
 }
 

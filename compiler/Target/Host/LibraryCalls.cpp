@@ -28,35 +28,40 @@ bool isDenseF32(Value v) {
          type.getLayout().isIdentity();
 }
 
-/// True for linalg.matmul's maps of C = A @ transpose(B).
-bool isTransposedB(linalg::MatmulOp op) {
-  MLIRContext *ctx = op.getContext();
+/// The plain linalg.matmul's maps with A stored as [k, m] (`transposedA`)
+/// or B as [n, k] (`transposedB`).
+SmallVector<AffineMap> matmulMaps(MLIRContext *ctx, bool transposedA,
+                                  bool transposedB) {
   AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
              k = getAffineDimExpr(2, ctx);
-  SmallVector<AffineMap> want = {AffineMap::get(3, 0, {m, k}, ctx),
-                                 AffineMap::get(3, 0, {n, k}, ctx),
-                                 AffineMap::get(3, 0, {m, n}, ctx)};
-  return op.getIndexingMapsArray() == want;
+  return {AffineMap::get(3, 0, transposedA ? ArrayRef<AffineExpr>{k, m}
+                                           : ArrayRef<AffineExpr>{m, k}, ctx),
+          AffineMap::get(3, 0, transposedB ? ArrayRef<AffineExpr>{n, k}
+                                           : ArrayRef<AffineExpr>{k, n}, ctx),
+          AffineMap::get(3, 0, {m, n}, ctx)};
 }
 
-/// C[batch, m, n] = A[batch, m, k] @ B[batch or 1, k, n], or with B stored as
-/// [n, k] when `transposedB`.
+/// C[batch, m, n] = A[batch, m, k] @ B[batch or 1, k, n], with A stored as
+/// [k, m] when `transposedA` (not batched) and B as [n, k] when
+/// `transposedB`.
 void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op,
-                bool batched,
+                bool batched, bool transposedA = false,
                 bool transposedB = false) {
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
   auto at = cast<MemRefType>(a.getType());
   auto bt = cast<MemRefType>(bm.getType());
   int64_t batch = batched ? at.getDimSize(0) : 1;
-  int64_t m = at.getDimSize(at.getRank() - 2), k = at.getDimSize(at.getRank() - 1);
+  int64_t m = at.getDimSize(at.getRank() - (transposedA ? 1 : 2)),
+          k = at.getDimSize(at.getRank() - (transposedA ? 2 : 1));
   int64_t n = bt.getDimSize(bt.getRank() - (transposedB ? 2 : 1));
   CallBuilder cb(module, op);
   Location loc = op.getLoc();
   cb.call(loc, ("sinter_" + device + "_matmul_f32").str(),
           {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
            cb.constant(loc, m), cb.constant(loc, n), cb.constant(loc, k),
-           cb.constant(loc, (batched ? 0 : 1) | (transposedB ? 2 : 0))});
+           cb.constant(loc, (batched ? 0 : 1) | (transposedB ? 2 : 0) |
+                                (transposedA ? 4 : 0))});
   op->erase();
 }
 
@@ -101,10 +106,16 @@ struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
     for (Operation *op : ops) {
       // Only the plain forms: no transposed or broadcast indexing maps.
       if (auto mm = dyn_cast<linalg::MatmulOp>(op)) {
-        bool transposed = mm.hasUserDefinedMaps() && isTransposedB(mm);
-        if (mm.hasUserDefinedMaps() && !transposed)
-          continue;
-        callMatmul(module, device, mm, /*batched=*/false, transposed);
+        // A read transposed in place is the CPU library's only.
+        SmallVector<AffineMap> maps = mm.getIndexingMapsArray();
+        bool called = false;
+        for (bool ta : {false, true})
+          for (bool tb : {false, true})
+            if (!called && (!ta || device == "cpu") &&
+                maps == matmulMaps(mm.getContext(), ta, tb)) {
+              callMatmul(module, device, mm, /*batched=*/false, ta, tb);
+              called = true;
+            }
       } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
         if (bmm.hasUserDefinedMaps())
           continue;

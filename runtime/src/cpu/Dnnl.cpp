@@ -116,7 +116,7 @@ void run(Kernel &k, std::array<void *, 3> data, const std::string &what) {
 extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                                       int64_t batch, int64_t m, int64_t n,
                                       int64_t k, int64_t flags) {
-  bool sharedB = flags & 1, transposedB = flags & 2;
+  bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4;
   Key key{batch, m, n, k, flags};
   std::string what = "matmul [" + std::to_string(batch) + " x " +
                      std::to_string(m) + " x " + std::to_string(k) + "] @ [" +
@@ -128,7 +128,7 @@ extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
     if (it == cache.end()) {
       dnnl_dims_t ad = {batch, m, k}, bd = {sharedB ? 1 : batch, k, n},
                   cd = {batch, m, n};
-      dnnl_memory_desc_t amd = describe(3, ad, what),
+      dnnl_memory_desc_t amd = describe(3, ad, what, transposedA),
                          bmd = describe(3, bd, what, transposedB),
                          cmd = describe(3, cd, what);
       dnnl_matmul_desc_t desc;

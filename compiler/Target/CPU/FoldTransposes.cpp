@@ -1,0 +1,130 @@
+//===- FoldTransposes.cpp - Matmuls read transposed operands in place -----===//
+
+#include "compiler/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace sinter::cpu {
+#define GEN_PASS_DEF_CPUFOLDTRANSPOSES
+#include "compiler/Target/CPU/Passes.h.inc"
+} // namespace sinter::cpu
+
+using namespace mlir;
+
+namespace sinter::cpu {
+namespace {
+
+/// Which operands of C[m, n] += A · B a matmul reads transposed: A stored
+/// as [k, m], B as [n, k].
+struct Form {
+  bool transposedA = false, transposedB = false;
+};
+
+SmallVector<AffineMap> mapsOf(MLIRContext *ctx, Form f) {
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  return {AffineMap::get(3, 0, f.transposedA ? ArrayRef<AffineExpr>{k, m}
+                                             : ArrayRef<AffineExpr>{m, k}, ctx),
+          AffineMap::get(3, 0, f.transposedB ? ArrayRef<AffineExpr>{n, k}
+                                             : ArrayRef<AffineExpr>{k, n}, ctx),
+          AffineMap::get(3, 0, {m, n}, ctx)};
+}
+
+std::optional<Form> formOf(linalg::MatmulOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      if (maps == mapsOf(op.getContext(), {ta, tb}))
+        return Form{ta, tb};
+  return std::nullopt;
+}
+
+/// The input of a 2-D transpose that swaps the axes.
+Value transposed(Value v) {
+  auto t = v.getDefiningOp<linalg::TransposeOp>();
+  if (!t || t.getPermutation() != ArrayRef<int64_t>{1, 0})
+    return Value();
+  return t.getInput();
+}
+
+linalg::MatmulOp createMatmul(PatternRewriter &rewriter, Location loc, Value a,
+                              Value b, Value init, Form f) {
+  auto mm = linalg::MatmulOp::create(rewriter, loc, TypeRange{init.getType()},
+                                     ValueRange{a, b}, ValueRange{init});
+  mm.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(mapsOf(loc.getContext(), f)));
+  return mm;
+}
+
+/// matmul(transpose(X), B) reads X transposed (and the same for B).
+struct FoldOperandTranspose : OpRewritePattern<linalg::MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<Form> form = formOf(op);
+    if (!form || !op.hasPureTensorSemantics())
+      return failure();
+    Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
+    Value ta = transposed(a), tb = transposed(b);
+    if (!ta && !tb)
+      return failure();
+    Form f = *form;
+    if (ta) {
+      a = ta;
+      f.transposedA = !f.transposedA;
+    }
+    if (tb) {
+      b = tb;
+      f.transposedB = !f.transposedB;
+    }
+    rewriter.replaceOp(op, createMatmul(rewriter, op.getLoc(), a, b,
+                                        op.getDpsInits()[0], f)->getResults());
+    return success();
+  }
+};
+
+/// Whether `init` is a tensor filled with zeros.
+bool isZeros(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+  return f && f.getValue().isZero();
+}
+
+/// transpose(A · B) = B^T · A^T, for a product onto zeros read only there.
+struct FoldResultTranspose : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getPermutation() != ArrayRef<int64_t>{1, 0} || !op.hasPureTensorSemantics())
+      return failure();
+    auto mm = op.getInput().getDefiningOp<linalg::MatmulOp>();
+    std::optional<Form> form = mm ? formOf(mm) : std::nullopt;
+    if (!form || !mm->hasOneUse() || !isZeros(mm.getDpsInits()[0]))
+      return failure();
+    Location loc = op.getLoc();
+    Value zero = mm.getDpsInits()[0].getDefiningOp<linalg::FillOp>().getInputs()[0];
+    Value init = linalg::FillOp::create(rewriter, loc, zero, op.getInit()).getResult(0);
+    Form f{!form->transposedB, !form->transposedA};
+    rewriter.replaceOp(op, createMatmul(rewriter, loc, mm.getDpsInputs()[1],
+                                        mm.getDpsInputs()[0], init, f)->getResults());
+    return success();
+  }
+};
+
+struct CPUFoldTransposes : public impl::CPUFoldTransposesBase<CPUFoldTransposes> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldOperandTranspose, FoldResultTranspose>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace sinter::cpu

@@ -231,6 +231,10 @@ def main():
         import os
         os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen=true "
                                    f"intra_op_parallelism_threads={threads}")
+    if framework == "compile":
+        # A cold compile, as a user's first run: no kernels from earlier runs.
+        import os
+        os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
     data = batch(model, np.random.default_rng(0))
     step = (jax_step(model, threads, data) if framework == "jax" else
             torch_step(model, framework == "compile", threads, data))

@@ -9,9 +9,12 @@
 #include "compiler/Conversion/GraphToLinalg/Lowering.h"
 #include "compiler/Conversion/GraphToLinalg/Pooling.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
+#include "dialects/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace sinter::graph;
@@ -60,6 +63,17 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
   return one(tb.reshape(y, os));
 }
 
+/// Whether the step is compiled for the CPU, whose library (oneDNN) has
+/// the f32 convolution's gradients as primitives: they stay whole, as the
+/// train dialect's library ops, to the library call. Elsewhere (and in
+/// f64) they are the named convolutions below.
+bool forCPU(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  StringAttr device = module ? attrs::device.get(module) : StringAttr();
+  return device && device.getValue() == "cpu" &&
+         cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
+}
+
 /// dW[o, c, kh, kw] = sum over n, oh, ow of
 ///   g[n, o, oh, ow] * xpad[n, c, oh*s + kh*d, ow*s + kw*d],
 /// which is itself a convolution: of xpad with batch and channels swapped,
@@ -71,6 +85,10 @@ Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op,
                             Conv2dGradWeightOp::Adaptor ad) {
   OpBuilder &b = tb.builder();
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
+  if (forCPU(op))
+    return one(train::ConvBackwardWeightsOp::create(
+        b, tb.location(), op.getType(), ad.getInput(), ad.getGrad(), Value(),
+        op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr()).getResult());
   int64_t pad[2] = {p[0], p[1]};
   Value x = tb.padSpatial(ad.getInput(), pad, 0.0);
   ArrayRef<int64_t> gs = shapeOf(ad.getGrad()), os = op.getType().getShape();
@@ -105,6 +123,10 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
   Value g = ad.getGrad(), w = ad.getWeight();
   RankedTensorType out = op.getType();
+  if (forCPU(op))
+    return one(train::ConvBackwardDataOp::create(
+        b, loc, out, g, w, Value(), op.getStrideAttr(), op.getPaddingAttr(),
+        op.getDilationAttr()).getResult());
   ArrayRef<int64_t> gs = shapeOf(g), ws = shapeOf(w);
   int64_t n = gs[0], o = ws[0], c = ws[1], kh = ws[2], kw = ws[3];
   int64_t k[2] = {kh, kw};

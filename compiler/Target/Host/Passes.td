@@ -32,7 +32,8 @@ def RuntimeCalls : Pass<"sinter-runtime-calls", "mlir::ModuleOp"> {
     arguments (the runtime's bucket slots).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
-                           "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
+                           "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def LowerCopies : Pass<"sinter-lower-copies", "mlir::ModuleOp"> {

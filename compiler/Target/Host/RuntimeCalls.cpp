@@ -46,6 +46,34 @@ void markCommunication(Value buffer) {
   }
 }
 
+/// A convolution gradient as the CPU library's call: its three buffers in
+/// the order the op takes them (the result last), then the shapes of the
+/// convolution's input x[n, c, h, w], kernel [o, c, kh, kw] and output
+/// [n, o, oh, ow], and its strides, dilations and paddings.
+template <typename OpT>
+LogicalResult callConvGrad(CallBuilder &cb, OpT op, StringRef callee, Value input,
+                           Value grad, Value weight) {
+  for (Value v : {input, grad, weight}) {
+    auto t = cast<MemRefType>(v.getType());
+    if (!t.getElementType().isF32() || !t.getLayout().isIdentity())
+      return op.emitError("the CPU's convolution gradients need dense f32 "
+                          "buffers, not ")
+             << t;
+  }
+  ArrayRef<int64_t> x = cast<MemRefType>(input.getType()).getShape(),
+                    w = cast<MemRefType>(weight.getType()).getShape(),
+                    y = cast<MemRefType>(grad.getType()).getShape();
+  Location loc = op.getLoc();
+  SmallVector<Value> args = {cb.pointer(op.getLhs()), cb.pointer(op.getRhs()),
+                             cb.pointer(op.getInto())};
+  ArrayRef<int64_t> s = op.getStride(), d = op.getDilation(), p = op.getPadding();
+  for (int64_t v : {x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0],
+                    s[1], d[0], d[1], p[0], p[1]})
+    args.push_back(cb.constant(loc, v));
+  cb.call(loc, callee, args);
+  return success();
+}
+
 LogicalResult lower(ModuleOp module, Operation *op) {
   CallBuilder cb(module, op);
   OpBuilder &b = cb.builder();
@@ -169,6 +197,16 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         cb.call(loc, "sinter_rt_collective_wait",
                 {cb.constant(loc, w.getId()), cb.pointer(w.getKeep())});
         return success();
+      })
+      .Case([&](ConvBackwardDataOp c) {
+        return callConvGrad(cb, c, "sinter_cpu_conv2d_backward_data_f32",
+                            /*input=*/c.getInto(), /*grad=*/c.getLhs(),
+                            /*weight=*/c.getRhs());
+      })
+      .Case([&](ConvBackwardWeightsOp c) {
+        return callConvGrad(cb, c, "sinter_cpu_conv2d_backward_weights_f32",
+                            /*input=*/c.getLhs(), /*grad=*/c.getRhs(),
+                            /*weight=*/c.getInto());
       })
       .Case([&](HyperparameterOp h) {
         // The dialect's names, in abi.h's order (sinter_hyperparameter).

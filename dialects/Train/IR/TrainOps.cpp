@@ -205,6 +205,61 @@ LogicalResult AllGatherStartOp::bufferize(RewriterBase &rewriter,
   return success();
 }
 
+// The convolution gradients: both operands read, the result a new buffer.
+template <typename OpT> LogicalResult verifyConvGrad(OpT op) {
+  bool onTensors = isa<RankedTensorType>(op.getLhs().getType());
+  if (onTensors != bool(op.getResult()) || onTensors == bool(op.getInto()))
+    return op.emitOpError("on tensors returns its gradient; on buffers writes `into`");
+  auto out = onTensors ? cast<ShapedType>(op.getResult().getType())
+                       : cast<ShapedType>(op.getInto().getType());
+  for (ShapedType t : {cast<ShapedType>(op.getLhs().getType()),
+                       cast<ShapedType>(op.getRhs().getType()), out})
+    if (t.getRank() != 4 || !t.hasStaticShape())
+      return op.emitOpError("takes static 4-D operands");
+  if (op.getStride().size() != 2 || op.getPadding().size() != 2 ||
+      op.getDilation().size() != 2)
+    return op.emitOpError("takes two strides, paddings and dilations");
+  return success();
+}
+
+template <typename OpT>
+LogicalResult bufferizeConvGrad(OpT op, RewriterBase &rewriter,
+                                const BufferizationOptions &options,
+                                BufferizationState &state) {
+  FailureOr<Value> lhs = getBuffer(rewriter, op.getLhs(), options, state);
+  FailureOr<Value> rhs = getBuffer(rewriter, op.getRhs(), options, state);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Value into = memref::AllocOp::create(
+      rewriter, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType()));
+  OpT::create(rewriter, op.getLoc(), Type(), *lhs, *rhs, into, op.getStrideAttr(),
+              op.getPaddingAttr(), op.getDilationAttr());
+  replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
+  return success();
+}
+
+#define CONV_GRAD_INTERFACE(OpT)                                               \
+  LogicalResult OpT::verify() { return verifyConvGrad(*this); }               \
+  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) {      \
+    return true;                                                               \
+  }                                                                            \
+  bool OpT::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {     \
+    return false;                                                              \
+  }                                                                            \
+  bool OpT::bufferizesToAllocation(Value) { return true; }                    \
+  AliasingValueList OpT::getAliasingValues(OpOperand &, const AnalysisState &) { \
+    return {};                                                                 \
+  }                                                                            \
+  LogicalResult OpT::bufferize(RewriterBase &rewriter,                        \
+                               const BufferizationOptions &options,           \
+                               BufferizationState &state) {                   \
+    return bufferizeConvGrad(*this, rewriter, options, state);                \
+  }
+CONV_GRAD_INTERFACE(ConvBackwardDataOp)
+CONV_GRAD_INTERFACE(ConvBackwardWeightsOp)
+#undef CONV_GRAD_INTERFACE
+
 LogicalResult ReduceScatterStartOp::verify() {
   auto rows = cast<ShapedType>(getRows().getType());
   bool onTensors = isa<RankedTensorType>(rows);

@@ -247,6 +247,50 @@ def Train_CollectiveWaitOp : Train_Op<"collective_wait", [
   }];
 }
 
+class Train_ConvGradOp<string mnemonic, string summaryText>
+    : Train_Op<mnemonic, [
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "bufferizesToAllocation", "getAliasingValues", "bufferize"]>]> {
+  let summary = summaryText;
+  let arguments = (ins AnyShaped:$lhs, AnyShaped:$rhs,
+                   Optional<AnyMemRef>:$into, DenseI64ArrayAttr:$stride,
+                   DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation);
+  let results = (outs Optional<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`into` $into^)? attr-dict `:` type($lhs) `,` type($rhs)
+    (`into` type($into)^)? (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_ConvBackwardDataOp : Train_ConvGradOp<"conv2d_backward_data",
+    "The gradient of a convolution's input, for the CPU's library"> {
+  let description = [{
+    dx = the gradient of conv2d(x, w) (NCHW input, OIHW kernel, the given
+    stride, zero padding and dilation) with respect to x, from the output's
+    gradient `lhs` and the kernel `rhs`. The CPU target lowers it to oneDNN's
+    backward-data convolution. On tensors it returns dx, in a new buffer; on
+    buffers it writes `into`.
+
+    Example:
+    ```mlir
+    %dx = train.conv2d_backward_data %dy, %w {stride = array<i64: 1, 1>,
+        padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+        : tensor<2x8x4x4xf32>, tensor<8x3x3x3xf32> -> tensor<2x3x4x4xf32>
+    ```
+  }];
+}
+
+def Train_ConvBackwardWeightsOp : Train_ConvGradOp<"conv2d_backward_weights",
+    "The gradient of a convolution's kernel, for the CPU's library"> {
+  let description = [{
+    dw = the gradient of conv2d(x, w) with respect to w, from the input `lhs`
+    and the output's gradient `rhs` (as `train.conv2d_backward_data`). The
+    CPU target lowers it to oneDNN's backward-weights convolution.
+  }];
+}
+
 def Train_MicroBatchInputOp : Train_Op<"micro_batch_input", [
     AllTypesMatch<["dest", "result"]>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,

@@ -82,10 +82,11 @@ dnnl_memory_desc_t describe(int ndims, const dnnl_dims_t dims,
 }
 
 Kernel build(const_dnnl_op_desc_t desc, const dnnl_memory_desc_t *mds[3],
-             std::array<int, 3> argKinds, const std::string &what) {
+             std::array<int, 3> argKinds, const std::string &what,
+             const_dnnl_primitive_desc_t forwardHint = nullptr) {
   Context &ctx = context();
   dnnl_primitive_desc_t pd;
-  check(dnnl_primitive_desc_create(&pd, desc, nullptr, ctx.engine, nullptr),
+  check(dnnl_primitive_desc_create(&pd, desc, nullptr, ctx.engine, forwardHint),
         "dnnl_primitive_desc_create", what);
   Kernel k;
   check(dnnl_primitive_create(&k.primitive, pd), "dnnl_primitive_create", what);
@@ -187,4 +188,94 @@ extern "C" void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y,
     kernel = &it->second;
   }
   run(*kernel, {const_cast<float *>(x), const_cast<float *>(w), y}, what);
+}
+
+namespace {
+
+/// The convolution x[n, c, h, w] by w[o, c, kh, kw] into y[n, o, oh, ow]
+/// whose gradient is taken, with its strides, dilations and (symmetric)
+/// paddings, in abi.h's order.
+struct ConvShape {
+  int64_t n, c, h, w, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw;
+};
+
+/// oneDNN's backward-data (`data`) or backward-weights primitive for the
+/// convolution, in plain NCHW and OIHW layouts. Its arguments are, in the
+/// call's order: dy, w, dx for data; x, dy, dw for weights.
+Kernel buildConvGrad(bool data, const ConvShape &s, const std::string &what) {
+  dnnl_dims_t xd = {s.n, s.c, s.h, s.w}, wdims = {s.o, s.c, s.kh, s.kw},
+              yd = {s.n, s.o, s.oh, s.ow};
+  dnnl_memory_desc_t xmd = describe(4, xd, what), wmd = describe(4, wdims, what),
+                     ymd = describe(4, yd, what);
+  dnnl_dims_t strides = {s.sh, s.sw}, dilates = {s.dh - 1, s.dw - 1},
+              pad = {s.ph, s.pw};
+  // Backward primitives are made from the forward one they belong to.
+  dnnl_convolution_desc_t forward;
+  check(dnnl_dilated_convolution_forward_desc_init(
+            &forward, dnnl_forward_training, dnnl_convolution_direct, &xmd, &wmd,
+            nullptr, &ymd, strides, dilates, pad, pad),
+        "dnnl_dilated_convolution_forward_desc_init", what);
+  dnnl_primitive_desc_t hint;
+  check(dnnl_primitive_desc_create(&hint, &forward, nullptr, context().engine, nullptr),
+        "dnnl_primitive_desc_create", what);
+  dnnl_convolution_desc_t desc;
+  Kernel k;
+  if (data) {
+    check(dnnl_dilated_convolution_backward_data_desc_init(
+              &desc, dnnl_convolution_direct, &xmd, &wmd, &ymd, strides, dilates,
+              pad, pad),
+          "dnnl_dilated_convolution_backward_data_desc_init", what);
+    const dnnl_memory_desc_t *mds[3] = {&ymd, &wmd, &xmd};
+    k = build(&desc, mds, {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
+              what, hint);
+  } else {
+    check(dnnl_dilated_convolution_backward_weights_desc_init(
+              &desc, dnnl_convolution_direct, &xmd, &wmd, nullptr, &ymd, strides,
+              dilates, pad, pad),
+          "dnnl_dilated_convolution_backward_weights_desc_init", what);
+    const dnnl_memory_desc_t *mds[3] = {&xmd, &ymd, &wmd};
+    k = build(&desc, mds, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS},
+              what, hint);
+  }
+  dnnl_primitive_desc_destroy(hint);
+  return k;
+}
+
+void convGrad(bool data, const ConvShape &s, std::array<void *, 3> args) {
+  Key key{s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh, s.ow, s.sh, s.sw, s.dh, s.dw,
+          s.ph, s.pw};
+  std::string what = std::string(data ? "the input gradient" : "the kernel gradient") +
+                     " of conv2d of [" + std::to_string(s.n) + ", " +
+                     std::to_string(s.c) + ", " + std::to_string(s.h) + ", " +
+                     std::to_string(s.w) + "] with [" + std::to_string(s.o) + ", " +
+                     std::to_string(s.c) + ", " + std::to_string(s.kh) + ", " +
+                     std::to_string(s.kw) + "]";
+  Kernel *kernel;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    int kind = data ? 2 : 3;
+    auto it = cache.find({kind, key});
+    if (it == cache.end())
+      it = cache.emplace(std::make_pair(kind, key), buildConvGrad(data, s, what)).first;
+    kernel = &it->second;
+  }
+  run(*kernel, args, what);
+}
+
+} // namespace
+
+extern "C" void sinter_cpu_conv2d_backward_data_f32(
+    const float *dy, const float *w, float *dx, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+    int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
+  convGrad(true, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
+           {const_cast<float *>(dy), const_cast<float *>(w), dx});
+}
+
+extern "C" void sinter_cpu_conv2d_backward_weights_f32(
+    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+    int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
+  convGrad(false, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
+           {const_cast<float *>(x), const_cast<float *>(dy), dwt});
 }

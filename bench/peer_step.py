@@ -3,7 +3,7 @@ resident memory is its own: PyTorch eager, torch.compile or JAX jit, on one
 of the benchmark suite's models (bench/train_vs_peers.py), with the same
 shapes, dtype (f32), optimizer and thread count as Sinter's step.
 
-    python3 peer_step.py torch|compile|jax mlp|resnet18|gpt STEPS THREADS
+    python3 peer_step.py torch|compile|jax mlp|resnet18|gpt|gpt2 STEPS THREADS
 
 Prints one JSON object: the first step's seconds (compilation, for the
 compilers), the median milliseconds per step of three timed runs of STEPS
@@ -21,9 +21,11 @@ import numpy as np
 # The suite's models: (batch, optimizer, its settings).
 OPTIMIZERS = {"mlp": ("sgd", dict(lr=0.01, momentum=0.9, weight_decay=0.0)),
               "resnet18": ("sgd", dict(lr=0.1, momentum=0.9, weight_decay=5e-4)),
-              "gpt": ("adamw", dict(lr=3e-4, weight_decay=0.1))}
-GPT = dict(vocab=50257, ctx=128, dim=256, heads=4, layers=4, t=128)
-BATCH = {"mlp": 256, "resnet18": 32, "gpt": 8}
+              "gpt": ("adamw", dict(lr=3e-4, weight_decay=0.1)),
+              "gpt2": ("adamw", dict(lr=3e-4, weight_decay=0.1))}
+GPTS = {"gpt": dict(vocab=50257, ctx=128, dim=256, heads=4, layers=4, t=128),
+        "gpt2": dict(vocab=50257, ctx=1024, dim=768, heads=12, layers=12, t=128)}
+BATCH = {"mlp": 256, "resnet18": 32, "gpt": 8, "gpt2": 1}
 
 
 def batch(model, rng):
@@ -34,7 +36,7 @@ def batch(model, rng):
     if model == "resnet18":
         return (rng.standard_normal((b, 3, 32, 32)).astype(np.float32),
                 rng.integers(0, 10, b).astype(np.int64))
-    tokens = rng.integers(0, GPT["vocab"], (b, GPT["t"])).astype(np.int64)
+    tokens = rng.integers(0, GPTS[model]["vocab"], (b, GPTS[model]["t"])).astype(np.int64)
     return tokens, np.roll(tokens, -1, axis=1)
 
 
@@ -70,9 +72,9 @@ def torch_step(model, compiled, threads, data):
         def loss_of(x, y):
             return F.cross_entropy(net(x), y)
     else:
+        g = GPTS.get(model)
         net = (models_torch.ResNet18() if model == "resnet18" else
-               models_torch.GPT(GPT["vocab"], GPT["ctx"], GPT["dim"], GPT["heads"],
-                                GPT["layers"]))
+               models_torch.GPT(g["vocab"], g["ctx"], g["dim"], g["heads"], g["layers"]))
         loss_of = net
     net.train()
     kind, hp = OPTIMIZERS[model]
@@ -156,6 +158,7 @@ def jax_step(model, threads, data):
             h = h.mean((2, 3))
             return xent(h @ p["fc"]["w"] + p["fc"]["b"], y)
     else:
+        GPT = GPTS[model]
         d, v, heads = GPT["dim"], GPT["vocab"], GPT["heads"]
 
         def normal(*shape):

@@ -5,7 +5,8 @@ shapes, dtype (f32), optimizer and thread count, measured in one run:
 - mlp: 784-1024-1024-10, batch 256, SGD with momentum;
 - resnet18: CIFAR ResNet-18, batch 32, SGD with momentum and weight decay;
 - gpt: 4 layers of width 256, 4 heads, GPT-2's vocabulary, T=128, batch 8,
-  AdamW.
+  AdamW;
+- gpt2: GPT-2 124M (12 layers of width 768), T=128, batch 1, AdamW.
 
     scripts/bench.sh [STEPS]        (sets up .venv-bench, builds, runs this)
 
@@ -59,7 +60,9 @@ def gpt_flops(b=8, t=128, d=256, layers=4, vocab=50257):
 
 MODELS = [("mlp", "bench/models/mlp784.pbtxt", mlp_flops()),
           ("resnet18", "bench/models/resnet18_b32.pbtxt", resnet18_flops()),
-          ("gpt", "bench/models/gpt4x256.pbtxt", gpt_flops())]
+          ("gpt", "bench/models/gpt4x256.pbtxt", gpt_flops()),
+          ("gpt2", "bench/models/gpt2_124m.pbtxt",
+           gpt_flops(b=1, d=768, layers=12))]
 MEMORY = re.compile(r"memory, rank 0: peak ([0-9.]+) MiB resident")
 
 
@@ -106,9 +109,9 @@ def data_setting(name, steps, out_dir):
     memory: enough for 1 + steps steps, read without shuffling."""
     import numpy as np
     rng = np.random.default_rng(0)
-    n = {"mlp": 256, "resnet18": 32, "gpt": 8}[name] * (steps + 2)
-    if name == "gpt":
-        path = os.path.join(out_dir, "gpt_tokens.bin")
+    n = {"mlp": 256, "resnet18": 32, "gpt": 8, "gpt2": 1}[name] * (steps + 2)
+    if name.startswith("gpt"):
+        path = os.path.join(out_dir, f"{name}_tokens.bin")
         rng.integers(0, 50257, n * 128 + 1).astype(np.uint16).tofile(path)
         return ["--set", f'data.train={{tokens {{ path: "{path}" dtype: UINT16 }}}}',
                 "--set", "data.shuffle=false"]

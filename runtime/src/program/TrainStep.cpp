@@ -64,6 +64,19 @@ ActiveStep &current() {
   return *active;
 }
 
+/// Whether collective `id` may start: the step has not failed, and `id` is
+/// not in flight already (which fails the step).
+bool mayStart(ActiveStep &s, int64_t id) {
+  if (!s.error.ok())
+    return false;
+  if (s.collectives.count(id)) {
+    s.error = Status::error("internal error: the step started collective " +
+                            std::to_string(id) + " twice");
+    return false;
+  }
+  return true;
+}
+
 void loadInput(ActiveStep &s, void *buffer, int64_t micro) {
   if (!s.error.ok())
     return;
@@ -214,13 +227,8 @@ void sinter_rt_all_gather_f32(const float *shard, float *rows, int64_t count) {
 void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
                                         int64_t count) {
   ActiveStep &s = current();
-  if (!s.error.ok())
+  if (!mayStart(s, id))
     return;
-  if (s.collectives.count(id)) {
-    s.error = Status::error("internal error: the step started collective " +
-                            std::to_string(id) + " twice");
-    return;
-  }
   if (!s.world->comm) {
     std::copy(rows, rows + count, shard); // one rank: its own row
     return;
@@ -234,13 +242,8 @@ void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
 void sinter_rt_all_gather_start_f32(int64_t id, const float *shard, float *rows,
                                     int64_t count) {
   ActiveStep &s = current();
-  if (!s.error.ok())
+  if (!mayStart(s, id))
     return;
-  if (s.collectives.count(id)) {
-    s.error = Status::error("internal error: the step started collective " +
-                            std::to_string(id) + " twice");
-    return;
-  }
   if (!s.world->comm) {
     std::copy(shard, shard + count, rows); // one rank: its own row
     return;

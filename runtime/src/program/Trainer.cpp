@@ -84,6 +84,41 @@ std::string whatWasNotFinite(const StepPlan &plan, BufferSet &buffers) {
   return sliced ? "a rank's loss or its slice of a gradient" : "a rank's loss";
 }
 
+/// A rate to three significant digits, never rounded to 0.
+std::string formatRate(double perSecond) {
+  char text[32];
+  std::snprintf(text, sizeof text, perSecond >= 100 ? "%.0f" : "%.3g", perSecond);
+  return text;
+}
+
+/// The log's throughput since its last line: samples/s, tokens/s when the
+/// data is a token stream, and the time per step.
+std::string throughput(uint64_t samples, uint64_t steps, double seconds,
+                       uint64_t tokensPerSample) {
+  if (seconds <= 0 || steps == 0)
+    return "";
+  std::string text = formatRate(double(samples) / seconds) + " samples/s";
+  if (tokensPerSample > 0)
+    text += "  " + formatRate(double(samples * tokensPerSample) / seconds) + " tokens/s";
+  double perStep = seconds / double(steps);
+  char step[32];
+  std::snprintf(step, sizeof step, perStep >= 1 ? "%.3g s/step" : "%.3g ms/step",
+                perStep >= 1 ? perStep : 1e3 * perStep);
+  return text + "  " + step;
+}
+
+/// The tokens of one sample when data.train is a token stream (its `idx`
+/// input's length), else 0.
+uint64_t tokensPerSampleOf(const config::TrainConfig &cfg, const StepPlan &plan) {
+  const BufferSpec *idx = plan.find("idx", BufferKind::Input);
+  if (!cfg.data().train().has_tokens() || !idx || idx->shape.size() < 2)
+    return 0;
+  uint64_t n = 1;
+  for (size_t d = 1; d < idx->shape.size(); ++d)
+    n *= idx->shape[d];
+  return n;
+}
+
 /// The index of the first buffer of `kind`, if the plan has one.
 std::optional<size_t> bufferOf(const StepPlan &plan, BufferKind kind) {
   for (size_t i = 0; i < plan.buffers.size(); ++i)
@@ -254,7 +289,8 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
   auto start = std::chrono::steady_clock::now();
   auto trainingStart = start;
   CommunicationTimes times;
-  uint64_t samplesSinceLog = 0;
+  uint64_t samplesSinceLog = 0, stepsSinceLog = 0;
+  uint64_t tokensPerSample = tokensPerSampleOf(cfg, plan);
   std::string checkpointDir = ck.dir().empty() ? "checkpoints" : ck.dir();
   for (int64_t step = first; step < cfg.steps(); ++step) {
     // The step loops over its k micro-batches itself; it sums the loss and
@@ -319,11 +355,13 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     double norm = sums.gradNorm;
     double lr = world.update[SINTER_HP_LR];
     samplesSinceLog += uint64_t(cfg.batch().global());
+    ++stepsSinceLog;
 
     bool last = step + 1 == cfg.steps();
     bool periodic = ck.every() > 0 && (step + 1) % ck.every() == 0;
     if ((!ck.dir().empty() && (periodic || last)) || signal) {
-      // Every rank takes part (sharded moments are gathered); rank 0 writes.
+      // Every rank takes part (each writes its shards' piece); rank 0 writes
+      // the rest.
       Expected<std::string> saved =
           saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
                          buffers, updates, &comm);
@@ -347,11 +385,12 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
                   (long long)cfg.steps(), sums.loss);
       for (size_t m = 0; m < metricNames.size(); ++m)
         std::printf("  %s %.6g", metricNames[m].c_str(), sums.metrics[m]);
-      std::printf("  lr %.3e  grad-norm %.4g  %.0f samples/s\n", lr, norm,
-                  seconds > 0 ? double(samplesSinceLog) / seconds : 0.0);
+      std::printf("  lr %.3e  grad-norm %.4g  %s\n", lr, norm,
+                  throughput(samplesSinceLog, stepsSinceLog, seconds, tokensPerSample)
+                      .c_str());
       std::fflush(stdout);
       start = now;
-      samplesSinceLog = 0;
+      samplesSinceLog = stepsSinceLog = 0;
     }
     bool evalNow = evalRun && evalData && cfg.eval().every() > 0 &&
                    ((step + 1) % cfg.eval().every() == 0 || last);

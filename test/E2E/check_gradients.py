@@ -65,6 +65,8 @@ CASES = [
     ("avg_pool2d_overlapping", (3, 4, 4), "avg_pool2d(img * w, 2, stride=1)", (3, 3, 3)),
     ("conv2d_weight", (2, 3, 3, 3), "conv2d(img, w, stride=1, padding=1)", (2, 4, 4)),
     ("conv2d_weight_strided", (2, 3, 2, 2), "conv2d(img, w, stride=2, padding=1, dilation=1)", (2, 3, 3)),
+    # The input a slice (a strided view, which the CPU library gets dense).
+    ("conv2d_weight_sliced", (2, 3, 3, 3), "conv2d(slice(img, 3, 1, 4), w, stride=1, padding=1)", (2, 4, 3)),
     ("conv2d_input", (3, 4, 4), "conv2d(img * w, k, stride=2, padding=1)", (2, 2, 2)),
     ("conv2d_input_dilated", (3, 4, 4), "conv2d(img * w, k, padding=2, dilation=2)", (2, 4, 4)),
     ("embedding", (10, 4), "embedding(ids, w)", (6, 4)),

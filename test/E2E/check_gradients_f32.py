@@ -191,6 +191,7 @@ JAX_CASES = {
     "avg_pool2d_overlapping": lambda w, i: _avg_pool(i["img"] * w, 2, 1),
     "conv2d_weight": lambda w, i: _conv(i["img"], w, 1, 1),
     "conv2d_weight_strided": lambda w, i: _conv(i["img"], w, 2, 1, 1),
+    "conv2d_weight_sliced": lambda w, i: _conv(i["img"][..., 1:4], w, 1, 1),
     "conv2d_input": lambda w, i: _conv(i["img"] * w, i["k"], 2, 1),
     "conv2d_input_dilated": lambda w, i: _conv(i["img"] * w, i["k"], 1, 2, 2),
     "embedding": lambda w, i: w[i["ids"]],

@@ -1,6 +1,7 @@
 //===- FoldTransposes.cpp - Matmuls read transposed operands in place -----===//
 
 #include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/Host/MatmulForm.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -18,30 +19,9 @@ using namespace mlir;
 namespace sinter::cpu {
 namespace {
 
-/// Which operands of C[m, n] += A · B a matmul reads transposed: A stored
-/// as [k, m], B as [n, k].
-struct Form {
-  bool transposedA = false, transposedB = false;
-};
-
-SmallVector<AffineMap> mapsOf(MLIRContext *ctx, Form f) {
-  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-             k = getAffineDimExpr(2, ctx);
-  return {AffineMap::get(3, 0, f.transposedA ? ArrayRef<AffineExpr>{k, m}
-                                             : ArrayRef<AffineExpr>{m, k}, ctx),
-          AffineMap::get(3, 0, f.transposedB ? ArrayRef<AffineExpr>{n, k}
-                                             : ArrayRef<AffineExpr>{k, n}, ctx),
-          AffineMap::get(3, 0, {m, n}, ctx)};
-}
-
-std::optional<Form> formOf(linalg::MatmulOp op) {
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  for (bool ta : {false, true})
-    for (bool tb : {false, true})
-      if (maps == mapsOf(op.getContext(), {ta, tb}))
-        return Form{ta, tb};
-  return std::nullopt;
-}
+using host::MatmulForm;
+using host::matmulFormOf;
+using host::matmulMaps;
 
 /// The input of a 2-D transpose that swaps the axes.
 Value transposed(Value v) {
@@ -52,10 +32,10 @@ Value transposed(Value v) {
 }
 
 linalg::MatmulOp createMatmul(PatternRewriter &rewriter, Location loc, Value a,
-                              Value b, Value init, Form f) {
+                              Value b, Value init, MatmulForm f) {
   auto mm = linalg::MatmulOp::create(rewriter, loc, TypeRange{init.getType()},
                                      ValueRange{a, b}, ValueRange{init});
-  mm.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(mapsOf(loc.getContext(), f)));
+  mm.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(matmulMaps(loc.getContext(), f)));
   return mm;
 }
 
@@ -64,14 +44,14 @@ struct FoldOperandTranspose : OpRewritePattern<linalg::MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<Form> form = formOf(op);
+    std::optional<MatmulForm> form = matmulFormOf(op);
     if (!form || !op.hasPureTensorSemantics())
       return failure();
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
     Value ta = transposed(a), tb = transposed(b);
     if (!ta && !tb)
       return failure();
-    Form f = *form;
+    MatmulForm f = *form;
     if (ta) {
       a = ta;
       f.transposedA = !f.transposedA;
@@ -104,13 +84,13 @@ struct FoldResultTranspose : OpRewritePattern<linalg::TransposeOp> {
     if (op.getPermutation() != ArrayRef<int64_t>{1, 0} || !op.hasPureTensorSemantics())
       return failure();
     auto mm = op.getInput().getDefiningOp<linalg::MatmulOp>();
-    std::optional<Form> form = mm ? formOf(mm) : std::nullopt;
+    std::optional<MatmulForm> form = mm ? matmulFormOf(mm) : std::nullopt;
     if (!form || !mm->hasOneUse() || !isZeros(mm.getDpsInits()[0]))
       return failure();
     Location loc = op.getLoc();
     Value zero = mm.getDpsInits()[0].getDefiningOp<linalg::FillOp>().getInputs()[0];
     Value init = linalg::FillOp::create(rewriter, loc, zero, op.getInit()).getResult(0);
-    Form f{!form->transposedB, !form->transposedA};
+    MatmulForm f{!form->transposedB, !form->transposedA};
     rewriter.replaceOp(op, createMatmul(rewriter, loc, mm.getDpsInputs()[1],
                                         mm.getDpsInputs()[0], init, f)->getResults());
     return success();

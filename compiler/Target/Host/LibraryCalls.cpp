@@ -1,6 +1,7 @@
 //===- LibraryCalls.cpp - f32 matmul and convolution to the device library ===//
 
 #include "compiler/Target/Host/CallBuilder.h"
+#include "compiler/Target/Host/MatmulForm.h"
 #include "compiler/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,19 +27,6 @@ bool isDenseF32(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && type.getElementType().isF32() && type.hasStaticShape() &&
          type.getLayout().isIdentity();
-}
-
-/// The plain linalg.matmul's maps with A stored as [k, m] (`transposedA`)
-/// or B as [n, k] (`transposedB`).
-SmallVector<AffineMap> matmulMaps(MLIRContext *ctx, bool transposedA,
-                                  bool transposedB) {
-  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-             k = getAffineDimExpr(2, ctx);
-  return {AffineMap::get(3, 0, transposedA ? ArrayRef<AffineExpr>{k, m}
-                                           : ArrayRef<AffineExpr>{m, k}, ctx),
-          AffineMap::get(3, 0, transposedB ? ArrayRef<AffineExpr>{n, k}
-                                           : ArrayRef<AffineExpr>{k, n}, ctx),
-          AffineMap::get(3, 0, {m, n}, ctx)};
 }
 
 /// C[batch, m, n] = A[batch, m, k] @ B[batch or 1, k, n], with A stored as
@@ -104,18 +92,13 @@ struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
         ops.push_back(op);
     });
     for (Operation *op : ops) {
-      // Only the plain forms: no transposed or broadcast indexing maps.
+      // Only the forms the library reads in place; the rest stay loops.
       if (auto mm = dyn_cast<linalg::MatmulOp>(op)) {
         // A read transposed in place is the CPU library's only.
-        SmallVector<AffineMap> maps = mm.getIndexingMapsArray();
-        bool called = false;
-        for (bool ta : {false, true})
-          for (bool tb : {false, true})
-            if (!called && (!ta || device == "cpu") &&
-                maps == matmulMaps(mm.getContext(), ta, tb)) {
-              callMatmul(module, device, mm, /*batched=*/false, ta, tb);
-              called = true;
-            }
+        std::optional<MatmulForm> form = matmulFormOf(mm);
+        if (form && (!form->transposedA || device == "cpu"))
+          callMatmul(module, device, mm, /*batched=*/false, form->transposedA,
+                     form->transposedB);
       } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
         if (bmm.hasUserDefinedMaps())
           continue;

@@ -230,6 +230,16 @@ LogicalResult bufferizeConvGrad(OpT op, RewriterBase &rewriter,
   FailureOr<Value> rhs = getBuffer(rewriter, op.getRhs(), options, state);
   if (failed(lhs) || failed(rhs))
     return failure();
+  // The library takes dense arrays: a strided view (a slice) is copied.
+  for (Value *buffer : {&*lhs, &*rhs}) {
+    auto type = cast<MemRefType>(buffer->getType());
+    if (type.getLayout().isIdentity())
+      continue;
+    Value dense = memref::AllocOp::create(
+        rewriter, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType()));
+    memref::CopyOp::create(rewriter, op.getLoc(), *buffer, dense);
+    *buffer = dense;
+  }
   auto type = cast<RankedTensorType>(op.getResult().getType());
   Value into = memref::AllocOp::create(
       rewriter, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType()));

@@ -96,6 +96,8 @@ static void addBufferizationPasses(mlir::OpPassManager &pm) {
 /// The host code to the LLVM dialect, with the step's entry points: the
 /// tail every target shares.
 static void addHostToLLVMPasses(mlir::OpPassManager &pm) {
+  // A run asked to stop skips the rest of its step's micro-batches.
+  pm.addPass(host::createInterruptibleMicroBatches());
   pm.addPass(mlir::memref::createExpandStridedMetadataPass());
   pm.addPass(mlir::createLowerAffinePass());
   pm.addPass(mlir::createSCFToControlFlowPass());

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 4
+#define SINTER_ABI_VERSION 5
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,6 +68,9 @@ void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
  *   - the number of samples of the step over all ranks (the global batch);
  *   - a 64-bit random key for one micro-batch, a function of the run's seed,
  *     the step, the micro-batch and the rank only;
+ *   - whether to run micro-batch `micro_batch` (non-zero) or skip it,
+ *     asked before each one: 0 once the run was asked to stop, and then the
+ *     step is dropped (it also reads SINTER_HP_APPLY as 0);
  *   - load micro-batch `micro_batch` of the input whose buffer (from the
  *     plan's table) is `buffer` into that buffer;
  *   - the sum of `value` over all ranks (a count of valid targets);
@@ -92,6 +95,7 @@ void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
 int64_t sinter_rt_micro_batch_count(void);
 int64_t sinter_rt_global_batch(void);
 int64_t sinter_rt_random_key(int64_t micro_batch);
+int64_t sinter_rt_micro_batch_begin(int64_t micro_batch);
 void sinter_rt_load_input(void *buffer, int64_t micro_batch);
 int64_t sinter_rt_sum_over_ranks(int64_t value);
 void sinter_rt_bucket_ready(int64_t bucket);

@@ -36,6 +36,21 @@ def RuntimeCalls : Pass<"sinter-runtime-calls", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def InterruptibleMicroBatches : Pass<"sinter-interruptible-micro-batches",
+                                      "mlir::ModuleOp"> {
+  let summary = "Lets the runtime skip the rest of a step's micro-batches";
+  let description = [{
+    After the runtime calls: the body of each loop that loads a micro-batch's
+    inputs (`sinter_rt_load_input`) runs only when
+    `sinter_rt_micro_batch_begin(i)` returns non-zero, and otherwise passes
+    its carried values on unchanged. A run asked to stop (Ctrl-C, SIGTERM)
+    then drops its unfinished step at the next micro-batch instead of
+    computing the rest of it; the runtime also leaves the update out.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
+}
+
 def LowerCopies : Pass<"sinter-lower-copies", "mlir::ModuleOp"> {
   let summary = "Turns memref.copy into linalg.copy";
   let description = [{

@@ -135,6 +135,9 @@ int main(int argc, char **argv) {
     if (pid == 0) {
       std::signal(SIGINT, SIG_DFL);
       std::signal(SIGTERM, SIG_DFL);
+      // A terminal's Ctrl-C reaches this launcher only, which passes it on
+      // once: a rank that saw it twice would not wait for its checkpoint.
+      ::setpgid(0, 0);
       // This launcher defines the world: other launchers' variables would
       // contradict it.
       for (const char *v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
@@ -185,11 +188,14 @@ int main(int argc, char **argv) {
     return exitCode(lost->status);
   };
   int result = 0;
+  int stopSignal = 0; // the first signal passed on
   while (running > 0) {
     if (forwarded) {
       for (pid_t p : ranks)
         if (p > 0)
           ::kill(p, forwarded);
+      if (!stopSignal)
+        stopSignal = forwarded;
       forwarded = 0;
     }
     int status = 0;
@@ -219,6 +225,11 @@ int main(int argc, char **argv) {
     --running;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
       continue;
+    // A rank that stopped as asked is not a failure.
+    if (stopSignal && WIFEXITED(status) && WEXITSTATUS(status) == 128 + stopSignal) {
+      result = 128 + stopSignal;
+      continue;
+    }
     if (failures.empty())
       stopAt = time(nullptr);
     failures.push_back({nodeRank * n + local, pid, status});

@@ -4,6 +4,7 @@
 
 #include "core/Philox.h"
 #include "program/Convert.h"
+#include "program/Interrupt.h"
 #include "runtime/contract/abi.h"
 
 #include <algorithm>
@@ -163,6 +164,18 @@ int64_t sinter_rt_global_batch(void) {
 int64_t sinter_rt_random_key(int64_t micro_batch) {
   const TrainStepWorld &w = *current().world;
   return microBatchRandomKey(w.seed, w.step, uint64_t(micro_batch), w.rank);
+}
+
+// Every rank agrees before each micro-batch, so all of them drop the same
+// step at the same point and their collectives still match.
+int64_t sinter_rt_micro_batch_begin(int64_t) {
+  ActiveStep &s = current();
+  if (!s.error.ok())
+    return 0; // the step fails anyway
+  if (agreeOnInterrupt(s.world->comm) == 0)
+    return 1;
+  s.error = Status::error(kInterrupted);
+  return 0;
 }
 
 void sinter_rt_load_input(void *buffer, int64_t micro_batch) {

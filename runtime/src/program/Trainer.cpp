@@ -8,29 +8,13 @@
 #include "program/TrainStep.h"
 #include "runtime/config/ConfigLoader.h"
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 
 namespace sinter::rt {
-
-namespace {
-std::atomic<int> pendingSignal{0};
-void onSignal(int signal) { pendingSignal.store(signal); }
-} // namespace
-
-const char *const kInterrupted = "interrupted";
-
-void installInterruptHandlers() {
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
-}
-
-int interruptSignal() { return pendingSignal.load(); }
 
 Status copyParameters(const StepPlan &from, BufferSet &src, const StepPlan &to,
                       BufferSet &dst) {
@@ -192,15 +176,6 @@ Status reduceStepValues(Communicator &comm, const StepPlan &plan,
   return Status::success();
 }
 
-/// SIGINT or SIGTERM on any rank stops every rank after the same step.
-int agreedSignal(Communicator &comm) {
-  int64_t signal = interruptSignal();
-  if (comm.size() > 1 &&
-      !comm.allReduce(&signal, DType::I64, 1, ReduceOp::Max).wait().ok())
-    return interruptSignal();
-  return int(signal);
-}
-
 } // namespace
 
 Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
@@ -236,6 +211,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
   // Resume: the newest checkpoint of checkpoint.dir, when asked to.
   const auto &ck = cfg.checkpoint();
   int64_t first = 0;
+  int64_t saved = -1; // the step of checkpoint.dir's newest checkpoint, if ours
   if (ck.resume() && !ck.dir().empty()) {
     std::string latest = latestCheckpoint(ck.dir());
     if (!latest.empty()) {
@@ -244,7 +220,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
                          uint64_t(comm.rank()));
       if (!step.ok())
         return step.status().withPrefix("resuming: ");
-      first = *step;
+      first = saved = *step;
       if (lead)
         std::printf("resumed from %s at step %lld\n", latest.c_str(),
                     (long long)first);
@@ -310,7 +286,34 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
       world.microBatches.push_back(std::move(batch->tensors));
     }
     world.update = updateScalars(cfg, step, updates + 1);
-    SINTER_RT_RETURN_IF_ERROR(runTrainStep(run.fn, plan, buffers, world));
+    Status ran = runTrainStep(run.fn, plan, buffers, world);
+    if (!ran.ok() && ran.message() == kInterrupted) {
+      // Dropped at a micro-batch: nothing of it was applied, so the buffers
+      // hold the last complete step, which is what a resume continues from.
+      if (step == saved || step == 0) {
+        if (lead)
+          std::printf("interrupted in step %lld: the step was dropped; %s\n",
+                      (long long)(step + 1),
+                      step == 0 ? "no step was complete, so nothing was saved"
+                                : "its checkpoint is the newest already");
+        std::fflush(stdout);
+        return ran;
+      }
+      Expected<std::string> written =
+          saveCheckpoint(checkpointDir, ck.keep(), step, cfg.seed(), plan,
+                         buffers, updates, &comm);
+      if (!written.ok())
+        return written.status();
+      if (lead)
+        std::printf("interrupted in step %lld: the step was dropped; "
+                    "checkpoint %s of step %lld written; set checkpoint { "
+                    "dir: \"%s\" resume: true } to continue\n",
+                    (long long)(step + 1), written->c_str(), (long long)step,
+                    checkpointDir.c_str());
+      std::fflush(stdout);
+      return ran;
+    }
+    SINTER_RT_RETURN_IF_ERROR(ran);
     SINTER_RT_RETURN_IF_ERROR(buffers.download(
         {BufferKind::Loss, BufferKind::Metric, BufferKind::GradNorm,
          BufferKind::NonFinite, BufferKind::StateOut}));
@@ -342,7 +345,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
           "(clip_grad_norm)");
     }
     ++updates;
-    int signal = agreedSignal(comm);
+    int signal = agreeOnInterrupt(&comm);
     // States move once per step, to the mean the step computed (DOMAIN.md 4).
     for (size_t i : stateOut) {
       const BufferSpec &spec = plan.buffers[i];
@@ -362,12 +365,13 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     if ((!ck.dir().empty() && (periodic || last)) || signal) {
       // Every rank takes part (each writes its shards' piece); rank 0 writes
       // the rest.
-      Expected<std::string> saved =
+      Expected<std::string> wrote =
           saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
                          buffers, updates, &comm);
-      if (!saved.ok())
-        return saved.status();
-      std::string written = *saved;
+      if (!wrote.ok())
+        return wrote.status();
+      std::string written = *wrote;
+      saved = step + 1;
       if (signal) {
         if (lead)
           std::printf("interrupted at step %lld: checkpoint %s written; set "

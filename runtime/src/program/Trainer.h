@@ -5,6 +5,7 @@
 #include "data/BatchSource.h"
 #include "dist/Communicator.h"
 #include "program/Evaluator.h"
+#include "program/Interrupt.h"
 #include "program/Optimizer.h"
 
 #include <memory>
@@ -32,12 +33,6 @@ Status train(const config::TrainConfig &cfg, Communicator &comm,
              StepRun trainStep,
              std::shared_ptr<const BatchSource> trainData, StepRun *evalStep,
              std::shared_ptr<const BatchSource> evalData);
-
-/// SIGINT and SIGTERM end training after the current step, with a
-/// checkpoint; train() then fails with the message kInterrupted.
-void installInterruptHandlers();
-int interruptSignal();
-extern const char *const kInterrupted;
 
 /// Copies params and states from one step's buffers to another's, by name.
 Status copyParameters(const StepPlan &from, BufferSet &src, const StepPlan &to,

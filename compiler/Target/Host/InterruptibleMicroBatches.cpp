@@ -1,0 +1,85 @@
+//===- InterruptibleMicroBatches.cpp - Steps that stop between micro-batches ===//
+//
+// A step of many micro-batches can take minutes. A run asked to stop must not
+// compute the rest of it: each micro-batch's body asks the runtime first, and
+// once the runtime says no, the remaining iterations do nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/Host/CallBuilder.h"
+#include "compiler/Target/Host/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace sinter::host {
+#define GEN_PASS_DEF_INTERRUPTIBLEMICROBATCHES
+#include "compiler/Target/Host/Passes.h.inc"
+} // namespace sinter::host
+
+using namespace mlir;
+
+namespace sinter::host {
+namespace {
+
+/// Whether `loop`'s own body (not a nested one) loads a micro-batch.
+bool loadsMicroBatch(scf::ForOp loop) {
+  for (auto call : loop.getBody()->getOps<func::CallOp>())
+    if (call.getCallee() == "sinter_rt_load_input")
+      return true;
+  return false;
+}
+
+/// for i { body; yield v } becomes
+/// for i { r = if (begin(i) != 0) { body; yield v } else { yield args }; yield r }.
+void guardBody(ModuleOp module, scf::ForOp loop) {
+  Block *body = loop.getBody();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  Location loc = loop.getLoc();
+  CallBuilder cb(module, &body->front());
+  OpBuilder &b = cb.builder();
+  Value micro = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                           loop.getInductionVar());
+  Value begin = cb.call(loc, "sinter_rt_micro_batch_begin", {micro},
+                        {b.getI64Type()})[0];
+  Value go = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, begin,
+                                   cb.constant(loc, 0));
+  auto guard = scf::IfOp::create(b, loc, yield.getOperandTypes(), go,
+                                 /*withElseRegion=*/true);
+  // The body, from after the guard up to the loop's yield, moves into the
+  // then-branch, which yields what the loop yielded.
+  Block *then = guard.thenBlock();
+  Operation *thenYield = then->empty() ? nullptr : &then->back();
+  then->getOperations().splice(then->begin(), body->getOperations(),
+                               std::next(Block::iterator(guard)),
+                               Block::iterator(yield));
+  OpBuilder tb = OpBuilder::atBlockEnd(then);
+  if (thenYield)
+    thenYield->erase();
+  scf::YieldOp::create(tb, loc, yield.getOperands());
+  Block *otherwise = guard.elseBlock();
+  if (!otherwise->empty())
+    otherwise->back().erase();
+  OpBuilder eb = OpBuilder::atBlockEnd(otherwise);
+  scf::YieldOp::create(eb, loc, loop.getRegionIterArgs());
+  yield->setOperands(guard.getResults());
+}
+
+struct InterruptibleMicroBatches
+    : public impl::InterruptibleMicroBatchesBase<InterruptibleMicroBatches> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<scf::ForOp> loops;
+    module.walk([&](scf::ForOp loop) {
+      if (loadsMicroBatch(loop))
+        loops.push_back(loop);
+    });
+    for (scf::ForOp loop : loops)
+      guardBody(module, loop);
+  }
+};
+
+} // namespace
+} // namespace sinter::host

@@ -27,10 +27,11 @@ else
 fi
 
 # Python is for tests only: NumPy and JAX are the reference implementations,
-# scikit-learn ships the digits data set of examples/mlp.
+# scikit-learn ships the digits data set of examples/mlp, and TensorBoard's
+# event reader checks the event files a run writes.
 cd "$(dirname "$0")/.."
-python_packages=(numpy jax scikit-learn)
-if ! .venv/bin/python3 -c "import numpy, jax, sklearn" 2>/dev/null; then
+python_packages=(numpy jax scikit-learn tensorboard)
+if ! .venv/bin/python3 -c "import numpy, jax, sklearn, tensorboard" 2>/dev/null; then
   echo "setup: installing ${python_packages[*]} into .venv"
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check "${python_packages[@]}"

@@ -768,16 +768,6 @@ void Validator::checkNotBuilt(const TrainConfig &cfg) {
            "precision.compute " +
                TrainConfig::Precision::Compute_Name(cfg.precision().compute()) +
                " is not built yet; training computes in f32 (compute: F32, the default)");
-  FieldPath log = sub({}, "log");
-  if (!cfg.log().tensorboard_dir().empty())
-    report(sub(log, "tensorboard_dir"),
-           "log.tensorboard_dir (\"" + cfg.log().tensorboard_dir() +
-               "\") is not built yet; no TensorBoard event files are written, so leave "
-               "it out");
-  if (!cfg.log().trace_file().empty())
-    report(sub(log, "trace_file"), "log.trace_file (\"" + cfg.log().trace_file() +
-                                       "\") is not built yet; no Chrome trace is "
-                                       "written, so leave it out");
 }
 
 void Validator::run(const TrainConfig &cfg) {

@@ -21,6 +21,12 @@
 // CHECK-NEXT:    }
 // CHECK-NEXT:    scf.yield %[[NEXT]] : f32
 // CHECK-NEXT:  }
+// The last micro-batch, after the loop, is announced once, before its first
+// load, and runs whatever the answer.
+// CHECK:       %[[LAST:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK-NEXT:  call @sinter_rt_micro_batch_begin(%[[LAST]]) : (i64) -> i64
+// CHECK-NEXT:  call @sinter_rt_load_input(%{{.*}}, %[[LAST]])
+// CHECK-NEXT:  call @sinter_rt_load_input(%{{.*}}, %[[LAST]])
 // CHECK:       scf.for
 // CHECK-NOT:     sinter_rt_micro_batch_begin
 // CHECK:       return
@@ -37,6 +43,10 @@ func.func @step(%x: memref<f32>, %p: !llvm.ptr, %k: index, %out: memref<4xf32>) 
     %s = arith.addf %acc, %v : f32
     scf.yield %s : f32
   }
+  %last = arith.subi %k, %c1 : index
+  %l = arith.index_cast %last : index to i64
+  func.call @sinter_rt_load_input(%p, %l) : (!llvm.ptr, i64) -> ()
+  func.call @sinter_rt_load_input(%p, %l) : (!llvm.ptr, i64) -> ()
   scf.for %j = %c0 to %c4 step %c1 {
     memref.store %sum, %out[%j] : memref<4xf32>
   }

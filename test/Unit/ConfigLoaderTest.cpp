@@ -478,12 +478,6 @@ const ValidationCase kNotBuiltCases[] = {
     {"OverlapFalse", "parallel { overlap: false }",
      "train.pbtxt:1:12: error: parallel.overlap false is not built yet; gradient sums "
      "always overlap the last micro-batch's backward pass (overlap: true, the default)"},
-    {"TensorboardDir", "log { every: 5 tensorboard_dir: \"runs/mlp\" }",
-     "train.pbtxt:1:16: error: log.tensorboard_dir (\"runs/mlp\") is not built yet; no "
-     "TensorBoard event files are written, so leave it out"},
-    {"TraceFile", "log { trace_file: \"trace.json\" }",
-     "train.pbtxt:1:7: error: log.trace_file (\"trace.json\") is not built yet; no Chrome "
-     "trace is written, so leave it out"},
 };
 
 INSTANTIATE_TEST_SUITE_P(ConfigLoader, NotBuiltYet, ::testing::ValuesIn(kNotBuiltCases),
@@ -561,11 +555,7 @@ TEST(ConfigLoader, NotBuiltInputRefusesEachSettingAtItsField) {
                        "computes in f32 (compute: F32, the default)\n" +
                 path + ":7:3: error: parallel.overlap false is not built yet; gradient sums "
                        "always overlap the last micro-batch's backward pass (overlap: true, "
-                       "the default)\n" +
-                path + ":9:17: error: log.tensorboard_dir (\"runs/mlp\") is not built yet; "
-                       "no TensorBoard event files are written, so leave it out\n" +
-                path + ":9:45: error: log.trace_file (\"trace.json\") is not built yet; no "
-                       "Chrome trace is written, so leave it out");
+                       "the default)");
 }
 
 TEST(ConfigLoader, MissingFile) {
@@ -749,12 +739,6 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
        "--set parallel.overlap=false: error: parallel.overlap false is not built yet; "
        "gradient sums always overlap the last micro-batch's backward pass (overlap: true, "
        "the default)"},
-      {"log.tensorboard_dir=runs",
-       "--set log.tensorboard_dir=runs: error: log.tensorboard_dir (\"runs\") is not built "
-       "yet; no TensorBoard event files are written, so leave it out"},
-      {"log.trace_file=t.json",
-       "--set log.trace_file=t.json: error: log.trace_file (\"t.json\") is not built yet; no "
-       "Chrome trace is written, so leave it out"},
   };
   for (const auto &c : cases) {
     EXPECT_FALSE(applyOverride(cfg, c.assignment, error)) << c.assignment;
@@ -767,6 +751,18 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
                    "overlap the last micro-batch's backward pass (overlap: true, the "
                    "default)");
   EXPECT_EQ(cfg.SerializeAsString(), before);
+}
+
+TEST(ConfigOverride, LogFilesAreSetAtRunTime) {
+  TrainConfig cfg = parseOk(kFullConfig);
+  std::string error;
+  EXPECT_TRUE(applyOverrides(cfg, {"log.tensorboard_dir=runs/a", "log.trace_file=t.json",
+                                   "log.jsonl=m.jsonl"},
+                             error))
+      << error;
+  EXPECT_EQ(cfg.log().tensorboard_dir(), "runs/a");
+  EXPECT_EQ(cfg.log().trace_file(), "t.json");
+  EXPECT_EQ(cfg.log().jsonl(), "m.jsonl");
 }
 
 TEST(ConfigOverride, BucketCapIsFixedAtCompileTime) {

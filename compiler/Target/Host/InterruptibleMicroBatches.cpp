@@ -67,6 +67,17 @@ void guardBody(ModuleOp module, scf::ForOp loop) {
   yield->setOperands(guard.getResults());
 }
 
+/// The step's last micro-batch runs outside the loop, so that its backward
+/// pass can start the gradient buckets. It cannot be skipped, but the runtime
+/// still hears of it (for a stop asked just then, and for traces): a call
+/// before its first load, whose answer does not matter, since a dropped
+/// step's results are never used.
+void announceUnguarded(ModuleOp module, func::CallOp firstLoad) {
+  CallBuilder cb(module, firstLoad);
+  cb.call(firstLoad.getLoc(), "sinter_rt_micro_batch_begin",
+          {firstLoad.getOperand(1)}, {cb.builder().getI64Type()});
+}
+
 struct InterruptibleMicroBatches
     : public impl::InterruptibleMicroBatchesBase<InterruptibleMicroBatches> {
   void runOnOperation() override {
@@ -76,8 +87,24 @@ struct InterruptibleMicroBatches
       if (loadsMicroBatch(loop))
         loops.push_back(loop);
     });
+    // The first load of each micro-batch outside those loops.
+    SmallVector<func::CallOp> unguarded;
+    module.walk([&](func::CallOp call) {
+      if (call.getCallee() != "sinter_rt_load_input")
+        return;
+      auto loop = dyn_cast<scf::ForOp>(call->getParentOp());
+      if (loop && loadsMicroBatch(loop))
+        return;
+      for (func::CallOp seen : unguarded)
+        if (seen->getBlock() == call->getBlock() &&
+            seen.getOperand(1) == call.getOperand(1))
+          return;
+      unguarded.push_back(call);
+    });
     for (scf::ForOp loop : loops)
       guardBody(module, loop);
+    for (func::CallOp load : unguarded)
+      announceUnguarded(module, load);
   }
 };
 

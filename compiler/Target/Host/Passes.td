@@ -45,7 +45,10 @@ def InterruptibleMicroBatches : Pass<"sinter-interruptible-micro-batches",
     `sinter_rt_micro_batch_begin(i)` returns non-zero, and otherwise passes
     its carried values on unchanged. A run asked to stop (Ctrl-C, SIGTERM)
     then drops its unfinished step at the next micro-batch instead of
-    computing the rest of it; the runtime also leaves the update out.
+    computing the rest of it; the runtime also leaves the update out. A
+    micro-batch loaded outside such a loop (the last one, whose backward
+    pass starts the gradient buckets) is announced with the same call, but
+    runs whatever the answer.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect", "mlir::scf::SCFDialect"];

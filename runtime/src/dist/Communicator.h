@@ -14,6 +14,7 @@
 #include "sinter/rt/DType.h"
 #include "sinter/rt/Status.h"
 
+#include <chrono>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -23,16 +24,26 @@ namespace sinter::rt {
 enum class ReduceOp { Sum, Max };
 
 /// A started collective.
+/// When a collective ran on its communicator's thread, for traces.
+struct CollectiveSpan {
+  std::chrono::steady_clock::time_point began, ended;
+};
+
 class Pending {
 public:
   Pending() = default;
-  explicit Pending(std::shared_future<Status> f) : future(std::move(f)) {}
+  explicit Pending(std::shared_future<Status> f,
+                   std::shared_ptr<const CollectiveSpan> span = nullptr)
+      : future(std::move(f)), ran(std::move(span)) {}
   static Pending done(Status s);
   /// Blocks until the collective finished; its status.
   Status wait() const;
+  /// After wait(): when it ran, if its communicator records that.
+  const CollectiveSpan *span() const { return ran.get(); }
 
 private:
   std::shared_future<Status> future;
+  std::shared_ptr<const CollectiveSpan> ran;
 };
 
 class Communicator {

@@ -160,10 +160,12 @@ private:
 
   Pending start(const char *what, Task task) {
     auto promise = std::make_shared<std::promise<Status>>();
-    Pending pending(promise->get_future().share());
+    auto span = std::make_shared<CollectiveSpan>();
+    Pending pending(promise->get_future().share(), span);
     {
       std::lock_guard<std::mutex> lock(mutex);
       queue.push_back([=, task = std::move(task)](uint32_t tag) {
+        span->began = std::chrono::steady_clock::now();
         // After one failure the connections are gone: fail at once rather
         // than wait out another timeout.
         Status s = broken;
@@ -177,6 +179,7 @@ private:
             broken = s;
           }
         }
+        span->ended = std::chrono::steady_clock::now();
         promise->set_value(s);
         return s;
       });

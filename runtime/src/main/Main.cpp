@@ -49,12 +49,15 @@ const char *const kUsage =
     "usage: %s [--eval [--outputs DIR]] [--config CFG.pbtxt] [--set F=V]...\n"
     "  (without --eval: train for `steps` steps, as the config says)\n"
     "          [--init PARAMS.safetensors] [--save PARAMS.safetensors]\n"
+    "          [--trace TRACE.json]\n"
     "  --eval       evaluate: run the eval step over data.eval and print the\n"
     "               loss and metrics\n"
     "  --config F   fields given in F override the config compiled in\n"
     "  --set F=V    override one field, e.g. --set eval.batches=10\n"
     "  --init P     start from these params and states, not the initialisers\n"
     "  --save P     write the params and states at the end\n"
+    "  --trace T    write a Chrome trace of the run to T (log.trace_file;\n"
+    "               with several ranks, each writes T.rank-R)\n"
     "  --outputs D  with --eval: write each `output` of the model over the\n"
     "               evaluated batches to D/NAME.npy\n"
     "  --gradients D  run the forward and backward pass once on the first\n"
@@ -107,6 +110,11 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
     } else if (a == "--gradients") {
       if (!value(o.gradientsDir))
         return false;
+    } else if (a == "--trace") {
+      std::string file;
+      if (!value(file))
+        return false;
+      o.sets.push_back("log.trace_file=" + file);
     } else {
       error = "unknown argument '" + a + "'; see --help";
       return false;

@@ -22,11 +22,19 @@ struct ActiveStep {
   BufferSet *buffers = nullptr;
   const TrainStepWorld *world = nullptr;
   Status error = Status::success(); ///< the first failure inside the step
-  std::vector<Pending> buckets;     ///< started, one per bucket, or empty
+  /// Started, each with its bucket and start time, in order.
+  struct Bucket {
+    Pending pending;
+    int64_t bucket;
+    std::chrono::steady_clock::time_point started;
+  };
+  std::vector<Bucket> buckets;
   /// Started and not yet waited for: each one's pending result and rows.
   struct Collective {
     Pending pending;
     const void *scratch = nullptr;
+    const char *name = "";
+    std::chrono::steady_clock::time_point started;
   };
   std::map<int64_t, Collective> collectives;
   std::vector<bool> started;
@@ -38,6 +46,20 @@ struct ActiveStep {
   void startCollective() {
     if (gradientCollectives++ == 0)
       firstStart = std::chrono::steady_clock::now();
+  }
+  /// For the trace: a collective that finished, from when it ran on the
+  /// communicator's thread (or from `started` until now, if not recorded).
+  void traceCollective(const Pending &p, std::string name, int64_t bucket,
+                       std::chrono::steady_clock::time_point started) {
+    if (!world->events)
+      return;
+    StepEvents::Collective c{std::move(name), bucket, started,
+                             std::chrono::steady_clock::now()};
+    if (const CollectiveSpan *span = p.span()) {
+      c.begin = span->began;
+      c.end = span->ended;
+    }
+    world->events->collectives.push_back(std::move(c));
   }
 };
 
@@ -137,6 +159,8 @@ Status runStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
   active = &step;
   fn(buffers.table());
   active = nullptr;
+  if (world.events)
+    world.events->end = std::chrono::steady_clock::now();
   // A failed step may have left collectives started: they finish before
   // their buffers can be reused.
   for (auto &[id, collective] : step.collectives)
@@ -168,10 +192,13 @@ int64_t sinter_rt_random_key(int64_t micro_batch) {
 
 // Every rank agrees before each micro-batch, so all of them drop the same
 // step at the same point and their collectives still match.
-int64_t sinter_rt_micro_batch_begin(int64_t) {
+int64_t sinter_rt_micro_batch_begin(int64_t micro_batch) {
   ActiveStep &s = current();
   if (!s.error.ok())
     return 0; // the step fails anyway
+  if (s.world->events)
+    s.world->events->microBatches.emplace_back(micro_batch,
+                                               std::chrono::steady_clock::now());
   if (agreeOnInterrupt(s.world->comm) == 0)
     return 1;
   s.error = Status::error(kInterrupted);
@@ -219,9 +246,11 @@ void sinter_rt_bucket_ready(int64_t bucket) {
   }
   s.startCollective();
   s.started[b] = true;
-  s.buckets.push_back(s.world->comm->allReduce(
-      s.buffers->bucketData(b), s.plan->buckets[b].dtype,
-      s.buffers->bucketElements(b), ReduceOp::Sum));
+  s.buckets.push_back({s.world->comm->allReduce(s.buffers->bucketData(b),
+                                                s.plan->buckets[b].dtype,
+                                                s.buffers->bucketElements(b),
+                                                ReduceOp::Sum),
+                       bucket, std::chrono::steady_clock::now()});
 }
 
 int64_t sinter_rt_rank(void) { return int64_t(current().world->rank); }
@@ -249,7 +278,7 @@ void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
   s.startCollective();
   s.collectives[id] = {s.world->comm->reduceScatter(rows, shard, DType::F32,
                                                     uint64_t(count), ReduceOp::Sum),
-                       rows};
+                       rows, "reduce-scatter", std::chrono::steady_clock::now()};
 }
 
 void sinter_rt_all_gather_start_f32(int64_t id, const float *shard, float *rows,
@@ -262,7 +291,7 @@ void sinter_rt_all_gather_start_f32(int64_t id, const float *shard, float *rows,
     return;
   }
   s.collectives[id] = {s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)),
-                       shard};
+                       shard, "all-gather", std::chrono::steady_clock::now()};
 }
 
 void sinter_rt_collective_wait(int64_t id, const void *scratch) {
@@ -274,6 +303,7 @@ void sinter_rt_collective_wait(int64_t id, const void *scratch) {
   if (st.ok() && scratch != it->second.scratch)
     st = Status::error("internal error: collective " + std::to_string(id) +
                        " waited for with other rows than it started with");
+  s.traceCollective(it->second.pending, it->second.name, -1, it->second.started);
   s.collectives.erase(it);
   s.lastDone = std::chrono::steady_clock::now();
   if (!st.ok() && s.error.ok())
@@ -296,19 +326,25 @@ double sinter_rt_hyperparameter(int64_t which) {
 
 void sinter_rt_gradients_ready(void) {
   ActiveStep &s = current();
+  auto now = std::chrono::steady_clock::now();
+  if (s.world->events)
+    s.world->events->backwardEnd = s.world->events->summed = now;
   if (!s.world->comm || !s.error.ok())
     return;
-  s.backwardEnd = std::chrono::steady_clock::now();
+  s.backwardEnd = now;
   s.backwardEnded = true;
   for (size_t b = 0; b < s.plan->buckets.size(); ++b)
     if (!s.started[b])
       sinter_rt_bucket_ready(int64_t(b));
-  for (const Pending &p : s.buckets) {
-    Status st = p.wait();
+  for (const ActiveStep::Bucket &b : s.buckets) {
+    Status st = b.pending.wait();
     if (!st.ok() && s.error.ok())
       s.error = st;
+    s.traceCollective(b.pending, "all-reduce", b.bucket, b.started);
   }
   s.lastDone = std::chrono::steady_clock::now();
+  if (s.world->events)
+    s.world->events->summed = s.lastDone;
 }
 
 } // extern "C"

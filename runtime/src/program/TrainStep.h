@@ -14,6 +14,8 @@
 #include "program/Optimizer.h"
 #include "program/StepPlan.h"
 
+#include <chrono>
+#include <string>
 #include <vector>
 
 namespace sinter::rt {
@@ -30,6 +32,23 @@ struct CommunicationTimes {
   double waitedSeconds = 0;     ///< end of backward to last bucket done
 };
 
+/// When the parts of one train step ran, for traces.
+struct StepEvents {
+  using Clock = std::chrono::steady_clock;
+  /// Each micro-batch as it began (its index, the time); it ran until the
+  /// next one began or the backward pass ended.
+  std::vector<std::pair<int64_t, Clock::time_point>> microBatches;
+  Clock::time_point backwardEnd; ///< the gradients were final
+  Clock::time_point summed;      ///< and summed over the ranks
+  Clock::time_point end;         ///< the step (with its update) returned
+  struct Collective {
+    std::string name;
+    int64_t bucket = -1; ///< its bucket, or -1 for a sharded collective
+    Clock::time_point begin, end;
+  };
+  std::vector<Collective> collectives;
+};
+
 struct TrainStepWorld {
   /// One entry per micro-batch of this rank (k), each one tensor per input.
   std::vector<std::vector<HostTensor>> microBatches;
@@ -40,6 +59,7 @@ struct TrainStepWorld {
   /// Sums gradients and counts over the ranks; null for one process.
   Communicator *comm = nullptr;
   CommunicationTimes *times = nullptr; ///< optional
+  StepEvents *events = nullptr;        ///< optional
   /// What the step's update reads (sinter_rt_hyperparameter).
   UpdateScalars update = gradientsOnly();
 };

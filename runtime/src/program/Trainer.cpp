@@ -3,8 +3,11 @@
 #include "program/Trainer.h"
 
 #include "data/Prefetcher.h"
+#include "observe/RunLog.h"
+#include "observe/Trace.h"
 #include "program/Checkpoint.h"
 #include "program/Convert.h"
+#include "program/ReportWindow.h"
 #include "program/TrainStep.h"
 #include "runtime/config/ConfigLoader.h"
 
@@ -66,29 +69,6 @@ std::string whatWasNotFinite(const StepPlan &plan, BufferSet &buffers) {
                      : "a gradient of " + b.name + " (this rank's slice of it)";
     }
   return sliced ? "a rank's loss or its slice of a gradient" : "a rank's loss";
-}
-
-/// A rate to three significant digits, never rounded to 0.
-std::string formatRate(double perSecond) {
-  char text[32];
-  std::snprintf(text, sizeof text, perSecond >= 100 ? "%.0f" : "%.3g", perSecond);
-  return text;
-}
-
-/// The log's throughput since its last line: samples/s, tokens/s when the
-/// data is a token stream, and the time per step.
-std::string throughput(uint64_t samples, uint64_t steps, double seconds,
-                       uint64_t tokensPerSample) {
-  if (seconds <= 0 || steps == 0)
-    return "";
-  std::string text = formatRate(double(samples) / seconds) + " samples/s";
-  if (tokensPerSample > 0)
-    text += "  " + formatRate(double(samples * tokensPerSample) / seconds) + " tokens/s";
-  double perStep = seconds / double(steps);
-  char step[32];
-  std::snprintf(step, sizeof step, perStep >= 1 ? "%.3g s/step" : "%.3g ms/step",
-                perStep >= 1 ? perStep : 1e3 * perStep);
-  return text + "  " + step;
 }
 
 /// The tokens of one sample when data.train is a token stream (its `idx`
@@ -206,6 +186,17 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
   if (!sampler.ok())
     return sampler.status().withPrefix("data.train: ");
   SINTER_RT_RETURN_IF_ERROR(checkCompiledOptimizer(cfg, plan));
+  Expected<RunLog> opened = RunLog::open(cfg, lead);
+  if (!opened.ok())
+    return opened.status();
+  RunLog log = opened.take();
+  std::unique_ptr<Trace> trace;
+  if (!cfg.log().trace_file().empty()) {
+    auto made = Trace::open(cfg.log().trace_file(), comm.rank(), comm.size());
+    if (!made.ok())
+      return made.status();
+    trace = made.take();
+  }
   int64_t updates = 0; // applied so far, over the whole run
 
   // Resume: the newest checkpoint of checkpoint.dir, when asked to.
@@ -221,9 +212,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
       if (!step.ok())
         return step.status().withPrefix("resuming: ");
       first = saved = *step;
-      if (lead)
-        std::printf("resumed from %s at step %lld\n", latest.c_str(),
-                    (long long)first);
+      log.message("resumed from " + latest + " at step " + std::to_string(first));
     }
   }
   // Every rank starts from rank 0's parameters and states (DOMAIN.md 3).
@@ -255,18 +244,17 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
       stateOut.push_back(i);
   }
 
-  if (lead) {
-    std::printf("%s; %d rank%s, %lld micro-batches of %llu per rank and step\n",
-                describeLearningRate(cfg).c_str(), comm.size(),
-                comm.size() == 1 ? "" : "s", (long long)k,
-                (unsigned long long)b);
-    std::fflush(stdout);
-  }
-  auto start = std::chrono::steady_clock::now();
-  auto trainingStart = start;
+  log.message(describeLearningRate(cfg) + "; " + std::to_string(comm.size()) +
+              (comm.size() == 1 ? " rank, " : " ranks, ") + std::to_string(k) +
+              " micro-batches of " + std::to_string(b) + " per rank and step");
+  auto trainingStart = std::chrono::steady_clock::now();
   CommunicationTimes times;
-  uint64_t samplesSinceLog = 0, stepsSinceLog = 0;
-  uint64_t tokensPerSample = tokensPerSampleOf(cfg, plan);
+  ReportWindow window(uint64_t(cfg.batch().global()), tokensPerSampleOf(cfg, plan),
+                      comm.size() > 1 ? &times : nullptr);
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
   std::string checkpointDir = ck.dir().empty() ? "checkpoints" : ck.dir();
   for (int64_t step = first; step < cfg.steps(); ++step) {
     // The step loops over its k micro-batches itself; it sums the loss and
@@ -279,24 +267,27 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     world.rank = uint64_t(comm.rank());
     world.comm = comm.size() > 1 ? &comm : nullptr;
     world.times = &times;
+    StepEvents events;
+    world.events = trace ? &events : nullptr;
+    auto dataBegin = Clock::now();
     for (int64_t micro = 0; micro < k; ++micro) {
       Expected<MicroBatch> batch = (*batches)->next();
       if (!batch.ok())
         return batch.status();
       world.microBatches.push_back(std::move(batch->tensors));
     }
+    auto dataEnd = Clock::now();
+    window.addDataWait(seconds(dataBegin, dataEnd));
     world.update = updateScalars(cfg, step, updates + 1);
     Status ran = runTrainStep(run.fn, plan, buffers, world);
     if (!ran.ok() && ran.message() == kInterrupted) {
       // Dropped at a micro-batch: nothing of it was applied, so the buffers
       // hold the last complete step, which is what a resume continues from.
+      std::string dropped =
+          "interrupted in step " + std::to_string(step + 1) + ": the step was dropped; ";
       if (step == saved || step == 0) {
-        if (lead)
-          std::printf("interrupted in step %lld: the step was dropped; %s\n",
-                      (long long)(step + 1),
-                      step == 0 ? "no step was complete, so nothing was saved"
-                                : "its checkpoint is the newest already");
-        std::fflush(stdout);
+        log.message(dropped + (step == 0 ? "no step was complete, so nothing was saved"
+                                         : "its checkpoint is the newest already"));
         return ran;
       }
       Expected<std::string> written =
@@ -304,16 +295,14 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
                          buffers, updates, &comm);
       if (!written.ok())
         return written.status();
-      if (lead)
-        std::printf("interrupted in step %lld: the step was dropped; "
-                    "checkpoint %s of step %lld written; set checkpoint { "
-                    "dir: \"%s\" resume: true } to continue\n",
-                    (long long)(step + 1), written->c_str(), (long long)step,
-                    checkpointDir.c_str());
-      std::fflush(stdout);
+      log.message(dropped + "checkpoint " + *written + " of step " +
+                  std::to_string(step) + " written; set checkpoint { dir: \"" +
+                  checkpointDir + "\" resume: true } to continue");
       return ran;
     }
     SINTER_RT_RETURN_IF_ERROR(ran);
+    if (trace)
+      trace->step(step + 1, dataBegin, dataEnd, events);
     SINTER_RT_RETURN_IF_ERROR(buffers.download(
         {BufferKind::Loss, BufferKind::Metric, BufferKind::GradNorm,
          BufferKind::NonFinite, BufferKind::StateOut}));
@@ -355,50 +344,47 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
         SINTER_RT_RETURN_IF_ERROR(buffers.upload(s));
       }
     }
-    double norm = sums.gradNorm;
-    double lr = world.update[SINTER_HP_LR];
-    samplesSinceLog += uint64_t(cfg.batch().global());
-    ++stepsSinceLog;
-
     bool last = step + 1 == cfg.steps();
+    StepReport report;
+    report.step = step + 1;
+    report.steps = cfg.steps();
+    report.logged = (step + 1) % cfg.log().every() == 0 || last;
+    report.loss = sums.loss;
+    for (size_t m = 0; m < metricNames.size(); ++m)
+      report.metrics.emplace_back(metricNames[m], sums.metrics[m]);
+    report.lr = world.update[SINTER_HP_LR];
+    report.gradNorm = sums.gradNorm;
+    window.fill(report);
+
     bool periodic = ck.every() > 0 && (step + 1) % ck.every() == 0;
     if ((!ck.dir().empty() && (periodic || last)) || signal) {
       // Every rank takes part (each writes its shards' piece); rank 0 writes
       // the rest.
+      auto began = Clock::now();
       Expected<std::string> wrote =
           saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
                          buffers, updates, &comm);
       if (!wrote.ok())
         return wrote.status();
+      if (trace)
+        trace->span("checkpoint", began, Clock::now());
       std::string written = *wrote;
       saved = step + 1;
       if (signal) {
-        if (lead)
-          std::printf("interrupted at step %lld: checkpoint %s written; set "
-                      "checkpoint { dir: \"%s\" resume: true } to continue\n",
-                      (long long)(step + 1), written.c_str(),
-                      checkpointDir.c_str());
-        std::fflush(stdout);
+        SINTER_RT_RETURN_IF_ERROR(log.step(report));
+        log.message("interrupted at step " + std::to_string(step + 1) +
+                    ": checkpoint " + written + " written; set checkpoint { dir: \"" +
+                    checkpointDir + "\" resume: true } to continue");
         return Status::error(kInterrupted);
       }
     }
-    if (lead && ((step + 1) % cfg.log().every() == 0 || last)) {
-      auto now = std::chrono::steady_clock::now();
-      double seconds = std::chrono::duration<double>(now - start).count();
-      std::printf("step %lld/%lld  loss %.8g", (long long)(step + 1),
-                  (long long)cfg.steps(), sums.loss);
-      for (size_t m = 0; m < metricNames.size(); ++m)
-        std::printf("  %s %.6g", metricNames[m].c_str(), sums.metrics[m]);
-      std::printf("  lr %.3e  grad-norm %.4g  %s\n", lr, norm,
-                  throughput(samplesSinceLog, stepsSinceLog, seconds, tokensPerSample)
-                      .c_str());
-      std::fflush(stdout);
-      start = now;
-      samplesSinceLog = stepsSinceLog = 0;
-    }
+    SINTER_RT_RETURN_IF_ERROR(log.step(report));
+    if (trace)
+      SINTER_RT_RETURN_IF_ERROR(trace->flush());
     bool evalNow = evalRun && evalData && cfg.eval().every() > 0 &&
                    ((step + 1) % cfg.eval().every() == 0 || last);
     if (evalNow) {
+      auto began = Clock::now();
       SINTER_RT_RETURN_IF_ERROR(
           copyParameters(plan, buffers, *evalRun->plan, *evalRun->buffers));
       Expected<EvalResult> r =
@@ -406,30 +392,27 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
                    uint64_t(cfg.eval().batches()), false, &comm);
       if (!r.ok())
         return r.status();
-      if (lead) {
-        std::printf("eval at step %lld: loss %.6f", (long long)(step + 1),
-                    r->loss);
-        for (const auto &[name, value] : r->metrics)
-          std::printf("  %s %.6f", name.c_str(), value);
-        std::printf("\n");
-        std::fflush(stdout);
-      }
+      if (trace)
+        trace->span("eval", began, Clock::now());
+      SINTER_RT_RETURN_IF_ERROR(log.eval({step + 1, r->loss, r->metrics}));
     }
   }
-  if (lead && comm.size() > 1 && times.steps > 0) {
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - trainingStart)
-                         .count();
+  if (comm.size() > 1 && times.steps > 0) {
     double n = double(times.steps);
-    std::printf("communication: %.3f ms per step (%llu steps, %.3f ms each); "
-                "%.1f buckets per step, the first started %.3f ms before the "
-                "end of backward; %.3f ms waited after it\n",
-                1e3 * (times.overlappedSeconds + times.waitedSeconds) / n,
-                (unsigned long long)times.steps, 1e3 * seconds / n,
-                double(times.buckets) / n, 1e3 * times.overlappedSeconds / n,
-                1e3 * times.waitedSeconds / n);
-    std::fflush(stdout);
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "communication: %.3f ms per step (%llu steps, %.3f ms each); "
+                  "%.1f buckets per step, the first started %.3f ms before the "
+                  "end of backward; %.3f ms waited after it",
+                  1e3 * (times.overlappedSeconds + times.waitedSeconds) / n,
+                  (unsigned long long)times.steps,
+                  1e3 * seconds(trainingStart, Clock::now()) / n,
+                  double(times.buckets) / n, 1e3 * times.overlappedSeconds / n,
+                  1e3 * times.waitedSeconds / n);
+    log.message(text);
   }
+  if (trace)
+    SINTER_RT_RETURN_IF_ERROR(trace->close());
   return Status::success();
 }
 

@@ -1,10 +1,12 @@
 """A rank that dies never hangs the others: killed mid-run, the remaining
 ranks exit non-zero within 60 s, and the launcher names the lost rank; a
-run without the launcher fails the same way from the collective itself.
-Inconsistent variables are an error before anything starts.
+run without the launcher fails the same way from the collective itself,
+and the survivor names the rank it lost and its host. Both hold with every
+core busy. Inconsistent variables are an error before anything starts.
 
     python3 check_rank_failure.py WORKDIR EXAMPLES_DIR
 """
+import contextlib
 import os
 import re
 import signal
@@ -33,6 +35,19 @@ def wait_for_steps(proc):
             return
     proc.wait()
     sys.exit(f"FAIL: the run ended before its first step:\n{proc.stderr.read()}")
+
+
+@contextlib.contextmanager
+def busy_cores():
+    """Every core spinning, as when a build runs beside the tests."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(os.cpu_count() or 2)]
+    try:
+        yield
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
 
 
 def children(pid):
@@ -69,7 +84,20 @@ def main():
             "log.every=200", "--set", "eval.every=0"]
     cwd = work
 
-    # 1. Under sinter-run: kill rank 1.
+    with busy_cores():
+        check_launcher(args, cwd)
+        check_without_launcher(args, cwd)
+
+    # 3. Inconsistent variables.
+    env = dict(os.environ, RANK="2", WORLD_SIZE="2")
+    bad = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    if bad.returncode == 0 or "RANK=2 is not below WORLD_SIZE=2" not in bad.stderr:
+        sys.exit(f"FAIL: inconsistent variables: {bad.returncode} {bad.stderr}")
+    print("variables: " + bad.stderr.strip())
+
+
+def check_launcher(args, cwd):
+    """1. Under sinter-run: kill rank 1."""
     launcher = subprocess.Popen(["sinter-run", "-n", "2", *args], cwd=cwd,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
@@ -82,10 +110,14 @@ def main():
     m = re.search(r"sinter-run: rank (\d+) \(pid (\d+)\) was killed by signal 9", err)
     if not m or int(m.group(2)) != victim:
         sys.exit(f"FAIL: sinter-run did not name the lost rank (pid {victim}):\n{err}")
+    if "rank 0 of 2" not in err or "lost rank 1 (127.0.0.1)" not in err:
+        sys.exit(f"FAIL: under sinter-run, rank 0 did not name the rank it lost:\n{err}")
     print(f"launcher: rank {m.group(1)} killed; the run stopped in {elapsed:.1f} s "
           f"(exit {launcher.returncode}) naming it")
 
-    # 2. Without a launcher (torchrun-style variables): rank 0 notices itself.
+
+def check_without_launcher(args, cwd):
+    """2. Without a launcher (torchrun-style variables): rank 0 notices itself."""
     port = free_port()
     procs = []
     for rank in (0, 1):
@@ -98,18 +130,11 @@ def main():
     procs[1].wait()
     started = time.monotonic()
     elapsed, err = finish(procs[0], started, "rank 0")
-    if "rank 0 of 2" not in err or "lost rank 1" not in err:
+    if "rank 0 of 2" not in err or "lost rank 1 (127.0.0.1)" not in err:
         sys.exit(f"FAIL: rank 0's message does not say what happened "
                  f"(exit {procs[0].returncode}):\n{err}")
     print(f"rank 0: stopped in {elapsed:.1f} s (exit {procs[0].returncode}): "
           f"{err.strip().splitlines()[-1][:60]}...")
-
-    # 3. Inconsistent variables.
-    env = dict(os.environ, RANK="2", WORLD_SIZE="2")
-    bad = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
-    if bad.returncode == 0 or "RANK=2 is not below WORLD_SIZE=2" not in bad.stderr:
-        sys.exit(f"FAIL: inconsistent variables: {bad.returncode} {bad.stderr}")
-    print("variables: " + bad.stderr.strip())
 
 
 if __name__ == "__main__":

@@ -23,6 +23,18 @@ TEST(LostPeer, EphemeralPortNamesTheOnlyPeerOnItsHost) {
             2);
 }
 
+TEST(LostPeer, TheOnlyPeerOfAWorldOfTwo) {
+  EXPECT_EQ(lostPeerOf("Timed out waiting 30000ms for recv operation to complete",
+                       {"[127.0.0.1]:13956", ""}),
+            0);
+}
+
+TEST(LostPeer, HostOfAnAddress) {
+  EXPECT_EQ(hostOf("[10.0.0.2]:4001"), "10.0.0.2");
+  EXPECT_EQ(hostOf("[::1]:4001"), "::1");
+  EXPECT_EQ(hostOf("node7"), "node7");
+}
+
 TEST(LostPeer, AmbiguousOrUnknownIsNotGuessed) {
   std::vector<std::string> peers = {"", "[127.0.0.1]:4001", "[127.0.0.1]:4002"};
   EXPECT_EQ(lostPeerOf("Read error [127.0.0.1]:57734: reset", peers), -1);

@@ -188,12 +188,13 @@ private:
     return pending;
   }
 
-  /// "lost rank R: " when Gloo's message tells R, else a hint.
+  /// "lost rank R (HOST): " when Gloo's message tells R, else a hint.
   std::string lostPeer(const std::string &message) const {
     int r = lostPeerOf(message, peerAddresses);
     if (r >= 0)
-      return "lost rank " + std::to_string(r) + ": ";
-    return "another rank died or stopped responding: ";
+      return "lost rank " + std::to_string(r) + " (" +
+             hostOf(peerAddresses[size_t(r)]) + "): ";
+    return "another rank died or stopped responding (sinter-run names it): ";
   }
 
   /// Runs the collectives in the order they were started; tags keep

@@ -4,7 +4,8 @@
 // at when this rank dialled it, or the ephemeral port it dialled from when
 // it dialled in. Ranks publish their listening addresses; an error matching
 // one names that rank, and otherwise the host names it when only one peer
-// runs there (one rank per machine, or a world of two).
+// runs there (one rank per machine). In a world of two, an error that names
+// no address (a timeout) is about the only peer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RT_DIST_LOSTPEER_H
@@ -19,6 +20,9 @@ namespace sinter::rt {
 /// `peerAddresses[r]` is rank r's "[host]:port" ("" for this rank).
 int lostPeerOf(const std::string &message,
                const std::vector<std::string> &peerAddresses);
+
+/// The host of a "[host]:port" address.
+std::string hostOf(const std::string &address);
 
 } // namespace sinter::rt
 

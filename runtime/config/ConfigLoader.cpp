@@ -627,6 +627,7 @@ private:
   void checkSource(const FieldPath &p, const TrainConfig::DataSource &source);
   void checkMaps(const TrainConfig &cfg);
   void checkNotBuilt(const TrainConfig &cfg);
+  void checkTensorMap(const TrainConfig &cfg);
 
   Diagnostics &diags;
   const Locator *locator;
@@ -770,9 +771,30 @@ void Validator::checkNotBuilt(const TrainConfig &cfg) {
                " is not built yet; training computes in f32 (compute: F32, the default)");
 }
 
+/// Each rule names both sides, and a '*' on one side has one on the other.
+void Validator::checkTensorMap(const TrainConfig &cfg) {
+  FieldPath map = sub({}, "tensor_map");
+  auto stars = [](const std::string &s) { return std::count(s.begin(), s.end(), '*'); };
+  for (int i = 0; i < cfg.tensor_map().rule_size(); ++i) {
+    const auto &rule = cfg.tensor_map().rule(i);
+    FieldPath at = sub(map, "rule", i);
+    if (rule.param().empty() || rule.file().empty())
+      report(at, "tensor_map.rule needs both param and file");
+    else if (stars(rule.param()) > 1 || stars(rule.file()) != stars(rule.param()))
+      report(sub(at, "file"), "tensor_map.rule: param \"" + rule.param() + "\" and file \"" +
+                                  rule.file() +
+                                  "\" must have one '*' each, or none");
+  }
+  for (int i = 0; i < cfg.tensor_map().ignore_size(); ++i)
+    if (stars(cfg.tensor_map().ignore(i)) > 1)
+      report(sub(map, "ignore", i), "tensor_map.ignore \"" + cfg.tensor_map().ignore(i) +
+                                        "\" may have one '*' at most");
+}
+
 void Validator::run(const TrainConfig &cfg) {
   checkNotBuilt(cfg);
   checkMaps(cfg);
+  checkTensorMap(cfg);
   checkBatch(cfg);
   checkOptimizer(cfg);
 
@@ -963,9 +985,11 @@ void overlay(pb::Message &dst, const pb::Message &src) {
       continue;
     }
     if (f->is_repeated()) {
+      // Replaced whole, whatever the element type: swapped in from a copy.
+      std::unique_ptr<pb::Message> copy(src.New());
+      copy->CopyFrom(src);
       d->ClearField(&dst, f);
-      for (int i = 0, e = s->FieldSize(src, f); i < e; ++i)
-        d->AddMessage(&dst, f)->CopyFrom(s->GetRepeatedMessage(src, f, i));
+      d->SwapFields(&dst, copy.get(), {f});
       continue;
     }
     if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {

@@ -37,7 +37,7 @@ namespace {
 struct Options {
   bool eval = false;
   bool help = false;
-  std::string configFile;
+  std::vector<std::string> configFiles;
   std::vector<std::string> sets;
   std::string initFile;
   std::string saveFile;
@@ -52,7 +52,9 @@ const char *const kUsage =
     "          [--trace TRACE.json]\n"
     "  --eval       evaluate: run the eval step over data.eval and print the\n"
     "               loss and metrics\n"
-    "  --config F   fields given in F override the config compiled in\n"
+    "  --config F   fields given in F override the config compiled in; again\n"
+    "               for more files (later ones override earlier ones; relative\n"
+    "               paths are relative to the first file's folder)\n"
     "  --set F=V    override one field, e.g. --set eval.batches=10\n"
     "  --init P     start from these params and states, not the initialisers\n"
     "  --save P     write the params and states at the end\n"
@@ -91,8 +93,10 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
     else if (a == "--help" || a == "-h")
       o.help = true;
     else if (a == "--config") {
-      if (!value(o.configFile))
+      std::string file;
+      if (!value(file))
         return false;
+      o.configFiles.push_back(file);
     } else if (a == "--set") {
       std::string s;
       if (!value(s))
@@ -173,7 +177,8 @@ Expected<Step> prepare(StepFn fn, const char *planBytes, int64_t planSize,
   }
   Status params = initFile.empty()
                       ? initialiseParameters(*plan, *buffers, cfg.seed(), rank)
-                      : loadParameters(*plan, *buffers, initFile, rank);
+                      : loadParameters(*plan, *buffers, initFile, rank,
+                                       TensorMap(cfg.tensor_map()));
   if (!params.ok())
     return params;
   return Step{plan.take(), buffers.take(), fn};
@@ -313,7 +318,7 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
   logMemory((*comm)->rank(), residentAtStart, *step, eval);
   if (!opts.saveFile.empty()) {
     Status saved = saveParameters(step->plan, step->buffers, opts.saveFile,
-                                  comm->get());
+                                  comm->get(), TensorMap(cfg.tensor_map()));
     if (!saved.ok())
       return fail(saved.message());
   }
@@ -387,7 +392,8 @@ int runEval(const config::TrainConfig &cfg, const std::string &baseDir,
         return fail(written.message());
     }
   if (!opts.saveFile.empty()) {
-    Status saved = saveParameters(step->plan, step->buffers, opts.saveFile);
+    Status saved = saveParameters(step->plan, step->buffers, opts.saveFile, nullptr,
+                                  TensorMap(cfg.tensor_map()));
     if (!saved.ok())
       return fail(saved.message());
   }
@@ -419,10 +425,11 @@ int main(int argc, char **argv) {
       "<compiled-in config>", error);
   if (!cfg)
     return failConfig(error);
-  if (!opts.configFile.empty()) {
-    if (!config::mergeConfigFile(*cfg, opts.configFile, error))
+  for (const std::string &file : opts.configFiles)
+    if (!config::mergeConfigFile(*cfg, file, error))
       return failConfig(error);
-    std::string dir = opts.configFile;
+  if (!opts.configFiles.empty()) {
+    std::string dir = opts.configFiles.front();
     size_t slash = dir.find_last_of('/');
     baseDir = slash == std::string::npos ? "." : dir.substr(0, slash);
   }

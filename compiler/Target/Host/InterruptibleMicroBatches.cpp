@@ -87,7 +87,8 @@ struct InterruptibleMicroBatches
       if (loadsMicroBatch(loop))
         loops.push_back(loop);
     });
-    // The first load of each micro-batch outside those loops.
+    // The first load outside those loops, in each block: a block holds one
+    // such micro-batch (the last), however its index was computed.
     SmallVector<func::CallOp> unguarded;
     module.walk([&](func::CallOp call) {
       if (call.getCallee() != "sinter_rt_load_input")
@@ -95,11 +96,10 @@ struct InterruptibleMicroBatches
       auto loop = dyn_cast<scf::ForOp>(call->getParentOp());
       if (loop && loadsMicroBatch(loop))
         return;
-      for (func::CallOp seen : unguarded)
-        if (seen->getBlock() == call->getBlock() &&
-            seen.getOperand(1) == call.getOperand(1))
-          return;
-      unguarded.push_back(call);
+      if (llvm::none_of(unguarded, [&](func::CallOp seen) {
+            return seen->getBlock() == call->getBlock();
+          }))
+        unguarded.push_back(call);
     });
     for (scf::ForOp loop : loops)
       guardBody(module, loop);

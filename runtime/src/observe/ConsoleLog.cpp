@@ -17,22 +17,32 @@
 namespace sinter::rt {
 namespace {
 
+/// "  NAME VALUE" for each, VALUE printed with `format`.
+void appendValues(std::string &line, const NamedValues &values, const char *format) {
+  for (const auto &[name, value] : values) {
+    char v[64];
+    std::snprintf(v, sizeof v, format, value);
+    line += "  " + name + " " + v;
+  }
+}
+
+/// samples/s, tokens/s for a token stream, and the time per step.
+std::string throughputText(const StepReport &r) {
+  std::string text = formatRate(r.samplesPerSecond) + " samples/s";
+  if (r.tokensPerSecond > 0)
+    text += "  " + formatRate(r.tokensPerSecond) + " tokens/s";
+  return text + "  " + formatStepTime(r.secondsPerStep);
+}
+
 std::string plainLine(const StepReport &r) {
   char head[96];
   std::snprintf(head, sizeof head, "step %lld/%lld  loss %.8g", (long long)r.step,
                 (long long)r.steps, r.loss);
   std::string line = head;
-  for (const auto &[name, value] : r.metrics) {
-    char m[96];
-    std::snprintf(m, sizeof m, "  %s %.6g", name.c_str(), value);
-    line += m;
-  }
+  appendValues(line, r.metrics, "%.6g");
   char tail[64];
   std::snprintf(tail, sizeof tail, "  lr %.3e  grad-norm %.4g  ", r.lr, r.gradNorm);
-  line += tail + formatRate(r.samplesPerSecond) + " samples/s";
-  if (r.tokensPerSecond > 0)
-    line += "  " + formatRate(r.tokensPerSecond) + " tokens/s";
-  return line + "  " + formatStepTime(r.secondsPerStep);
+  return line + tail + throughputText(r);
 }
 
 std::string clock(double seconds) {
@@ -54,15 +64,8 @@ std::string progressLine(const StepReport &r, size_t width) {
   std::snprintf(head, sizeof head, "step %lld/%lld [%s]  loss %.5g",
                 (long long)r.step, (long long)r.steps, bar.c_str(), r.loss);
   std::string line = head;
-  for (const auto &[name, value] : r.metrics) {
-    char m[96];
-    std::snprintf(m, sizeof m, "  %s %.4g", name.c_str(), value);
-    line += m;
-  }
-  line += "  " + formatRate(r.samplesPerSecond) + " samples/s";
-  if (r.tokensPerSecond > 0)
-    line += "  " + formatRate(r.tokensPerSecond) + " tokens/s";
-  line += "  " + formatStepTime(r.secondsPerStep);
+  appendValues(line, r.metrics, "%.4g");
+  line += "  " + throughputText(r);
   if (r.step < r.steps)
     line += "  ETA " + clock(r.etaSeconds);
   // A line wider than the terminal would wrap, and \r would redraw only
@@ -107,11 +110,7 @@ public:
     std::snprintf(head, sizeof head, "eval at step %lld: loss %.6f",
                   (long long)r.step, r.loss);
     std::string line = head;
-    for (const auto &[name, value] : r.metrics) {
-      char m[96];
-      std::snprintf(m, sizeof m, "  %s %.6f", name.c_str(), value);
-      line += m;
-    }
+    appendValues(line, r.metrics, "%.6f");
     message(line);
     return Status::success();
   }

@@ -49,11 +49,7 @@ public:
 
 private:
   Status write(const nlohmann::json &o) {
-    std::string line = o.dump() + "\n";
-    if (std::fwrite(line.data(), 1, line.size(), file) != line.size() ||
-        std::fflush(file) != 0)
-      return Status::error("writing " + path + ": " + std::strerror(errno));
-    return Status::success();
+    return writeRecord(file, path, o.dump() + "\n");
   }
 
   std::string path;

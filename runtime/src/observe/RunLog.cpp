@@ -4,7 +4,9 @@
 
 #include "runtime/contract/sinter_config.pb.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <unistd.h>
 
 namespace sinter::rt {
@@ -51,6 +53,13 @@ void RunLog::message(const std::string &line) {
 void RunLog::finish() {
   for (auto &sink : sinks)
     sink->finish();
+}
+
+Status writeRecord(std::FILE *file, const std::string &path, const std::string &bytes) {
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size() ||
+      std::fflush(file) != 0)
+    return Status::error("writing " + path + ": " + std::strerror(errno));
+  return Status::success();
 }
 
 std::string formatRate(double perSecond) {

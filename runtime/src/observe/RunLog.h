@@ -12,6 +12,7 @@
 #include "sinter/rt/Status.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,6 +87,10 @@ std::unique_ptr<LogSink> consoleLog(bool terminal);
 /// Appends to `path` when `append` (a resumed run), else starts it anew.
 Expected<std::unique_ptr<LogSink>> jsonlLog(const std::string &path, bool append);
 Expected<std::unique_ptr<LogSink>> tensorBoardLog(const std::string &dir);
+
+/// Appends `bytes` to the sink's `file` and flushes it, so that readers
+/// (TensorBoard, a script following it) see each record as the run goes on.
+Status writeRecord(std::FILE *file, const std::string &path, const std::string &bytes);
 
 /// A rate to three significant digits, never rounded to 0.
 std::string formatRate(double perSecond);

@@ -96,11 +96,7 @@ private:
     putLittleEndian(record, maskedCrc(record.data(), 8), 4);
     record += data;
     putLittleEndian(record, maskedCrc(data.data(), data.size()), 4);
-    // Flushed per record: TensorBoard reads the file while the run goes on.
-    if (std::fwrite(record.data(), 1, record.size(), file) != record.size() ||
-        std::fflush(file) != 0)
-      return Status::error("writing " + path + ": " + std::strerror(errno));
-    return Status::success();
+    return writeRecord(file, path, record);
   }
 
   std::string path;

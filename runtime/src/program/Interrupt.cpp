@@ -39,10 +39,15 @@ int agreeOnInterrupt(Communicator *comm) {
     return int(signal);
   if (!comm->allReduce(&signal, DType::I64, 1, ReduceOp::Max).wait().ok())
     return pendingSignal.load();
+  if (signal)
+    noteAgreedInterrupt(int(signal));
+  return int(signal);
+}
+
+void noteAgreedInterrupt(int signal) {
   // A rank that was not signalled itself stops with the same code.
   int none = 0;
-  pendingSignal.compare_exchange_strong(none, int(signal));
-  return int(signal);
+  pendingSignal.compare_exchange_strong(none, signal);
 }
 
 } // namespace sinter::rt

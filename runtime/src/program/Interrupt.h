@@ -22,6 +22,9 @@ int interruptSignal();
 /// `comm` (null for one process): all of them then stop at the same point.
 int agreeOnInterrupt(Communicator *comm);
 
+/// Records `signal` (non-zero), agreed by the ranks, as this rank's too.
+void noteAgreedInterrupt(int signal);
+
 /// The message of the Status a stopped step or run fails with.
 extern const char *const kInterrupted;
 

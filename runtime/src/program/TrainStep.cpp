@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <memory>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +45,11 @@ struct ActiveStep {
   uint64_t gradientCollectives = 0;
   std::chrono::steady_clock::time_point firstStart, backwardEnd, lastDone;
   bool backwardEnded = false;
+  /// The ranks' agreement on stopping, started at one micro-batch and read
+  /// at the next: read at once, it would wait behind the collectives the
+  /// previous micro-batch left in flight to overlap this one.
+  std::unique_ptr<int64_t> stopSignal = std::make_unique<int64_t>(0);
+  std::optional<Pending> agreeing;
   void startCollective() {
     if (gradientCollectives++ == 0)
       firstStart = std::chrono::steady_clock::now();
@@ -159,6 +166,8 @@ Status runStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
   active = &step;
   fn(buffers.table());
   active = nullptr;
+  if (step.agreeing)
+    (void)step.agreeing->wait(); // before its integer goes
   if (world.events)
     world.events->end = std::chrono::steady_clock::now();
   // A failed step may have left collectives started: they finish before
@@ -190,8 +199,9 @@ int64_t sinter_rt_random_key(int64_t micro_batch) {
   return microBatchRandomKey(w.seed, w.step, uint64_t(micro_batch), w.rank);
 }
 
-// Every rank agrees before each micro-batch, so all of them drop the same
-// step at the same point and their collectives still match.
+// Every rank agrees at each micro-batch on what was asked by the one before,
+// so all of them drop the same step at the same point and their collectives
+// still match.
 int64_t sinter_rt_micro_batch_begin(int64_t micro_batch) {
   ActiveStep &s = current();
   if (!s.error.ok())
@@ -199,10 +209,26 @@ int64_t sinter_rt_micro_batch_begin(int64_t micro_batch) {
   if (s.world->events)
     s.world->events->microBatches.emplace_back(micro_batch,
                                                std::chrono::steady_clock::now());
-  if (agreeOnInterrupt(s.world->comm) == 0)
-    return 1;
-  s.error = Status::error(kInterrupted);
-  return 0;
+  int signal = s.world->comm ? 0 : interruptSignal();
+  if (s.agreeing) {
+    Status agreed = s.agreeing->wait();
+    s.agreeing.reset();
+    if (!agreed.ok()) {
+      s.error = agreed;
+      return 0;
+    }
+    signal = int(*s.stopSignal);
+  }
+  if (signal) {
+    noteAgreedInterrupt(signal);
+    s.error = Status::error(kInterrupted);
+    return 0;
+  }
+  if (s.world->comm) {
+    *s.stopSignal = interruptSignal();
+    s.agreeing = s.world->comm->allReduce(s.stopSignal.get(), DType::I64, 1, ReduceOp::Max);
+  }
+  return 1;
 }
 
 void sinter_rt_load_input(void *buffer, int64_t micro_batch) {

@@ -8,7 +8,8 @@ shapes, dtype (f32), optimizer and thread count, measured in one run:
   AdamW;
 - gpt2: GPT-2 124M (12 layers of width 768), T=128, batch 1, AdamW.
 
-    scripts/bench.sh [STEPS]        (sets up .venv-bench, builds, runs this)
+    scripts/bench.sh [STEPS] [--models mlp,gpt]   (sets up .venv-bench, builds,
+                                                   runs this; all models by default)
 
 Per model it prints the median milliseconds per step and Sinter's ratio to
 each peer (below 1: Sinter is faster), the compile time (sinterc; the first
@@ -174,6 +175,16 @@ def main():
     global SINTERC
     args = sys.argv[1:]
     build = take_build_dir(args)
+    models = MODELS
+    if "--models" in args:
+        i = args.index("--models")
+        wanted = args[i + 1].split(",")
+        del args[i:i + 2]
+        unknown = set(wanted) - {m[0] for m in MODELS}
+        if unknown:
+            sys.exit(f"unknown model(s) {', '.join(sorted(unknown))}; the suite has "
+                     + ", ".join(m[0] for m in MODELS))
+        models = [m for m in MODELS if m[0] in wanted]
     steps = int(args[0]) if args else 10
     SINTERC = sinterc_of(build)
     busy = wait_until_idle()
@@ -188,7 +199,7 @@ def main():
     out_dir = os.path.join(build, "bench")
     os.makedirs(out_dir, exist_ok=True)
     rows = []
-    for name, config, flops in MODELS:
+    for name, config, flops in models:
         compile_s, ms, mib = sinter(name, config, steps, out_dir)
         peers = {p: peer(p, name, steps) for p in PEERS}
         rows.append((name, flops, compile_s, ms, mib, peers))

@@ -121,12 +121,14 @@ static void addHostToLLVMPasses(mlir::OpPassManager &pm) {
 /// What a target does before bufferization, and the bufferization.
 static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(host::createRecordPlan());
-  if (cuda)
-    pm.addPass(cuda::createCUDAReductions());
-  else {
+  // Threads take a generic's parallel loops; its reductions run inside.
+  pm.addPass(createParallelReductions());
+  if (!cuda) {
     pm.addPass(cpu::createCPUFoldTransposes());
     pm.addPass(cpu::createCPUMathApproximations());
   }
+  // Once the matmuls' forms are settled: gradients accumulate in the call.
+  pm.addPass(host::createAccumulateMatmuls());
   addBufferizationPasses(pm);
 }
 

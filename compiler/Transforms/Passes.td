@@ -31,6 +31,33 @@ def SplitEmptyTensors : Pass<"sinter-split-empty-tensors", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::tensor::TensorDialect"];
 }
 
+def ParallelReductions : Pass<"sinter-parallel-reductions", "mlir::ModuleOp"> {
+  let summary = "Shapes reductions for parallel loops";
+  let description = [{
+    On linalg on tensors, before loops are made, for every target: a
+    generic's parallel loops are what a target spreads over its threads (a
+    GPU thread per iteration, a core per chunk of iterations), its
+    reductions running sequentially inside. So each `linalg.generic`'s
+    parallel loops become its outermost ones: a reduction over rows (a bias
+    gradient) then runs a thread per column, not one parallel loop per row,
+    whose fork and join cost more than its work. And a generic whose every
+    loop is a reduction (a loss, a gradient's squared norm) is split: its
+    outermost loop becomes parallel, reducing each slice into a vector of
+    partial results (started at the combiner's identity), and a second
+    generic reduces the vector into the original result. Only sums, maxima
+    and minima are split, and only when the outermost loop has at least
+    `min-rows` iterations. The order of the sums is fixed by the shapes
+    alone, so results do not depend on the number of threads.
+  }];
+  let options = [
+    Option<"minRows", "min-rows", "int64_t", /*default=*/"16",
+           "split only reductions with at least this many outer iterations">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def PlanMemory : Pass<"sinter-plan-memory", "mlir::ModuleOp"> {
   let summary = "Places a step's buffers in one arena, by liveness";
   let description = [{

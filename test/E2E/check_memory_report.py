@@ -5,8 +5,9 @@ plan is what a run holds (DOMAIN.md 5).
   strategy's reported total is the plans' buffers the program logs; on
   GPT-2 124M every rank's measured resident growth, less the mapped files
   (code as it first runs), is within 5% of it (on the tiny GPT, whose plan
-  is 4 MiB, the runtime's own heap, about 1 MiB, is most of the rest, so
-  there it is within 2 MiB).
+  is 4 MiB, the runtime's own heap is most of the rest: 1.5 MiB on an
+  AVX-512 machine, 2.9 MiB on an AVX2 one, where oneDNN's kernels and
+  threads take more, so there it is within 4 MiB).
 - The model state per rank follows DOMAIN.md 5 (f32): 16Ψ for DDP, 8Ψ + 8Ψ/W
   for ZERO1, 4Ψ + 12Ψ/W for ZERO2, 16Ψ/W for FULL_SHARD, up to padding and
   64-byte alignment.
@@ -113,7 +114,7 @@ def check(work, examples, name, lines, relative, absolute):
 def main():
     work, examples = sys.argv[1], os.path.abspath(sys.argv[2])
     os.makedirs(work, exist_ok=True)
-    check(work, examples, "gpt_tiny", TINY, relative=0.05, absolute=2.0)
+    check(work, examples, "gpt_tiny", TINY, relative=0.05, absolute=4.0)
     check(work, examples, "gpt2_124m", GPT2, relative=0.05, absolute=0.0)
     print("model state: DDP 16Ψ, ZERO1 8Ψ + 8Ψ/W, ZERO2 4Ψ + 12Ψ/W and FULL_SHARD 16Ψ/W, "
           "as DOMAIN.md 5 says")

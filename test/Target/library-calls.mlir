@@ -4,20 +4,48 @@
 // On CUDA the same matmuls and convolutions call cuBLASLt and cuDNN, through
 // functions of the same arguments.
 // CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}})
+// CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c9_i64)
 // CUDA: call @sinter_cuda_conv2d_f32(
 // CUDA-NOT: sinter_cpu_
 
 // f32 matmuls on dense buffers become calls of the runtime's library, with
 // the buffers' aligned pointers and the sizes; a weight shared by the batch
-// is flagged.
+// is flagged. A product onto a buffer just filled with zeros writes it: the
+// fill goes, and no other flag is set.
 // CHECK:       func.func private @sinter_cpu_matmul_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func.func @matmul
+// CHECK-NOT:   linalg.fill
 // CHECK:       %[[PA:.*]] = memref.extract_aligned_pointer_as_index %arg0
 // CHECK:       %[[IA:.*]] = arith.index_cast %[[PA]] : index to i64
 // CHECK:       %[[A:.*]] = llvm.inttoptr %[[IA]] : i64 to !llvm.ptr
 // CHECK:       call @sinter_cpu_matmul_f32(%[[A]], %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}})
 // CHECK-NOT:   linalg.matmul
 func.func @matmul(%a: memref<6x4xf32>, %b: memref<4x5xf32>, %c: memref<6x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x5xf32>)
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
+  return
+}
+
+// -----
+
+// linalg.matmul adds to its output: onto a buffer not just filled with
+// zeros (a gradient accumulator), or after a fill of another value or of
+// another buffer, the library adds into it (flag 8).
+// CHECK-LABEL: func.func @matmul_accumulates
+// CHECK:       call @sinter_cpu_matmul_f32({{.*}}, %c6_i64{{.*}}, %c5_i64{{.*}}, %c4_i64{{.*}}, %c9_i64{{.*}})
+// CHECK:       linalg.fill ins(%{{.*}} : f32) outs(%arg3
+// CHECK:       call @sinter_cpu_matmul_f32({{.*}}, %c6_i64{{.*}}, %c5_i64{{.*}}, %c4_i64{{.*}}, %c9_i64{{.*}})
+// CHECK:       linalg.fill ins(%{{.*}} : f32) outs(%arg2
+// CHECK:       call @sinter_cpu_matmul_f32({{.*}}, %c6_i64{{.*}}, %c5_i64{{.*}}, %c4_i64{{.*}}, %c9_i64{{.*}})
+func.func @matmul_accumulates(%a: memref<6x4xf32>, %b: memref<4x5xf32>, %c: memref<6x5xf32>,
+                              %other: memref<6x5xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
+  linalg.fill ins(%zero : f32) outs(%other : memref<6x5xf32>)
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
+  linalg.fill ins(%one : f32) outs(%c : memref<6x5xf32>)
   linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
   return
 }
@@ -35,11 +63,27 @@ func.func @matmul_f64(%a: memref<6x4xf64>, %b: memref<4x5xf64>, %c: memref<6x5xf
 
 // -----
 
-// Convolution: sizes, strides and dilations.
+// Convolution onto zeros: sizes, strides and dilations; the fill goes.
 // CHECK-LABEL: func.func @conv
+// CHECK-NOT:   linalg.fill
 // CHECK:       call @sinter_cpu_conv2d_f32(
 // CHECK-NOT:   linalg.conv_2d_nchw_fchw
 func.func @conv(%x: memref<1x3x10x10xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x4x4x4xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%x, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x4x4xf32>)
+  return
+}
+
+// -----
+
+// A convolution that adds to what its output holds has no library call: it
+// stays linalg, and becomes loops.
+// CHECK-LABEL: func.func @conv_accumulates
+// CHECK-NOT:   call
+// CHECK:       linalg.conv_2d_nchw_fchw
+func.func @conv_accumulates(%x: memref<1x3x10x10xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x4x4xf32>) {
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
     ins(%x, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x4x4xf32>)
   return

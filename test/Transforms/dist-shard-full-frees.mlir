@@ -26,16 +26,16 @@ func.func @eval(%x: tensor<4x64xf32> {sinter.input = "x"},
 }
 
 // CHECK-LABEL: func.func @eval(
-// CHECK-SAME:    %[[ARENA:[a-z0-9]+]]: memref<35840xi8> {sinter.workspace})
-// CHECK-SAME:    sinter.arena_bytes = 35840 : i64, sinter.communication_bytes = 32768 : i64
-// CHECK:         memref.view %[[ARENA]][%c0{{(_[0-9]+)?}}][] : memref<35840xi8> to memref<2x2048xf32>
+// CHECK-SAME:    %[[ARENA:[a-z0-9]+]]: memref<34816xi8> {sinter.workspace})
+// CHECK-SAME:    sinter.arena_bytes = 34816 : i64, sinter.communication_bytes = 32768 : i64
+// CHECK:         memref.view %[[ARENA]][%c0{{(_[0-9]+)?}}][] : memref<34816xi8> to memref<2x2048xf32>
 // CHECK:         call @sinter_rt_all_gather_start_f32(%c4294967296_i64,
 // CHECK:         call @sinter_rt_collective_wait(%c4294967296_i64
-// CHECK:         memref.view %[[ARENA]][%c16384{{(_[0-9]+)?}}][] : memref<35840xi8> to memref<2x2048xf32>
+// CHECK:         memref.view %[[ARENA]][%c16384{{(_[0-9]+)?}}][] : memref<34816xi8> to memref<2x2048xf32>
 // CHECK:         call @sinter_rt_all_gather_start_f32(%c4294967298_i64,
 // CHECK:         linalg.matmul
 // CHECK:         call @sinter_rt_collective_wait(%c4294967298_i64
-// CHECK:         memref.view %[[ARENA]][%c0{{(_[0-9]+)?}}][] : memref<35840xi8> to memref<2x2048xf32>
+// CHECK:         memref.view %[[ARENA]][%c0{{(_[0-9]+)?}}][] : memref<34816xi8> to memref<2x2048xf32>
 // CHECK:         call @sinter_rt_all_gather_start_f32(%c4294967300_i64,
 // CHECK:         linalg.matmul
 // CHECK:         call @sinter_rt_collective_wait(%c4294967300_i64

@@ -19,6 +19,7 @@ using namespace mlir;
 namespace sinter::cpu {
 namespace {
 
+using host::isZeros;
 using host::MatmulForm;
 using host::matmulFormOf;
 using host::matmulMaps;
@@ -65,16 +66,6 @@ struct FoldOperandTranspose : OpRewritePattern<linalg::MatmulOp> {
     return success();
   }
 };
-
-/// Whether `init` is a tensor filled with zeros.
-bool isZeros(Value init) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  if (!fill)
-    return false;
-  auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
-  return f && f.getValue().isZero();
-}
 
 /// transpose(A · B) = B^T · A^T, for a product onto zeros read only there.
 struct FoldResultTranspose : OpRewritePattern<linalg::TransposeOp> {

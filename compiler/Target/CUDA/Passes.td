@@ -4,29 +4,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-def CUDAReductions : Pass<"sinter-cuda-reductions", "mlir::ModuleOp"> {
-  let summary = "Shapes reductions for GPU threads";
-  let description = [{
-    On linalg on tensors, before loops are made: a thread runs one iteration
-    of a generic's parallel loops, its reductions sequentially inside. So
-    each `linalg.generic`'s parallel loops become its outermost ones (a
-    reduction over rows then runs a thread per column, not the whole sum in
-    one thread). And a generic whose every loop is a reduction (a loss, a
-    gradient's squared norm) is split: its outermost loop becomes parallel,
-    reducing each slice into a vector of partial results (started at the
-    combiner's identity), and a second generic reduces the vector into the
-    original result. Only sums, maxima and minima are split, and only when
-    the outermost loop has at least `min-rows` iterations.
-  }];
-  let options = [
-    Option<"minRows", "min-rows", "int64_t", /*default=*/"16",
-           "split only reductions with at least this many outer iterations">
-  ];
-  let dependentDialects = ["mlir::linalg::LinalgDialect",
-                           "mlir::tensor::TensorDialect",
-                           "mlir::arith::ArithDialect"];
-}
-
 def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
   let summary = "Runs every loop nest over device memory as a GPU kernel";
   let description = [{

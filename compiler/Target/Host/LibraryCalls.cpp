@@ -29,9 +29,32 @@ bool isDenseF32(Value v) {
          type.getLayout().isIdentity();
 }
 
-/// C[batch, m, n] = A[batch, m, k] @ B[batch or 1, k, n], with A stored as
+/// The fill of zeros that writes `op`'s output just before it, if there is
+/// one: ops that write no memory (views, allocations, constants) may stand
+/// between them.
+linalg::FillOp zerosBefore(linalg::LinalgOp op) {
+  Value out = op.getDpsInits()[0];
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+      auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+      return fill.getDpsInits()[0] == out && f && f.getValue().isZero()
+                 ? fill
+                 : linalg::FillOp();
+    }
+    auto effects = dyn_cast<MemoryEffectOpInterface>(prev);
+    if (!effects || effects.hasEffect<MemoryEffects::Write>() ||
+        effects.hasEffect<MemoryEffects::Free>())
+      return linalg::FillOp();
+  }
+  return linalg::FillOp();
+}
+
+/// C[batch, m, n] (+)= A[batch, m, k] @ B[batch or 1, k, n], with A stored as
 /// [k, m] when `transposedA` (not batched) and B as [n, k] when
-/// `transposedB`.
+/// `transposedB`. linalg adds the product to C; when C was just filled with
+/// zeros the fill is dropped and the library writes C, otherwise it adds
+/// into C.
 void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op,
                 bool batched, bool transposedA = false,
                 bool transposedB = false) {
@@ -43,17 +66,28 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op,
   int64_t m = at.getDimSize(at.getRank() - (transposedA ? 1 : 2)),
           k = at.getDimSize(at.getRank() - (transposedA ? 2 : 1));
   int64_t n = bt.getDimSize(bt.getRank() - (transposedB ? 2 : 1));
+  bool accumulate = true;
+  if (linalg::FillOp zeros = zerosBefore(op)) {
+    zeros->erase();
+    accumulate = false;
+  }
   CallBuilder cb(module, op);
   Location loc = op.getLoc();
   cb.call(loc, ("sinter_" + device + "_matmul_f32").str(),
           {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
            cb.constant(loc, m), cb.constant(loc, n), cb.constant(loc, k),
            cb.constant(loc, (batched ? 0 : 1) | (transposedB ? 2 : 0) |
-                                (transposedA ? 4 : 0))});
+                                (transposedA ? 4 : 0) | (accumulate ? 8 : 0))});
   op->erase();
 }
 
+/// y = conv(x, w), when y was just filled with zeros (the fill is dropped:
+/// the library writes y); any other convolution stays loops.
 void callConv(ModuleOp module, StringRef device, linalg::Conv2DNchwFchwOp op) {
+  linalg::FillOp zeros = zerosBefore(op);
+  if (!zeros)
+    return;
+  zeros->erase();
   Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
         y = op.getDpsInits()[0];
   ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),

@@ -2,6 +2,8 @@
 
 #include "compiler/Target/Host/MatmulForm.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 
 namespace sinter::host {
@@ -23,6 +25,15 @@ std::optional<MatmulForm> matmulFormOf(linalg::MatmulOp op) {
       if (maps == matmulMaps(op.getContext(), {ta, tb}))
         return MatmulForm{ta, tb};
   return std::nullopt;
+}
+
+bool isZeros(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+  return f && f.getValue().isZero();
 }
 
 } // namespace sinter::host

@@ -24,6 +24,10 @@ llvm::SmallVector<mlir::AffineMap> matmulMaps(mlir::MLIRContext *ctx, MatmulForm
 /// The form of `op`, if its maps are one of the four.
 std::optional<MatmulForm> matmulFormOf(mlir::linalg::MatmulOp op);
 
+/// Whether `init` is a tensor filled with zeros: a matmul onto it is a
+/// plain product.
+bool isZeros(mlir::Value init);
+
 } // namespace sinter::host
 
 #endif // SINTER_TARGET_HOST_MATMULFORM_H

@@ -21,6 +21,21 @@ def RecordPlan : Pass<"sinter-record-plan", "mlir::ModuleOp"> {
   }];
 }
 
+def AccumulateMatmuls : Pass<"sinter-accumulate-matmuls", "mlir::ModuleOp"> {
+  let summary = "Adds products into their accumulators in the library call";
+  let description = [{
+    On linalg on tensors, after the target's matmul forms are settled: an
+    elementwise `acc + x` whose `x` is a `linalg.matmul` onto zeros used
+    only there (a weight's gradient added to the gradients of the earlier
+    micro-batches) becomes the `linalg.matmul` onto `acc` itself, which
+    `sinter-library-calls` turns into one call that adds into `acc` (beta
+    = 1). And a fill of zeros that several products start from becomes a
+    fill of each product's own, just before it, so that after bufferization
+    the library call can drop it.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def RuntimeCalls : Pass<"sinter-runtime-calls", "mlir::ModuleOp"> {
   let summary = "Turns train ops into calls of the runtime's C ABI";
   let description = [{

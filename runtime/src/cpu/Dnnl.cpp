@@ -81,12 +81,36 @@ dnnl_memory_desc_t describe(int ndims, const dnnl_dims_t dims,
   return md;
 }
 
+/// Primitive attributes whose post-op adds the result to the destination's
+/// contents (C += A·B), or none.
+struct Attributes {
+  dnnl_primitive_attr_t attr = nullptr;
+  Attributes(bool addToDestination, const std::string &what) {
+    if (!addToDestination)
+      return;
+    dnnl_post_ops_t ops;
+    check(dnnl_post_ops_create(&ops), "dnnl_post_ops_create", what);
+    check(dnnl_post_ops_append_sum(ops, 1.0f), "dnnl_post_ops_append_sum", what);
+    check(dnnl_primitive_attr_create(&attr), "dnnl_primitive_attr_create", what);
+    check(dnnl_primitive_attr_set_post_ops(attr, ops),
+          "dnnl_primitive_attr_set_post_ops", what);
+    dnnl_post_ops_destroy(ops);
+  }
+  ~Attributes() {
+    if (attr)
+      dnnl_primitive_attr_destroy(attr);
+  }
+};
+
 Kernel build(const_dnnl_op_desc_t desc, const dnnl_memory_desc_t *mds[3],
              std::array<int, 3> argKinds, const std::string &what,
-             const_dnnl_primitive_desc_t forwardHint = nullptr) {
+             const_dnnl_primitive_desc_t forwardHint = nullptr,
+             bool addToDestination = false) {
   Context &ctx = context();
   dnnl_primitive_desc_t pd;
-  check(dnnl_primitive_desc_create(&pd, desc, nullptr, ctx.engine, forwardHint),
+  Attributes attributes(addToDestination, what);
+  check(dnnl_primitive_desc_create(&pd, desc, attributes.attr, ctx.engine,
+                                   forwardHint),
         "dnnl_primitive_desc_create", what);
   Kernel k;
   check(dnnl_primitive_create(&k.primitive, pd), "dnnl_primitive_create", what);
@@ -117,7 +141,8 @@ void run(Kernel &k, std::array<void *, 3> data, const std::string &what) {
 extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                                       int64_t batch, int64_t m, int64_t n,
                                       int64_t k, int64_t flags) {
-  bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4;
+  bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4,
+       accumulate = flags & 8;
   Key key{batch, m, n, k, flags};
   std::string what = "matmul [" + std::to_string(batch) + " x " +
                      std::to_string(m) + " x " + std::to_string(k) + "] @ [" +
@@ -140,7 +165,7 @@ extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                .emplace(std::make_pair(0, key),
                         build(&desc, mds,
                               {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
-                              what))
+                              what, nullptr, accumulate))
                .first;
     }
     kernel = &it->second;

@@ -100,9 +100,10 @@ void CudaDevice::matmul(const float *a, const float *b, float *c, int64_t batch,
   Expected<void *> work = workspace((*plan)->workspaceBytes);
   if (failed(work.status()))
     return;
-  const float one = 1.0f, zero = 0.0f;
+  // Bit 3: the product is added to c (abi.h).
+  const float one = 1.0f, beta = (flags & 8) ? 1.0f : 0.0f;
   failed(check(cublasLtMatmul(blasLt, (*plan)->op, &one, b, (*plan)->first, a,
-                              (*plan)->second, &zero, c, (*plan)->result, c,
+                              (*plan)->second, &beta, c, (*plan)->result, c,
                               (*plan)->result, &(*plan)->algo, *work,
                               (*plan)->workspaceBytes, compute),
                "cublasLtMatmul")

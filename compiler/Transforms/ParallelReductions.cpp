@@ -1,6 +1,6 @@
-//===- Reductions.cpp - Reductions shaped for GPU threads -----------------===//
+//===- ParallelReductions.cpp - Reductions shaped for parallel loops ------===//
 
-#include "compiler/Target/CUDA/Passes.h"
+#include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -11,14 +11,14 @@
 
 #include <limits>
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAREDUCTIONS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
+namespace sinter {
+#define GEN_PASS_DEF_PARALLELREDUCTIONS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace sinter
 
 using namespace mlir;
 
-namespace sinter::cuda {
+namespace sinter {
 namespace {
 
 /// Parallel loops first, in their order, then the reductions.
@@ -124,7 +124,7 @@ void splitScalarReduction(linalg::GenericOp op, int64_t minRows,
   rewriter.replaceOp(op, total.getResults());
 }
 
-struct CUDAReductions : public impl::CUDAReductionsBase<CUDAReductions> {
+struct ParallelReductions : public impl::ParallelReductionsBase<ParallelReductions> {
   using Base::Base;
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> generics;
@@ -138,4 +138,4 @@ struct CUDAReductions : public impl::CUDAReductionsBase<CUDAReductions> {
 };
 
 } // namespace
-} // namespace sinter::cuda
+} // namespace sinter

@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -sinter-cuda-reductions -split-input-file | FileCheck %s
+// RUN: sinter-opt %s -sinter-parallel-reductions -split-input-file | FileCheck %s
 
 // A reduction over rows (the bias gradient) runs a thread per column: its
 // parallel loop becomes the outermost.

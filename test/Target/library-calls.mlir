@@ -52,6 +52,23 @@ func.func @matmul_accumulates(%a: memref<6x4xf32>, %b: memref<4x5xf32>, %c: memr
 
 // -----
 
+// The zeros are read before the product: the fill stays, and the library
+// adds into them.
+// CHECK-LABEL: func.func @zeros_read_first
+// CHECK:       linalg.fill
+// CHECK:       memref.copy
+// CHECK:       call @sinter_cpu_matmul_f32({{.*}}, %c6_i64{{.*}}, %c5_i64{{.*}}, %c4_i64{{.*}}, %c9_i64{{.*}})
+func.func @zeros_read_first(%a: memref<6x4xf32>, %b: memref<4x5xf32>, %c: memref<6x5xf32>,
+                            %seen: memref<6x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x5xf32>)
+  memref.copy %c, %seen : memref<6x5xf32> to memref<6x5xf32>
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
+  return
+}
+
+// -----
+
 // f64 has no library kernel: the op stays and becomes loops.
 // CHECK-LABEL: func.func @matmul_f64
 // CHECK:       linalg.matmul

@@ -30,20 +30,17 @@ bool isDenseF32(Value v) {
 }
 
 /// The fill of zeros that writes `op`'s output just before it, if there is
-/// one: ops that write no memory (views, allocations, constants) may stand
-/// between them.
+/// one: only ops that touch no memory (views, allocations, constants) may
+/// stand between them, so nothing reads those zeros but `op`.
 linalg::FillOp zerosBefore(linalg::LinalgOp op) {
   Value out = op.getDpsInits()[0];
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-      auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-      auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
-      return fill.getDpsInits()[0] == out && f && f.getValue().isZero()
-                 ? fill
-                 : linalg::FillOp();
-    }
+    if (auto fill = dyn_cast<linalg::FillOp>(prev))
+      return fill.getDpsInits()[0] == out && fillsZeros(fill) ? fill
+                                                              : linalg::FillOp();
     auto effects = dyn_cast<MemoryEffectOpInterface>(prev);
-    if (!effects || effects.hasEffect<MemoryEffects::Write>() ||
+    if (!effects || effects.hasEffect<MemoryEffects::Read>() ||
+        effects.hasEffect<MemoryEffects::Write>() ||
         effects.hasEffect<MemoryEffects::Free>())
       return linalg::FillOp();
   }

@@ -27,13 +27,15 @@ std::optional<MatmulForm> matmulFormOf(linalg::MatmulOp op) {
   return std::nullopt;
 }
 
-bool isZeros(Value init) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  if (!fill)
-    return false;
+bool fillsZeros(linalg::FillOp fill) {
   auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
   auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
   return f && f.getValue().isZero();
+}
+
+bool isZeros(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && fillsZeros(fill);
 }
 
 } // namespace sinter::host

@@ -51,6 +51,8 @@ struct Kernel {
   dnnl_primitive_t primitive = nullptr;
   std::array<dnnl_memory_t, 3> memories{};
   std::array<int, 3> argKinds{};
+  /// The op and its shape, for messages: made once, with the primitive.
+  std::string what;
 };
 
 using Key = std::array<int64_t, 16>;
@@ -120,10 +122,12 @@ Kernel build(const_dnnl_op_desc_t desc, const dnnl_memory_desc_t *mds[3],
                              DNNL_MEMORY_NONE),
           "dnnl_memory_create", what);
   k.argKinds = argKinds;
+  k.what = what;
   return k;
 }
 
-void run(Kernel &k, std::array<void *, 3> data, const std::string &what) {
+void run(Kernel &k, std::array<void *, 3> data) {
+  const std::string &what = k.what;
   dnnl_exec_arg_t args[3];
   for (int i = 0; i < 3; ++i) {
     check(dnnl_memory_set_data_handle(k.memories[i], data[i]),
@@ -144,14 +148,14 @@ extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
   bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4,
        accumulate = flags & 8;
   Key key{batch, m, n, k, flags};
-  std::string what = "matmul [" + std::to_string(batch) + " x " +
-                     std::to_string(m) + " x " + std::to_string(k) + "] @ [" +
-                     std::to_string(k) + " x " + std::to_string(n) + "]";
   Kernel *kernel;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
     auto it = cache.find({0, key});
     if (it == cache.end()) {
+      std::string what = "matmul [" + std::to_string(batch) + " x " +
+                         std::to_string(m) + " x " + std::to_string(k) + "] @ [" +
+                         std::to_string(k) + " x " + std::to_string(n) + "]";
       dnnl_dims_t ad = {batch, m, k}, bd = {sharedB ? 1 : batch, k, n},
                   cd = {batch, m, n};
       dnnl_memory_desc_t amd = describe(3, ad, what, transposedA),
@@ -170,7 +174,7 @@ extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
     }
     kernel = &it->second;
   }
-  run(*kernel, {const_cast<float *>(a), const_cast<float *>(b), c}, what);
+  run(*kernel, {const_cast<float *>(a), const_cast<float *>(b), c});
 }
 
 extern "C" void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y,
@@ -180,16 +184,16 @@ extern "C" void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y,
                                       int64_t sh, int64_t sw, int64_t dh,
                                       int64_t dw) {
   Key key{n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw};
-  std::string what = "conv2d of [" + std::to_string(n) + ", " +
-                     std::to_string(c) + ", " + std::to_string(h) + ", " +
-                     std::to_string(wd) + "] with [" + std::to_string(o) +
-                     ", " + std::to_string(c) + ", " + std::to_string(kh) +
-                     ", " + std::to_string(kw) + "]";
   Kernel *kernel;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
     auto it = cache.find({1, key});
     if (it == cache.end()) {
+      std::string what = "conv2d of [" + std::to_string(n) + ", " +
+                         std::to_string(c) + ", " + std::to_string(h) + ", " +
+                         std::to_string(wd) + "] with [" + std::to_string(o) +
+                         ", " + std::to_string(c) + ", " + std::to_string(kh) +
+                         ", " + std::to_string(kw) + "]";
       dnnl_dims_t xd = {n, c, h, wd}, wdims = {o, c, kh, kw},
                   yd = {n, o, oh, ow};
       dnnl_memory_desc_t xmd = describe(4, xd, what),
@@ -212,7 +216,7 @@ extern "C" void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y,
     }
     kernel = &it->second;
   }
-  run(*kernel, {const_cast<float *>(x), const_cast<float *>(w), y}, what);
+  run(*kernel, {const_cast<float *>(x), const_cast<float *>(w), y});
 }
 
 namespace {
@@ -269,22 +273,23 @@ Kernel buildConvGrad(bool data, const ConvShape &s, const std::string &what) {
 void convGrad(bool data, const ConvShape &s, std::array<void *, 3> args) {
   Key key{s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh, s.ow, s.sh, s.sw, s.dh, s.dw,
           s.ph, s.pw};
-  std::string what = std::string(data ? "the input gradient" : "the kernel gradient") +
-                     " of conv2d of [" + std::to_string(s.n) + ", " +
-                     std::to_string(s.c) + ", " + std::to_string(s.h) + ", " +
-                     std::to_string(s.w) + "] with [" + std::to_string(s.o) + ", " +
-                     std::to_string(s.c) + ", " + std::to_string(s.kh) + ", " +
-                     std::to_string(s.kw) + "]";
   Kernel *kernel;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
     int kind = data ? 2 : 3;
     auto it = cache.find({kind, key});
-    if (it == cache.end())
+    if (it == cache.end()) {
+      std::string what =
+          std::string(data ? "the input gradient" : "the kernel gradient") +
+          " of conv2d of [" + std::to_string(s.n) + ", " + std::to_string(s.c) +
+          ", " + std::to_string(s.h) + ", " + std::to_string(s.w) + "] with [" +
+          std::to_string(s.o) + ", " + std::to_string(s.c) + ", " +
+          std::to_string(s.kh) + ", " + std::to_string(s.kw) + "]";
       it = cache.emplace(std::make_pair(kind, key), buildConvGrad(data, s, what)).first;
+    }
     kernel = &it->second;
   }
-  run(*kernel, args, what);
+  run(*kernel, args);
 }
 
 } // namespace

@@ -20,6 +20,16 @@ Status Pending::wait() const {
   return future.get();
 }
 
+Status waitAll(const std::vector<Pending> &started) {
+  Status first = Status::success();
+  for (const Pending &p : started) {
+    Status s = p.wait();
+    if (first.ok())
+      first = s;
+  }
+  return first;
+}
+
 namespace {
 
 class LocalCommunicator final : public Communicator {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <vector>
 
 namespace sinter::rt {
 
@@ -45,6 +46,10 @@ private:
   std::shared_future<Status> future;
   std::shared_ptr<const CollectiveSpan> ran;
 };
+
+/// Waits for every one of `started`, even after one failed (none may then
+/// write into buffers its caller frees); the first failure, or success.
+Status waitAll(const std::vector<Pending> &started);
 
 class Communicator {
 public:

@@ -170,10 +170,14 @@ Status runStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
     (void)step.agreeing->wait(); // before its integer goes
   if (world.events)
     world.events->end = std::chrono::steady_clock::now();
-  // A failed step may have left collectives started: they finish before
-  // their buffers can be reused.
+  // A failed step may have left collectives started (gradients_ready does
+  // not wait for buckets once the step failed): they finish before their
+  // buffers can be reused or freed.
   for (auto &[id, collective] : step.collectives)
     (void)collective.pending.wait();
+  if (!step.error.ok())
+    for (const ActiveStep::Bucket &b : step.buckets)
+      (void)b.pending.wait();
   countTimes(step, world.times);
   // A device's errors (a failed launch) surface when its work is done.
   Status done = buffers.device().synchronize();

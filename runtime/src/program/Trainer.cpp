@@ -105,8 +105,7 @@ Status broadcastParameters(Communicator &comm, const StepPlan &plan,
       started.push_back(comm.broadcast(buffers.data(i), b.dtype,
                                        b.byteSize / dtypeSize(b.dtype), 0));
   }
-  for (const Pending &p : started)
-    SINTER_RT_RETURN_IF_ERROR(p.wait());
+  SINTER_RT_RETURN_IF_ERROR(waitAll(started));
   return buffers.upload({BufferKind::Param, BufferKind::State});
 }
 
@@ -134,8 +133,7 @@ Status reduceStepValues(Communicator &comm, const StepPlan &plan,
     started.push_back(comm.allReduce(states.back().data(), DType::F64,
                                      states.back().size(), ReduceOp::Sum));
   }
-  for (const Pending &p : started)
-    SINTER_RT_RETURN_IF_ERROR(p.wait());
+  SINTER_RT_RETURN_IF_ERROR(waitAll(started)); // before `values` can go
   double ranks = double(comm.size());
   loss = values[0];
   step.nonFinite = values[1];

@@ -1,0 +1,153 @@
+//===- Dnnl_test.cpp - The CPU library kernels against direct sums --------===//
+//
+// The convolutions run in the layouts oneDNN picks (blocked channels where
+// the machine has them), reordered from and to the caller's plain arrays
+// through scratch shared by every kernel: each result is checked against a
+// float64 sum, for shapes of several sizes in turn, so that a kernel that
+// reads or writes scratch sized for another one shows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/contract/abi.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+struct Conv {
+  int64_t n, c, h, w, o, kh, kw, sh, sw, dh, dw, ph, pw;
+  int64_t oh() const { return (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t ow() const { return (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1; }
+  /// Calls f(n, o, i, j, c, y, x) for every product of the convolution,
+  /// (y, x) the unpadded input position, skipping those in the padding.
+  template <typename F> void each(F f) const {
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t oc = 0; oc < o; ++oc)
+        for (int64_t i = 0; i < oh(); ++i)
+          for (int64_t j = 0; j < ow(); ++j)
+            for (int64_t ic = 0; ic < c; ++ic)
+              for (int64_t u = 0; u < kh; ++u)
+                for (int64_t v = 0; v < kw; ++v) {
+                  int64_t y = i * sh + u * dh - ph, x = j * sw + v * dw - pw;
+                  if (y >= 0 && y < h && x >= 0 && x < w)
+                    f(b, oc, i, j, ic, u, v, y, x);
+                }
+  }
+  size_t xAt(int64_t b, int64_t ic, int64_t y, int64_t x) const {
+    return size_t(((b * c + ic) * h + y) * w + x);
+  }
+  size_t wAt(int64_t oc, int64_t ic, int64_t u, int64_t v) const {
+    return size_t(((oc * c + ic) * kh + u) * kw + v);
+  }
+  size_t yAt(int64_t b, int64_t oc, int64_t i, int64_t j) const {
+    return size_t(((b * o + oc) * oh() + i) * ow() + j);
+  }
+};
+
+std::vector<float> randoms(size_t count, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (float &x : v)
+    x = d(gen);
+  return v;
+}
+
+/// Every element within a float32 sum's error of the float64 one.
+void expectClose(const std::vector<float> &got, const std::vector<double> &want,
+                 double terms, const char *what) {
+  ASSERT_EQ(got.size(), want.size());
+  double tolerance = 4 * terms * 6e-8;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tolerance * std::max(1.0, std::abs(want[i])))
+        << what << " at " << i;
+}
+
+/// The forward call takes x already padded (abi.h); the gradients take the
+/// padding.
+std::vector<float> padded(const Conv &s, const std::vector<float> &x) {
+  Conv p = s;
+  p.h = s.h + 2 * s.ph;
+  p.w = s.w + 2 * s.pw;
+  std::vector<float> out(size_t(s.n * s.c * p.h * p.w), 0.0f);
+  for (int64_t b = 0; b < s.n; ++b)
+    for (int64_t ic = 0; ic < s.c; ++ic)
+      for (int64_t y = 0; y < s.h; ++y)
+        for (int64_t x0 = 0; x0 < s.w; ++x0)
+          out[p.xAt(b, ic, y + s.ph, x0 + s.pw)] = x[s.xAt(b, ic, y, x0)];
+  return out;
+}
+
+void checkConvolution(const Conv &s, unsigned seed) {
+  std::vector<float> x = randoms(size_t(s.n * s.c * s.h * s.w), seed);
+  std::vector<float> w = randoms(size_t(s.o * s.c * s.kh * s.kw), seed + 1);
+  std::vector<float> dy = randoms(size_t(s.n * s.o * s.oh() * s.ow()), seed + 2);
+  std::vector<double> y(dy.size()), dx(x.size()), dw(w.size());
+  s.each([&](int64_t b, int64_t oc, int64_t i, int64_t j, int64_t ic, int64_t u,
+             int64_t v, int64_t yy, int64_t xx) {
+    y[s.yAt(b, oc, i, j)] += double(x[s.xAt(b, ic, yy, xx)]) * w[s.wAt(oc, ic, u, v)];
+    dx[s.xAt(b, ic, yy, xx)] += double(dy[s.yAt(b, oc, i, j)]) * w[s.wAt(oc, ic, u, v)];
+    dw[s.wAt(oc, ic, u, v)] += double(dy[s.yAt(b, oc, i, j)]) * x[s.xAt(b, ic, yy, xx)];
+  });
+
+  std::vector<float> xp = padded(s, x);
+  std::vector<float> gotY(y.size()), gotDx(dx.size()), gotDw(dw.size());
+  sinter_cpu_conv2d_f32(xp.data(), w.data(), gotY.data(), s.n, s.c,
+                        s.h + 2 * s.ph, s.w + 2 * s.pw, s.o, s.kh, s.kw, s.oh(),
+                        s.ow(), s.sh, s.sw, s.dh, s.dw);
+  sinter_cpu_conv2d_backward_data_f32(dy.data(), w.data(), gotDx.data(), s.n, s.c,
+                                      s.h, s.w, s.o, s.kh, s.kw, s.oh(), s.ow(),
+                                      s.sh, s.sw, s.dh, s.dw, s.ph, s.pw);
+  sinter_cpu_conv2d_backward_weights_f32(x.data(), dy.data(), gotDw.data(), s.n,
+                                         s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh(),
+                                         s.ow(), s.sh, s.sw, s.dh, s.dw, s.ph, s.pw);
+  expectClose(gotY, y, double(s.c * s.kh * s.kw), "conv2d");
+  expectClose(gotDx, dx, double(s.o * s.kh * s.kw), "backward data");
+  expectClose(gotDw, dw, double(s.n * s.oh() * s.ow()), "backward weights");
+}
+
+TEST(Dnnl, ConvolutionsOfGrowingAndShrinkingShapes) {
+  // Channel counts that blocked layouts hold (multiples of 16 and 8), odd
+  // ones, strides, a dilation and a 1x1; larger then smaller again, so the
+  // shared scratch serves shapes of other sizes than the one it grew for.
+  const Conv shapes[] = {
+      {2, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1},
+      {3, 32, 12, 10, 64, 3, 3, 2, 2, 1, 1, 1, 1},
+      {2, 3, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1},
+      {1, 24, 11, 11, 40, 3, 3, 1, 1, 2, 2, 2, 2},
+      {2, 64, 6, 6, 32, 1, 1, 2, 2, 1, 1, 0, 0},
+      {2, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1},
+  };
+  unsigned seed = 1;
+  for (const Conv &s : shapes) {
+    SCOPED_TRACE("c=" + std::to_string(s.c) + " o=" + std::to_string(s.o) +
+                 " h=" + std::to_string(s.h));
+    checkConvolution(s, seed += 3);
+  }
+}
+
+TEST(Dnnl, MatmulOverwritesOrAccumulates) {
+  const int64_t m = 7, n = 33, k = 20;
+  std::vector<float> a = randoms(size_t(m * k), 11), b = randoms(size_t(k * n), 12);
+  std::vector<double> product(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t l = 0; l < k; ++l)
+        product[size_t(i * n + j)] += double(a[size_t(i * k + l)]) * b[size_t(l * n + j)];
+  std::vector<float> c(product.size(), 5.0f);
+  sinter_cpu_matmul_f32(a.data(), b.data(), c.data(), 1, m, n, k, 0);
+  expectClose(c, product, double(k), "C = A B");
+  std::vector<float> onto(product.size(), 5.0f);
+  std::vector<double> plusFive(product);
+  for (double &v : plusFive)
+    v += 5.0;
+  sinter_cpu_matmul_f32(a.data(), b.data(), onto.data(), 1, m, n, k, 8);
+  expectClose(onto, plusFive, double(k), "C += A B");
+}
+
+} // namespace

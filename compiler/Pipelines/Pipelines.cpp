@@ -143,6 +143,9 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   // Parallel dimensions become scf.parallel, spread over the cores by the
   // OpenMP runtime; reductions stay sequential loops inside.
   pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
+  // Threads over the outer dimensions, vector lanes over the inner ones.
+  pm.addPass(cpu::createCPUParallelOuterDims());
+  pm.addPass(cpu::createCPURegisterAccumulators());
   // One function per loop nest, shared by equal nests: OpenMP's outlining
   // stays linear, and each kernel is compiled once.
   pm.addPass(cpu::createCPUOutlineLoops());

@@ -64,4 +64,50 @@ def CPUOutlineLoops : Pass<"sinter-cpu-outline-loops", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def CPUParallelOuterDims : Pass<"sinter-cpu-parallel-outer-dims", "mlir::ModuleOp"> {
+  let summary = "Threads share outer dimensions; the inner ones vectorize";
+  let description = [{
+    After loops are made from linalg. An `scf.parallel` of several
+    dimensions became one OpenMP loop over their product, which recovers
+    every index with divisions per element and so never vectorizes its
+    innermost, contiguous dimension. Each outermost `scf.parallel` without
+    reductions keeps parallel only its fewest leading dimensions whose
+    iterations number at least `min-parallel-iterations` (chunks enough for
+    the threads); the dimensions inside become nested `scf.for` loops, in
+    the same order, which LLVM is asked not to unroll: it would unroll a
+    short row whole and then vectorize across rows with gathers, where a
+    rolled row vectorizes along memory. A loop with bounds not known at
+    compile time keeps its form, and so does one nested in another.
+  }];
+  let options = [
+    Option<"minParallelIterations", "min-parallel-iterations", "int64_t",
+           /*default=*/"64",
+           "Iterations the parallel dimensions must have between them">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect"];
+}
+
+def CPURegisterAccumulators
+    : Pass<"sinter-cpu-register-accumulators", "mlir::ModuleOp"> {
+  let summary = "A loop's running sum lives in a register, not in memory";
+  let description = [{
+    After loops are made from linalg, a reduction reads its output element,
+    adds and writes it back on every iteration, each add waiting on the
+    store before it. When an `scf.for`'s only write is one `memref.store`
+    in its body's block, and its only read of that buffer is one
+    `memref.load` of the same indices before it, the indices and the
+    buffer defined outside the loop, the element is loaded once before the
+    loop, carried as an iter_arg, and stored once after. Loops are taken
+    innermost first, so the sum leaves a whole nest. The loop's other
+    loads read other buffers: bufferization gives a reduction's output a
+    buffer of its own, which the memory plan keeps apart from its inputs.
+    A carried sum (`arith.addf` of the carried value) may be reassociated,
+    so LLVM vectorizes it with partial sums in its lanes: its order then
+    depends on the shapes and the machine's vector width, not on threads.
+    Carried loops are kept rolled, as above.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 #endif // SINTER_TARGET_CPU_PASSES_TD

@@ -1,0 +1,101 @@
+//===- ParallelOuterDims.cpp - Threads over outer dims, vectors inner -----===//
+//
+// OpenMP runs a loop nest of several parallel dimensions as one collapsed
+// loop and recovers each index from the flat one with a division per
+// element, so the innermost loop, contiguous in memory, never vectorizes.
+// Threads need only enough outer iterations to share; the dimensions
+// inside those become sequential loops that LLVM vectorizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/LoopHints.h"
+#include "compiler/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace sinter::cpu {
+#define GEN_PASS_DEF_CPUPARALLELOUTERDIMS
+#include "compiler/Target/CPU/Passes.h.inc"
+} // namespace sinter::cpu
+
+using namespace mlir;
+
+namespace sinter::cpu {
+namespace {
+
+/// The trip count of dimension `d` of `loop`, if its bounds are constants.
+std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned d) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[d]);
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[d]);
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep()[d]);
+  if (!lb || !ub || !step || *step <= 0)
+    return std::nullopt;
+  return *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0;
+}
+
+/// How many leading dimensions of `loop` stay parallel: the fewest whose
+/// iterations number at least `enough`, or all of them.
+unsigned parallelDims(scf::ParallelOp loop, int64_t enough) {
+  unsigned dims = loop.getNumLoops();
+  int64_t iterations = 1;
+  for (unsigned d = 0; d < dims; ++d) {
+    std::optional<int64_t> trips = tripCount(loop, d);
+    if (!trips)
+      return dims; // unknown: leave the loop as it is
+    iterations *= *trips;
+    if (iterations >= enough)
+      return d + 1;
+  }
+  return dims;
+}
+
+/// scf.parallel (i0..in) { body } becomes
+/// scf.parallel (i0..ik-1) { scf.for ik { ... scf.for in { body } } }.
+void keepOuterParallel(scf::ParallelOp loop, unsigned kept) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  auto outer = scf::ParallelOp::create(b, loc, loop.getLowerBound().take_front(kept),
+                                       loop.getUpperBound().take_front(kept),
+                                       loop.getStep().take_front(kept));
+  IRMapping mapping;
+  for (unsigned d = 0; d < kept; ++d)
+    mapping.map(loop.getInductionVars()[d], outer.getInductionVars()[d]);
+  b.setInsertionPointToStart(outer.getBody());
+  for (unsigned d = kept; d < loop.getNumLoops(); ++d) {
+    auto inner = scf::ForOp::create(b, loc, loop.getLowerBound()[d],
+                                    loop.getUpperBound()[d], loop.getStep()[d]);
+    keepRolled(inner);
+    mapping.map(loop.getInductionVars()[d], inner.getInductionVar());
+    b.setInsertionPointToStart(inner.getBody());
+  }
+  for (Operation &op : loop.getBody()->without_terminator())
+    b.clone(op, mapping);
+  loop.erase();
+}
+
+struct CPUParallelOuterDims
+    : public impl::CPUParallelOuterDimsBase<CPUParallelOuterDims> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<scf::ParallelOp> loops;
+    getOperation().walk([&](scf::ParallelOp loop) {
+      // Loops with reductions keep their form (scf.reduce combines across
+      // every dimension); nested ones run inside a thread already.
+      if (loop.getNumResults() == 0 && !loop->getParentOfType<scf::ParallelOp>())
+        loops.push_back(loop);
+    });
+    for (scf::ParallelOp loop : loops) {
+      unsigned kept = parallelDims(loop, minParallelIterations);
+      if (kept < loop.getNumLoops())
+        keepOuterParallel(loop, kept);
+    }
+  }
+};
+
+} // namespace
+} // namespace sinter::cpu

@@ -172,12 +172,11 @@ Status runStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
     world.events->end = std::chrono::steady_clock::now();
   // A failed step may have left collectives started (gradients_ready does
   // not wait for buckets once the step failed): they finish before their
-  // buffers can be reused or freed.
+  // buffers can be reused or freed. Those already waited for return at once.
   for (auto &[id, collective] : step.collectives)
     (void)collective.pending.wait();
-  if (!step.error.ok())
-    for (const ActiveStep::Bucket &b : step.buckets)
-      (void)b.pending.wait();
+  for (const ActiveStep::Bucket &b : step.buckets)
+    (void)b.pending.wait();
   countTimes(step, world.times);
   // A device's errors (a failed launch) surface when its work is done.
   Status done = buffers.device().synchronize();

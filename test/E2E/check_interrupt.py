@@ -31,6 +31,9 @@ model wide {
 MICRO, PER_STEP = 64, 256  # 256 micro-batches in a step of one rank
 STEP = re.compile(r"^step (\d+)/\d+  (loss \S+)")
 SECONDS_PER_STEP = re.compile(r"([0-9.]+) (m?s)/step")
+# The signal goes a third of a step into step 2; below this, the next
+# micro-batch boundary would come too close to the step's end.
+MIN_STEP_SECONDS = 0.6
 
 
 def losses(out):
@@ -43,10 +46,16 @@ def same_tensors(a, b):
         ta[n].dtype == tb[n].dtype and np.array_equal(ta[n], tb[n]) for n in ta)
 
 
-def stop_in_step_two(cmd, signals, pause=1.0):
-    """Starts cmd, waits for step 1's log line, waits `pause` seconds (inside
-    step 2), sends `signals` one right after the other, and returns (exit
-    code, seconds from the first signal to the exit, stdout, stderr)."""
+def step_seconds(line):
+    m = SECONDS_PER_STEP.search(line)
+    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+
+
+def stop_in_step_two(cmd, signals):
+    """Starts cmd, waits for step 1's log line, waits a third of the time
+    step 1 took (so the signal lands inside step 2 however fast this machine
+    is), sends `signals` one right after the other, and returns (exit code,
+    seconds from the first signal to the exit, stdout, stderr)."""
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     lines = []
@@ -59,7 +68,11 @@ def stop_in_step_two(cmd, signals, pause=1.0):
         lines.append(line)
         if line.startswith("step 1/"):
             break
-    time.sleep(pause)
+    if step_seconds(line) < MIN_STEP_SECONDS:
+        p.kill()
+        sys.exit(f"FAIL: step 1 took {step_seconds(line):.2f} s, too short to "
+                 f"stop the next one in the middle:\n{''.join(lines)}")
+    time.sleep(step_seconds(line) / 3)
     sent = time.monotonic()
     for s in signals:
         p.send_signal(s)
@@ -86,11 +99,6 @@ def main():
     # The run that is never stopped, with a checkpoint after every step.
     ref = os.path.join(work, "ref")
     whole = run([prog, "--set", f"checkpoint.dir={ref}", "--set", "checkpoint.every=1"])
-    m = SECONDS_PER_STEP.search(whole)
-    step_seconds = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
-    if step_seconds < 3:
-        sys.exit(f"FAIL: a step takes {step_seconds:.2f} s, too short to stop "
-                 f"one in the middle:\n{whole}")
 
     # 1. SIGTERM one second into step 2 of one rank.
     stopped = os.path.join(work, "stopped")
@@ -105,7 +113,7 @@ def main():
     if not same_tensors(os.path.join(stopped, "step-1.safetensors"),
                         os.path.join(ref, "step-1.safetensors")):
         sys.exit("FAIL: the checkpoint of the stopped run is not step 1's")
-    print(f"SIGTERM in a step of {PER_STEP} micro-batches ({step_seconds:.1f} s): "
+    print(f"SIGTERM in a step of {PER_STEP} micro-batches ({step_seconds(out):.1f} s): "
           f"stopped in {seconds:.1f} s (exit 143) with step 1's checkpoint")
 
     # 2. The resume continues bit for bit.

@@ -140,6 +140,7 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   addTargetBufferizationPasses(pm, /*cuda=*/false);
   pm.addPass(host::createLibraryCalls(host::LibraryCallsOptions{"cpu"}));
   pm.addPass(host::createLowerCopies());
+  pm.addPass(cpu::createCPUCollapseInnerDims());
   // Parallel dimensions become scf.parallel, spread over the cores by the
   // OpenMP runtime; reductions stay sequential loops inside.
   pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());

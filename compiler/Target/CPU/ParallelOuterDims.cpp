@@ -10,6 +10,7 @@
 
 #include "compiler/Target/CPU/LoopHints.h"
 #include "compiler/Target/CPU/Passes.h"
+#include "compiler/Target/CPU/ThreadedDims.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
@@ -38,20 +39,17 @@ std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned d) {
   return *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0;
 }
 
-/// How many leading dimensions of `loop` stay parallel: the fewest whose
-/// iterations number at least `enough`, or all of them.
+/// How many leading dimensions of `loop` stay parallel: those the threads
+/// share (ThreadedDims.h), or all of them when a bound is unknown.
 unsigned parallelDims(scf::ParallelOp loop, int64_t enough) {
-  unsigned dims = loop.getNumLoops();
-  int64_t iterations = 1;
-  for (unsigned d = 0; d < dims; ++d) {
-    std::optional<int64_t> trips = tripCount(loop, d);
-    if (!trips)
-      return dims; // unknown: leave the loop as it is
-    iterations *= *trips;
-    if (iterations >= enough)
-      return d + 1;
+  SmallVector<int64_t> trips;
+  for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
+    std::optional<int64_t> t = tripCount(loop, d);
+    if (!t)
+      return loop.getNumLoops(); // unknown: leave the loop as it is
+    trips.push_back(*t);
   }
-  return dims;
+  return threadedDims(trips, enough);
 }
 
 /// scf.parallel (i0..in) { body } becomes

@@ -64,6 +64,28 @@ def CPUOutlineLoops : Pass<"sinter-cpu-outline-loops", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def CPUCollapseInnerDims : Pass<"sinter-cpu-collapse-inner-dims", "mlir::ModuleOp"> {
+  let summary = "Contiguous inner dimensions of a generic become one loop";
+  let description = [{
+    On buffers, before loops are made. Inside a thread only the innermost
+    loop vectorizes, so a generic over image planes of 4x4 or 32x32 runs
+    vector loops of 4 or 32 elements, and a sum reduces its lanes once per
+    row. After the leading parallel dimensions the threads will share (as
+    `sinter-cpu-parallel-outer-dims` picks them, with the same
+    `min-parallel-iterations`), each run of consecutive dimensions with one
+    iterator type that is contiguous in every indexing map is collapsed
+    into one dimension (`linalg::collapseOpIterationDims`). Only generics
+    on row-major buffers of static shape are taken, so contiguous in the
+    map means contiguous in memory.
+  }];
+  let options = [
+    Option<"minParallelIterations", "min-parallel-iterations", "int64_t",
+           /*default=*/"64",
+           "Iterations the threads' dimensions must have between them">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect"];
+}
+
 def CPUParallelOuterDims : Pass<"sinter-cpu-parallel-outer-dims", "mlir::ModuleOp"> {
   let summary = "Threads share outer dimensions; the inner ones vectorize";
   let description = [{

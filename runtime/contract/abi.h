@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 6
+#define SINTER_ABI_VERSION 7
 
 #ifdef __cplusplus
 extern "C" {
@@ -131,15 +131,16 @@ enum sinter_hyperparameter {
 double sinter_rt_hyperparameter(int64_t which);
 
 /* y[n, o, oh, ow] = conv(x[n, c, h, w], w[o, c, kh, kw]) with strides
- * (sh, sw) and dilations (dh, dw); the input is already padded. */
+ * (sh, sw), dilations (dh, dw) and zero padding (ph, pw) on both sides of
+ * x's spatial axes (x itself not padded). */
 void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y, int64_t n,
                            int64_t c, int64_t h, int64_t wd, int64_t o,
                            int64_t kh, int64_t kw, int64_t oh, int64_t ow,
-                           int64_t sh, int64_t sw, int64_t dh, int64_t dw);
+                           int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                           int64_t ph, int64_t pw);
 
-/* The gradients of that convolution with zero padding (ph, pw) on both
- * sides of x (x not padded): of x, from the output's gradient dy[n, o, oh,
- * ow] and w; and of w, from x and dy. */
+/* The gradients of that convolution: of x, from the output's gradient
+ * dy[n, o, oh, ow] and w; and of w, from x and dy. */
 void sinter_cpu_conv2d_backward_data_f32(const float *dy, const float *w, float *dx,
                                          int64_t n, int64_t c, int64_t h, int64_t wd,
                                          int64_t o, int64_t kh, int64_t kw, int64_t oh,
@@ -181,7 +182,7 @@ void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
                             int64_t n, int64_t c, int64_t h, int64_t wd,
                             int64_t o, int64_t kh, int64_t kw, int64_t oh,
                             int64_t ow, int64_t sh, int64_t sw, int64_t dh,
-                            int64_t dw);
+                            int64_t dw, int64_t ph, int64_t pw);
 /* Copies `bytes` at byte `offset` from device buffer `src` to host memory
  * `dst` once the work queued before it is done (it waits). */
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,

@@ -99,6 +99,21 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x
 
 // -----
 
+// For the CPU, an f32 convolution stays whole, as the library's op that
+// takes the padding itself: no padded copy of the input.
+// CHECK-LABEL: func.func @conv_cpu
+// CHECK-NOT:   tensor.pad
+// CHECK:       train.conv2d_forward %arg0, %arg1 {dilation = array<i64: 1, 1>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x4x4xf32>
+// CHECK-NOT:   linalg.conv_2d_nchw_fchw
+module attributes {sinter.device = "cpu"} {
+func.func @conv_cpu(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+}
+
+// -----
+
 func.func @dynamic(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
   // expected-error @below {{code generation needs static shapes, but this operation has a dynamic dimension; bind B and the other shape symbols with --config or -D B=...}}
   %0 = graph.relu %a : (tensor<?x4xf32>) -> tensor<?x4xf32>

@@ -68,8 +68,8 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
         << what << " at " << i;
 }
 
-/// The forward call takes x already padded (abi.h); the gradients take the
-/// padding.
+/// x with its zero padding written out: the form in which a named
+/// convolution reaches the forward call (padding 0).
 std::vector<float> padded(const Conv &s, const std::vector<float> &x) {
   Conv p = s;
   p.h = s.h + 2 * s.ph;
@@ -96,17 +96,21 @@ void checkConvolution(const Conv &s, unsigned seed) {
   });
 
   std::vector<float> xp = padded(s, x);
-  std::vector<float> gotY(y.size()), gotDx(dx.size()), gotDw(dw.size());
-  sinter_cpu_conv2d_f32(xp.data(), w.data(), gotY.data(), s.n, s.c,
-                        s.h + 2 * s.ph, s.w + 2 * s.pw, s.o, s.kh, s.kw, s.oh(),
-                        s.ow(), s.sh, s.sw, s.dh, s.dw);
-  sinter_cpu_conv2d_backward_data_f32(dy.data(), w.data(), gotDx.data(), s.n, s.c,
-                                      s.h, s.w, s.o, s.kh, s.kw, s.oh(), s.ow(),
-                                      s.sh, s.sw, s.dh, s.dw, s.ph, s.pw);
-  sinter_cpu_conv2d_backward_weights_f32(x.data(), dy.data(), gotDw.data(), s.n,
-                                         s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh(),
-                                         s.ow(), s.sh, s.sw, s.dh, s.dw, s.ph, s.pw);
+  std::vector<float> gotY(y.size()), gotYOfPadded(y.size()), gotDx(dx.size()),
+      gotDw(dw.size());
+  sinter_cpu_conv2d_f32(x.data(), w.data(), gotY.data(), s.n, s.c, s.h, s.w, s.o, s.kh,
+                        s.kw, s.oh(), s.ow(), s.sh, s.sw, s.dh, s.dw, s.ph, s.pw);
+  sinter_cpu_conv2d_f32(xp.data(), w.data(), gotYOfPadded.data(), s.n, s.c,
+                        s.h + 2 * s.ph, s.w + 2 * s.pw, s.o, s.kh, s.kw, s.oh(), s.ow(),
+                        s.sh, s.sw, s.dh, s.dw, 0, 0);
+  sinter_cpu_conv2d_backward_data_f32(dy.data(), w.data(), gotDx.data(), s.n, s.c, s.h,
+                                      s.w, s.o, s.kh, s.kw, s.oh(), s.ow(), s.sh, s.sw,
+                                      s.dh, s.dw, s.ph, s.pw);
+  sinter_cpu_conv2d_backward_weights_f32(x.data(), dy.data(), gotDw.data(), s.n, s.c, s.h,
+                                         s.w, s.o, s.kh, s.kw, s.oh(), s.ow(), s.sh, s.sw,
+                                         s.dh, s.dw, s.ph, s.pw);
   expectClose(gotY, y, double(s.c * s.kh * s.kw), "conv2d");
+  expectClose(gotYOfPadded, y, double(s.c * s.kh * s.kw), "conv2d of a padded copy");
   expectClose(gotDx, dx, double(s.o * s.kh * s.kw), "backward data");
   expectClose(gotDw, dw, double(s.n * s.oh() * s.ow()), "backward weights");
 }

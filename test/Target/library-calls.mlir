@@ -80,10 +80,11 @@ func.func @matmul_f64(%a: memref<6x4xf64>, %b: memref<4x5xf64>, %c: memref<6x5xf
 
 // -----
 
-// Convolution onto zeros: sizes, strides and dilations; the fill goes.
+// Convolution onto zeros: sizes, strides and dilations, and no padding
+// (the named op's input is padded already); the fill goes.
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT:   linalg.fill
-// CHECK:       call @sinter_cpu_conv2d_f32(
+// CHECK:       call @sinter_cpu_conv2d_f32({{.*}}, %c1_i64{{.*}}, %c1_i64{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}})
 // CHECK-NOT:   linalg.conv_2d_nchw_fchw
 func.func @conv(%x: memref<1x3x10x10xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x4x4xf32>) {
   %zero = arith.constant 0.0 : f32

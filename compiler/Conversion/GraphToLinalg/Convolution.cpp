@@ -37,16 +37,33 @@ Value namedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
       .getResult(0);
 }
 
+/// Whether the step is compiled for the CPU, whose library (oneDNN) has
+/// the f32 convolution and its gradients as primitives that take the
+/// padding themselves: they stay whole, as the train dialect's library ops,
+/// to the library call. Elsewhere (and in f64) they are the named
+/// convolutions below, on padded copies.
+bool forCPU(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  StringAttr device = module ? attrs::device.get(module) : StringAttr();
+  return device && device.getValue() == "cpu" &&
+         cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
+}
+
 Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
   OpBuilder &b = tb.builder();
   Location loc = tb.location();
   ArrayRef<int64_t> stride = op.getStride(), pad = op.getPadding(),
                     dil = op.getDilation();
+  RankedTensorType out = op.getType();
+  int64_t g = op.getGroups();
+  if (g == 1 && forCPU(op))
+    return one(train::ConvForwardOp::create(b, loc, out, a.getInput(), a.getWeight(),
+                                            Value(), op.getStrideAttr(),
+                                            op.getPaddingAttr(), op.getDilationAttr())
+                   .getResult());
   int64_t padding[2] = {pad[0], pad[1]};
   Value x = tb.padSpatial(a.getInput(), padding, 0.0);
   Value w = a.getWeight();
-  RankedTensorType out = op.getType();
-  int64_t g = op.getGroups();
   Type et = out.getElementType();
   if (g == 1)
     return one(namedConv(tb, x, w, out.getShape(), stride, dil));
@@ -57,21 +74,10 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
   SmallVector<int64_t> og = {os[0], g, os[1] / g, os[2], os[3]};
   Value init = tb.filled(og, et, 0.0);
   Value y = linalg::Conv2DNgchwGfchwOp::create(
-                b, loc, TypeRange{init.getType()}, ValueRange{xg, wg},
-                ValueRange{init}, b.getI64TensorAttr(stride), b.getI64TensorAttr(dil))
+                b, loc, TypeRange{init.getType()}, ValueRange{xg, wg}, ValueRange{init},
+                b.getI64TensorAttr(stride), b.getI64TensorAttr(dil))
                 .getResult(0);
   return one(tb.reshape(y, os));
-}
-
-/// Whether the step is compiled for the CPU, whose library (oneDNN) has
-/// the f32 convolution's gradients as primitives: they stay whole, as the
-/// train dialect's library ops, to the library call. Elsewhere (and in
-/// f64) they are the named convolutions below.
-bool forCPU(Operation *op) {
-  auto module = op->getParentOfType<ModuleOp>();
-  StringAttr device = module ? attrs::device.get(module) : StringAttr();
-  return device && device.getValue() == "cpu" &&
-         cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
 }
 
 /// dW[o, c, kh, kw] = sum over n, oh, ow of
@@ -87,8 +93,9 @@ Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op,
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
   if (forCPU(op))
     return one(train::ConvBackwardWeightsOp::create(
-        b, tb.location(), op.getType(), ad.getInput(), ad.getGrad(), Value(),
-        op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr()).getResult());
+                   b, tb.location(), op.getType(), ad.getInput(), ad.getGrad(), Value(),
+                   op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr())
+                   .getResult());
   int64_t pad[2] = {p[0], p[1]};
   Value x = tb.padSpatial(ad.getInput(), pad, 0.0);
   ArrayRef<int64_t> gs = shapeOf(ad.getGrad()), os = op.getType().getShape();
@@ -124,9 +131,10 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   Value g = ad.getGrad(), w = ad.getWeight();
   RankedTensorType out = op.getType();
   if (forCPU(op))
-    return one(train::ConvBackwardDataOp::create(
-        b, loc, out, g, w, Value(), op.getStrideAttr(), op.getPaddingAttr(),
-        op.getDilationAttr()).getResult());
+    return one(train::ConvBackwardDataOp::create(b, loc, out, g, w, Value(),
+                                                 op.getStrideAttr(), op.getPaddingAttr(),
+                                                 op.getDilationAttr())
+                   .getResult());
   ArrayRef<int64_t> gs = shapeOf(g), ws = shapeOf(w);
   int64_t n = gs[0], o = ws[0], c = ws[1], kh = ws[2], kw = ws[3];
   int64_t k[2] = {kh, kw};
@@ -145,21 +153,20 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   // The kernel flipped and transposed, materialized: (c, o, kh, kw) reads
   // w[o, c, k-1-kh, k-1-kw].
   Type et = typeOf(w).getElementType();
-  AffineMap flipMap = AffineMap::get(
-      4, 0,
-      {dim(1), dim(0), getAffineConstantExpr(kh - 1, ctx) - dim(2),
-       getAffineConstantExpr(kw - 1, ctx) - dim(3)},
-      ctx);
-  Value flipped =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{RankedTensorType::get({c, o, kh, kw}, et)}, ValueRange{w},
-          ValueRange{tb.empty({c, o, kh, kw}, et)},
-          {flipMap, AffineMap::getMultiDimIdentityMap(4, ctx)},
-          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-          [](OpBuilder &nb, Location l, ValueRange a) {
-            linalg::YieldOp::create(nb, l, a[0]);
-          })
-          .getResult(0);
+  AffineMap flipMap =
+      AffineMap::get(4, 0,
+                     {dim(1), dim(0), getAffineConstantExpr(kh - 1, ctx) - dim(2),
+                      getAffineConstantExpr(kw - 1, ctx) - dim(3)},
+                     ctx);
+  Value flipped = linalg::GenericOp::create(
+                      b, loc, TypeRange{RankedTensorType::get({c, o, kh, kw}, et)},
+                      ValueRange{w}, ValueRange{tb.empty({c, o, kh, kw}, et)},
+                      {flipMap, AffineMap::getMultiDimIdentityMap(4, ctx)},
+                      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+                      [](OpBuilder &nb, Location l, ValueRange a) {
+                        linalg::YieldOp::create(nb, l, a[0]);
+                      })
+                      .getResult(0);
   int64_t unitStride[2] = {1, 1};
   Value full = namedConv(tb, gpad, flipped, {n, c, hp, wp}, unitStride, d);
   int64_t pad[2] = {p[0], p[1]};

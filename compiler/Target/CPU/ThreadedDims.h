@@ -1,4 +1,5 @@
-//===- ThreadedDims.h - How many outer dimensions the threads share -*- C++ -*-===//
+//===- ThreadedDims.h - How many outer dimensions the threads share -*- C++
+//-*-===//
 #ifndef SINTER_TARGET_CPU_THREADEDDIMS_H
 #define SINTER_TARGET_CPU_THREADEDDIMS_H
 

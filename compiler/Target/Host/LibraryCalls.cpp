@@ -36,8 +36,7 @@ linalg::FillOp zerosBefore(linalg::LinalgOp op) {
   Value out = op.getDpsInits()[0];
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev))
-      return fill.getDpsInits()[0] == out && fillsZeros(fill) ? fill
-                                                              : linalg::FillOp();
+      return fill.getDpsInits()[0] == out && fillsZeros(fill) ? fill : linalg::FillOp();
     auto effects = dyn_cast<MemoryEffectOpInterface>(prev);
     if (!effects || effects.hasEffect<MemoryEffects::Read>() ||
         effects.hasEffect<MemoryEffects::Write>() ||
@@ -52,11 +51,9 @@ linalg::FillOp zerosBefore(linalg::LinalgOp op) {
 /// `transposedB`. linalg adds the product to C; when C was just filled with
 /// zeros the fill is dropped and the library writes C, otherwise it adds
 /// into C.
-void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op,
-                bool batched, bool transposedA = false,
-                bool transposedB = false) {
-  Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
-        c = op.getDpsInits()[0];
+void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool batched,
+                bool transposedA = false, bool transposedB = false) {
+  Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1], c = op.getDpsInits()[0];
   auto at = cast<MemRefType>(a.getType());
   auto bt = cast<MemRefType>(bm.getType());
   int64_t batch = batched ? at.getDimSize(0) : 1;
@@ -78,15 +75,15 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op,
   op->erase();
 }
 
-/// y = conv(x, w), when y was just filled with zeros (the fill is dropped:
-/// the library writes y); any other convolution stays loops.
+/// y = conv(x, w) of an x already padded (no padding left to the library),
+/// when y was just filled with zeros (the fill is dropped: the library
+/// writes y); any other convolution stays loops.
 void callConv(ModuleOp module, StringRef device, linalg::Conv2DNchwFchwOp op) {
   linalg::FillOp zeros = zerosBefore(op);
   if (!zeros)
     return;
   zeros->erase();
-  Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1],
-        y = op.getDpsInits()[0];
+  Value x = op.getDpsInputs()[0], w = op.getDpsInputs()[1], y = op.getDpsInits()[0];
   ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape(),
                     ws = cast<MemRefType>(w.getType()).getShape(),
                     ys = cast<MemRefType>(y.getType()).getShape();
@@ -95,8 +92,10 @@ void callConv(ModuleOp module, StringRef device, linalg::Conv2DNchwFchwOp op) {
   CallBuilder cb(module, op);
   Location loc = op.getLoc();
   SmallVector<Value> args = {cb.pointer(x), cb.pointer(w), cb.pointer(y)};
-  for (int64_t v : {xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2],
-                    ys[3], strides[0], strides[1], dilations[0], dilations[1]})
+  const int64_t noPadding = 0;
+  for (int64_t v :
+       {xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3], strides[0],
+        strides[1], dilations[0], dilations[1], noPadding, noPadding})
     args.push_back(cb.constant(loc, v));
   cb.call(loc, ("sinter_" + device + "_conv2d_f32").str(), args);
   op->erase();

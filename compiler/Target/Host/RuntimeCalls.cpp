@@ -16,8 +16,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace sinter::host {
@@ -51,12 +51,12 @@ void markCommunication(Value buffer) {
 /// convolution's input x[n, c, h, w], kernel [o, c, kh, kw] and output
 /// [n, o, oh, ow], and its strides, dilations and paddings.
 template <typename OpT>
-LogicalResult callConvGrad(CallBuilder &cb, OpT op, StringRef callee, Value input,
-                           Value grad, Value weight) {
+LogicalResult callConv(CallBuilder &cb, OpT op, StringRef callee, Value input, Value grad,
+                       Value weight) {
   for (Value v : {input, grad, weight}) {
     auto t = cast<MemRefType>(v.getType());
     if (!t.getElementType().isF32() || !t.getLayout().isIdentity())
-      return op.emitError("the CPU's convolution gradients need dense f32 "
+      return op.emitError("the CPU's convolutions need dense f32 "
                           "buffers, not ")
              << t;
   }
@@ -67,8 +67,8 @@ LogicalResult callConvGrad(CallBuilder &cb, OpT op, StringRef callee, Value inpu
   SmallVector<Value> args = {cb.pointer(op.getLhs()), cb.pointer(op.getRhs()),
                              cb.pointer(op.getInto())};
   ArrayRef<int64_t> s = op.getStride(), d = op.getDilation(), p = op.getPadding();
-  for (int64_t v : {x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0],
-                    s[1], d[0], d[1], p[0], p[1]})
+  for (int64_t v : {x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0], s[1],
+                    d[0], d[1], p[0], p[1]})
     args.push_back(cb.constant(loc, v));
   cb.call(loc, callee, args);
   return success();
@@ -97,8 +97,8 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         return success();
       })
       .Case([&](RandomKeyOp r) {
-        r.replaceAllUsesWith(cb.call(loc, "sinter_rt_random_key",
-                                     {asI64(r.getMicroBatch())}, {i64})[0]);
+        r.replaceAllUsesWith(
+            cb.call(loc, "sinter_rt_random_key", {asI64(r.getMicroBatch())}, {i64})[0]);
         return success();
       })
       .Case([&](SumOverRanksOp r) {
@@ -128,18 +128,17 @@ LogicalResult lower(ModuleOp module, Operation *op) {
             return r.emitError("internal error: gradient ")
                    << name << " is not computed in its bucket slot";
         }
-        cb.call(loc, "sinter_rt_bucket_ready",
-                {cb.constant(loc, r.getBucket())});
+        cb.call(loc, "sinter_rt_bucket_ready", {cb.constant(loc, r.getBucket())});
         return success();
       })
       .Case([&](AllReduceSumOp r) -> LogicalResult {
         auto type = cast<MemRefType>(r.getInput().getType());
         Type et = type.getElementType();
         if (!et.isF32() && !et.isF64())
-          return r.emitError("synchronized statistics need f32 or f64, not ")
-                 << et;
-        cb.call(loc, et.isF32() ? "sinter_rt_all_reduce_sum_f32"
-                                : "sinter_rt_all_reduce_sum_f64",
+          return r.emitError("synchronized statistics need f32 or f64, not ") << et;
+        cb.call(loc,
+                et.isF32() ? "sinter_rt_all_reduce_sum_f32"
+                           : "sinter_rt_all_reduce_sum_f64",
                 {cb.pointer(r.getInput()), cb.constant(loc, type.getNumElements())});
         return success();
       })
@@ -198,15 +197,19 @@ LogicalResult lower(ModuleOp module, Operation *op) {
                 {cb.constant(loc, w.getId()), cb.pointer(w.getKeep())});
         return success();
       })
+      .Case([&](ConvForwardOp c) {
+        return callConv(cb, c, "sinter_cpu_conv2d_f32", /*input=*/c.getLhs(),
+                        /*grad=*/c.getInto(), /*weight=*/c.getRhs());
+      })
       .Case([&](ConvBackwardDataOp c) {
-        return callConvGrad(cb, c, "sinter_cpu_conv2d_backward_data_f32",
-                            /*input=*/c.getInto(), /*grad=*/c.getLhs(),
-                            /*weight=*/c.getRhs());
+        return callConv(cb, c, "sinter_cpu_conv2d_backward_data_f32",
+                        /*input=*/c.getInto(), /*grad=*/c.getLhs(),
+                        /*weight=*/c.getRhs());
       })
       .Case([&](ConvBackwardWeightsOp c) {
-        return callConvGrad(cb, c, "sinter_cpu_conv2d_backward_weights_f32",
-                            /*input=*/c.getLhs(), /*grad=*/c.getRhs(),
-                            /*weight=*/c.getInto());
+        return callConv(cb, c, "sinter_cpu_conv2d_backward_weights_f32",
+                        /*input=*/c.getLhs(), /*grad=*/c.getRhs(),
+                        /*weight=*/c.getInto());
       })
       .Case([&](HyperparameterOp h) {
         // The dialect's names, in abi.h's order (sinter_hyperparameter).
@@ -214,8 +217,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         static_assert(SINTER_HP_COUNT == 11, "a hyperparameter without a name");
         int64_t id = llvm::find(names, h.getName()) - names.begin();
         h.replaceAllUsesWith(cb.call(loc, "sinter_rt_hyperparameter",
-                                     {cb.constant(loc, id)},
-                                     {b.getF64Type()})[0]);
+                                     {cb.constant(loc, id)}, {b.getF64Type()})[0]);
         return success();
       })
       .Case([&](GradientsReadyOp) {

@@ -48,8 +48,8 @@ LogicalResult MicroBatchInputOp::bufferize(RewriterBase &rewriter,
 LogicalResult BucketReadyOp::verify() {
   bool tensors = llvm::all_of(getGradients().getTypes(),
                               [](Type t) { return isa<RankedTensorType>(t); });
-  bool buffers = llvm::all_of(getGradients().getTypes(),
-                              [](Type t) { return isa<MemRefType>(t); });
+  bool buffers =
+      llvm::all_of(getGradients().getTypes(), [](Type t) { return isa<MemRefType>(t); });
   if (getGradients().empty() || (!tensors && !buffers))
     return emitOpError("takes one or more gradients, all tensors or all "
                        "buffers");
@@ -84,8 +84,7 @@ LogicalResult BucketReadyOp::bufferize(RewriterBase &rewriter,
       return failure();
     buffers.push_back(*buffer);
   }
-  BucketReadyOp::create(rewriter, getLoc(), TypeRange{}, getBucketAttr(),
-                        buffers);
+  BucketReadyOp::create(rewriter, getLoc(), TypeRange{}, getBucketAttr(), buffers);
   replaceOpWithBufferizedValues(rewriter, getOperation(), buffers);
   return success();
 }
@@ -98,8 +97,7 @@ bool AllReduceSumOp::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &)
   return true;
 }
 
-AliasingValueList AllReduceSumOp::getAliasingValues(OpOperand &,
-                                                    const AnalysisState &) {
+AliasingValueList AllReduceSumOp::getAliasingValues(OpOperand &, const AnalysisState &) {
   return {{getResult(), BufferRelation::Equivalent}};
 }
 
@@ -132,13 +130,11 @@ LogicalResult AllGatherOp::verify() {
 }
 
 // The shard is read; the rows are written in place.
-bool AllGatherOp::bufferizesToMemoryRead(OpOperand &operand,
-                                         const AnalysisState &) {
+bool AllGatherOp::bufferizesToMemoryRead(OpOperand &operand, const AnalysisState &) {
   return operand.getOperandNumber() == 0;
 }
 
-bool AllGatherOp::bufferizesToMemoryWrite(OpOperand &operand,
-                                          const AnalysisState &) {
+bool AllGatherOp::bufferizesToMemoryWrite(OpOperand &operand, const AnalysisState &) {
   return operand.getOperandNumber() == 1;
 }
 
@@ -205,11 +201,11 @@ LogicalResult AllGatherStartOp::bufferize(RewriterBase &rewriter,
   return success();
 }
 
-// The convolution gradients: both operands read, the result a new buffer.
-template <typename OpT> LogicalResult verifyConvGrad(OpT op) {
+// The library convolutions: both operands read, the result a new buffer.
+template <typename OpT> LogicalResult verifyConvLibraryOp(OpT op) {
   bool onTensors = isa<RankedTensorType>(op.getLhs().getType());
   if (onTensors != bool(op.getResult()) || onTensors == bool(op.getInto()))
-    return op.emitOpError("on tensors returns its gradient; on buffers writes `into`");
+    return op.emitOpError("on tensors returns its result; on buffers writes `into`");
   auto out = onTensors ? cast<ShapedType>(op.getResult().getType())
                        : cast<ShapedType>(op.getInto().getType());
   for (ShapedType t : {cast<ShapedType>(op.getLhs().getType()),
@@ -223,9 +219,9 @@ template <typename OpT> LogicalResult verifyConvGrad(OpT op) {
 }
 
 template <typename OpT>
-LogicalResult bufferizeConvGrad(OpT op, RewriterBase &rewriter,
-                                const BufferizationOptions &options,
-                                BufferizationState &state) {
+LogicalResult bufferizeConvLibraryOp(OpT op, RewriterBase &rewriter,
+                                     const BufferizationOptions &options,
+                                     BufferizationState &state) {
   FailureOr<Value> lhs = getBuffer(rewriter, op.getLhs(), options, state);
   FailureOr<Value> rhs = getBuffer(rewriter, op.getRhs(), options, state);
   if (failed(lhs) || failed(rhs))
@@ -249,26 +245,48 @@ LogicalResult bufferizeConvGrad(OpT op, RewriterBase &rewriter,
   return success();
 }
 
-#define CONV_GRAD_INTERFACE(OpT)                                               \
-  LogicalResult OpT::verify() { return verifyConvGrad(*this); }               \
-  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) {      \
-    return true;                                                               \
-  }                                                                            \
-  bool OpT::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {     \
-    return false;                                                              \
-  }                                                                            \
-  bool OpT::bufferizesToAllocation(Value) { return true; }                    \
-  AliasingValueList OpT::getAliasingValues(OpOperand &, const AnalysisState &) { \
-    return {};                                                                 \
-  }                                                                            \
-  LogicalResult OpT::bufferize(RewriterBase &rewriter,                        \
-                               const BufferizationOptions &options,           \
-                               BufferizationState &state) {                   \
-    return bufferizeConvGrad(*this, rewriter, options, state);                \
+/// On tensors a result is a value of its operands alone, so one nobody
+/// uses (the gradient of a model's input) is dropped; on buffers the op
+/// reads both operands and writes `into`.
+template <typename OpT>
+void convLibraryOpEffects(
+    OpT op,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  if (!op.getInto())
+    return;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (operand.get() == op.getInto())
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
   }
-CONV_GRAD_INTERFACE(ConvBackwardDataOp)
-CONV_GRAD_INTERFACE(ConvBackwardWeightsOp)
-#undef CONV_GRAD_INTERFACE
+}
+
+#define CONV_LIBRARY_INTERFACE(OpT)                                                      \
+  LogicalResult OpT::verify() { return verifyConvLibraryOp(*this); }                     \
+  void OpT::getEffects(                                                                  \
+      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {    \
+    convLibraryOpEffects(*this, effects);                                                \
+  }                                                                                      \
+  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) { return true; }  \
+  bool OpT::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {                \
+    return false;                                                                        \
+  }                                                                                      \
+  bool OpT::bufferizesToAllocation(Value) { return true; }                               \
+  AliasingValueList OpT::getAliasingValues(OpOperand &, const AnalysisState &) {         \
+    return {};                                                                           \
+  }                                                                                      \
+  LogicalResult OpT::bufferize(RewriterBase &rewriter,                                   \
+                               const BufferizationOptions &options,                      \
+                               BufferizationState &state) {                              \
+    return bufferizeConvLibraryOp(*this, rewriter, options, state);                      \
+  }
+CONV_LIBRARY_INTERFACE(ConvForwardOp)
+CONV_LIBRARY_INTERFACE(ConvBackwardDataOp)
+CONV_LIBRARY_INTERFACE(ConvBackwardWeightsOp)
+#undef CONV_LIBRARY_INTERFACE
 
 LogicalResult ReduceScatterStartOp::verify() {
   auto rows = cast<ShapedType>(getRows().getType());
@@ -346,8 +364,8 @@ LogicalResult CollectiveWaitOp::bufferize(RewriterBase &rewriter,
 
 ArrayRef<StringRef> HyperparameterOp::knownNames() {
   static const StringRef names[] = {
-      "lr",       "step", "weight_decay", "weight_decay_1d", "beta1", "beta2",
-      "eps",      "momentum", "nesterov", "max_grad_norm",   "apply"};
+      "lr",  "step",     "weight_decay", "weight_decay_1d", "beta1", "beta2",
+      "eps", "momentum", "nesterov",     "max_grad_norm",   "apply"};
   return names;
 }
 
@@ -358,10 +376,10 @@ LogicalResult HyperparameterOp::verify() {
   return success();
 }
 
-LogicalResult SGDUpdateOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult SGDUpdateOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                            ValueRange operands, DictionaryAttr,
+                                            OpaqueProperties, RegionRange,
+                                            SmallVectorImpl<Type> &inferred) {
   // param, grad, [momentum buffer], five scalars.
   inferred.push_back(operands[0].getType());
   if (operands.size() == 8)

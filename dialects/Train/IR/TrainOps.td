@@ -247,8 +247,9 @@ def Train_CollectiveWaitOp : Train_Op<"collective_wait", [
   }];
 }
 
-class Train_ConvGradOp<string mnemonic, string summaryText>
+class Train_ConvLibraryOp<string mnemonic, string summaryText>
     : Train_Op<mnemonic, [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,
         ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
          "bufferizesToAllocation", "getAliasingValues", "bufferize"]>]> {
@@ -264,7 +265,26 @@ class Train_ConvGradOp<string mnemonic, string summaryText>
   let hasVerifier = 1;
 }
 
-def Train_ConvBackwardDataOp : Train_ConvGradOp<"conv2d_backward_data",
+def Train_ConvForwardOp : Train_ConvLibraryOp<"conv2d_forward",
+    "A convolution with zero padding, for the CPU's library"> {
+  let description = [{
+    y = conv2d(x, w): the input `lhs` (NCHW, not padded) by the kernel `rhs`
+    (OIHW) with the given stride, zero padding on both sides of each spatial
+    axis, and dilation. The CPU target lowers it to oneDNN's forward
+    convolution, which reads the padding as zeros instead of a padded copy
+    of x. On tensors it returns y, in a new buffer; on buffers it writes
+    `into`.
+
+    Example:
+    ```mlir
+    %y = train.conv2d_forward %x, %w {stride = array<i64: 1, 1>,
+        padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+        : tensor<2x3x4x4xf32>, tensor<8x3x3x3xf32> -> tensor<2x8x4x4xf32>
+    ```
+  }];
+}
+
+def Train_ConvBackwardDataOp : Train_ConvLibraryOp<"conv2d_backward_data",
     "The gradient of a convolution's input, for the CPU's library"> {
   let description = [{
     dx = the gradient of conv2d(x, w) (NCHW input, OIHW kernel, the given
@@ -282,7 +302,7 @@ def Train_ConvBackwardDataOp : Train_ConvGradOp<"conv2d_backward_data",
   }];
 }
 
-def Train_ConvBackwardWeightsOp : Train_ConvGradOp<"conv2d_backward_weights",
+def Train_ConvBackwardWeightsOp : Train_ConvLibraryOp<"conv2d_backward_weights",
     "The gradient of a convolution's kernel, for the CPU's library"> {
   let description = [{
     dw = the gradient of conv2d(x, w) with respect to w, from the input `lhs`

@@ -18,12 +18,12 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <array>
-#include <utility>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -39,8 +39,7 @@ struct Context {
   dnnl_engine_t engine = nullptr;
   dnnl_stream_t stream = nullptr;
   Context() {
-    check(dnnl_engine_create(&engine, dnnl_cpu, 0), "dnnl_engine_create",
-          "start-up");
+    check(dnnl_engine_create(&engine, dnnl_cpu, 0), "dnnl_engine_create", "start-up");
     check(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags),
           "dnnl_stream_create", "start-up");
   }
@@ -81,8 +80,10 @@ struct Scratch {
     size = (size + 63) / 64 * 64;
     data[arg] = std::aligned_alloc(64, size);
     if (!data[arg]) {
-      std::fprintf(stderr, "error: out of memory for %zu bytes of oneDNN "
-                           "scratch\n", size);
+      std::fprintf(stderr,
+                   "error: out of memory for %zu bytes of oneDNN "
+                   "scratch\n",
+                   size);
       std::exit(1);
     }
     bytes[arg] = size;
@@ -97,8 +98,8 @@ std::map<std::pair<int, Key>, Kernel> cache;
 
 /// A dense row-major f32 array; with `swapLast`, the last two dimensions
 /// are stored swapped (a transposed matrix read in place).
-dnnl_memory_desc_t describe(int ndims, const dnnl_dims_t dims,
-                            const std::string &what, bool swapLast = false) {
+dnnl_memory_desc_t describe(int ndims, const dnnl_dims_t dims, const std::string &what,
+                            bool swapLast = false) {
   dnnl_memory_desc_t md;
   dnnl_dims_t strides;
   dnnl_dims_t stored;
@@ -129,8 +130,8 @@ struct Attributes {
     check(dnnl_post_ops_create(&ops), "dnnl_post_ops_create", what);
     check(dnnl_post_ops_append_sum(ops, 1.0f), "dnnl_post_ops_append_sum", what);
     check(dnnl_primitive_attr_create(&attr), "dnnl_primitive_attr_create", what);
-    check(dnnl_primitive_attr_set_post_ops(attr, ops),
-          "dnnl_primitive_attr_set_post_ops", what);
+    check(dnnl_primitive_attr_set_post_ops(attr, ops), "dnnl_primitive_attr_set_post_ops",
+          what);
     dnnl_post_ops_destroy(ops);
   }
   ~Attributes() {
@@ -140,13 +141,13 @@ struct Attributes {
 };
 
 /// The reorder from `from` to `to`.
-dnnl_primitive_t reorder(const dnnl_memory_desc_t *from,
-                         const dnnl_memory_desc_t *to, const std::string &what) {
+dnnl_primitive_t reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                         const std::string &what) {
   Context &ctx = context();
   dnnl_primitive_desc_t pd;
-  check(dnnl_reorder_primitive_desc_create(&pd, from, ctx.engine, to, ctx.engine,
-                                           nullptr),
-        "dnnl_reorder_primitive_desc_create", what);
+  check(
+      dnnl_reorder_primitive_desc_create(&pd, from, ctx.engine, to, ctx.engine, nullptr),
+      "dnnl_reorder_primitive_desc_create", what);
   dnnl_primitive_t primitive;
   check(dnnl_primitive_create(&primitive, pd), "dnnl_primitive_create", what);
   dnnl_primitive_desc_destroy(pd);
@@ -163,14 +164,12 @@ Kernel build(const_dnnl_op_desc_t desc, const dnnl_memory_desc_t *mds[3],
   Context &ctx = context();
   dnnl_primitive_desc_t pd;
   Attributes attributes(addToDestination, what);
-  check(dnnl_primitive_desc_create(&pd, desc, attributes.attr, ctx.engine,
-                                   forwardHint),
+  check(dnnl_primitive_desc_create(&pd, desc, attributes.attr, ctx.engine, forwardHint),
         "dnnl_primitive_desc_create", what);
   Kernel k;
   check(dnnl_primitive_create(&k.primitive, pd), "dnnl_primitive_create", what);
   for (int i = 0; i < 3; ++i) {
-    check(dnnl_memory_create(&k.memories[i], mds[i], ctx.engine,
-                             DNNL_MEMORY_NONE),
+    check(dnnl_memory_create(&k.memories[i], mds[i], ctx.engine, DNNL_MEMORY_NONE),
           "dnnl_memory_create", what);
     const dnnl_memory_desc_t *wanted =
         dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, argKinds[i]);
@@ -196,8 +195,8 @@ void execute(dnnl_primitive_t primitive, int count, const dnnl_exec_arg_t *args,
         "dnnl_primitive_execute", what);
 }
 
-void reorderBetween(dnnl_primitive_t primitive, dnnl_memory_t from,
-                    dnnl_memory_t to, const std::string &what) {
+void reorderBetween(dnnl_primitive_t primitive, dnnl_memory_t from, dnnl_memory_t to,
+                    const std::string &what) {
   dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
   execute(primitive, 2, args, what);
 }
@@ -226,11 +225,9 @@ void run(Kernel &k, std::array<void *, 3> data) {
 }
 
 /// `md` with its layout left to oneDNN.
-dnnl_memory_desc_t anyLayout(int ndims, const dnnl_dims_t dims,
-                             const std::string &what) {
+dnnl_memory_desc_t anyLayout(int ndims, const dnnl_dims_t dims, const std::string &what) {
   dnnl_memory_desc_t md;
-  check(dnnl_memory_desc_init_by_tag(&md, ndims, dims, dnnl_f32,
-                                     dnnl_format_tag_any),
+  check(dnnl_memory_desc_init_by_tag(&md, ndims, dims, dnnl_f32, dnnl_format_tag_any),
         "dnnl_memory_desc_init_by_tag", what);
   return md;
 }
@@ -238,8 +235,8 @@ dnnl_memory_desc_t anyLayout(int ndims, const dnnl_dims_t dims,
 } // namespace
 
 extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
-                                      int64_t batch, int64_t m, int64_t n,
-                                      int64_t k, int64_t flags) {
+                                      int64_t batch, int64_t m, int64_t n, int64_t k,
+                                      int64_t flags) {
   bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4,
        accumulate = flags & 8;
   Key key{batch, m, n, k, flags};
@@ -248,9 +245,9 @@ extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
     std::lock_guard<std::mutex> lock(cacheMutex);
     auto it = cache.find({0, key});
     if (it == cache.end()) {
-      std::string what = "matmul [" + std::to_string(batch) + " x " +
-                         std::to_string(m) + " x " + std::to_string(k) + "] @ [" +
-                         std::to_string(k) + " x " + std::to_string(n) + "]";
+      std::string what = "matmul [" + std::to_string(batch) + " x " + std::to_string(m) +
+                         " x " + std::to_string(k) + "] @ [" + std::to_string(k) + " x " +
+                         std::to_string(n) + "]";
       dnnl_dims_t ad = {batch, m, k}, bd = {sharedB ? 1 : batch, k, n},
                   cd = {batch, m, n};
       dnnl_memory_desc_t amd = describe(3, ad, what, transposedA),
@@ -262,8 +259,7 @@ extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
       const dnnl_memory_desc_t *mds[3] = {&amd, &bmd, &cmd};
       it = cache
                .emplace(std::make_pair(0, key),
-                        build(&desc, mds,
-                              {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+                        build(&desc, mds, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
                               what, nullptr, accumulate))
                .first;
     }
@@ -272,121 +268,96 @@ extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
   run(*kernel, {const_cast<float *>(a), const_cast<float *>(b), c});
 }
 
-extern "C" void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y,
-                                      int64_t n, int64_t c, int64_t h,
-                                      int64_t wd, int64_t o, int64_t kh,
-                                      int64_t kw, int64_t oh, int64_t ow,
-                                      int64_t sh, int64_t sw, int64_t dh,
-                                      int64_t dw) {
-  Key key{n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw};
-  Kernel *kernel;
-  {
-    std::lock_guard<std::mutex> lock(cacheMutex);
-    auto it = cache.find({1, key});
-    if (it == cache.end()) {
-      std::string what = "conv2d of [" + std::to_string(n) + ", " +
-                         std::to_string(c) + ", " + std::to_string(h) + ", " +
-                         std::to_string(wd) + "] with [" + std::to_string(o) +
-                         ", " + std::to_string(c) + ", " + std::to_string(kh) +
-                         ", " + std::to_string(kw) + "]";
-      dnnl_dims_t xd = {n, c, h, wd}, wdims = {o, c, kh, kw},
-                  yd = {n, o, oh, ow};
-      dnnl_memory_desc_t xmd = describe(4, xd, what),
-                         wmd = describe(4, wdims, what),
-                         ymd = describe(4, yd, what);
-      dnnl_dims_t strides = {sh, sw}, dilates = {dh - 1, dw - 1},
-                  pad = {0, 0};
-      dnnl_memory_desc_t xany = anyLayout(4, xd, what),
-                         wany = anyLayout(4, wdims, what),
-                         yany = anyLayout(4, yd, what);
-      dnnl_convolution_desc_t desc;
-      check(dnnl_dilated_convolution_forward_desc_init(
-                &desc, dnnl_forward_inference, dnnl_convolution_direct, &xany,
-                &wany, nullptr, &yany, strides, dilates, pad, pad),
-            "dnnl_dilated_convolution_forward_desc_init", what);
-      const dnnl_memory_desc_t *mds[3] = {&xmd, &wmd, &ymd};
-      it = cache
-               .emplace(std::make_pair(1, key),
-                        build(&desc, mds,
-                              {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
-                              what))
-               .first;
-    }
-    kernel = &it->second;
-  }
-  run(*kernel, {const_cast<float *>(x), const_cast<float *>(w), y});
-}
-
 namespace {
 
-/// The convolution x[n, c, h, w] by w[o, c, kh, kw] into y[n, o, oh, ow]
-/// whose gradient is taken, with its strides, dilations and (symmetric)
-/// paddings, in abi.h's order.
+/// The convolution x[n, c, h, w] by w[o, c, kh, kw] into y[n, o, oh, ow],
+/// with its strides, dilations and (symmetric) zero paddings, in abi.h's
+/// order.
 struct ConvShape {
   int64_t n, c, h, w, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw;
 };
 
-/// oneDNN's backward-data (`data`) or backward-weights primitive for the
-/// convolution, in plain NCHW and OIHW layouts. Its arguments are, in the
-/// call's order: dy, w, dx for data; x, dy, dw for weights.
-Kernel buildConvGrad(bool data, const ConvShape &s, const std::string &what) {
+/// The three passes of a convolution, each its own primitive. Their call
+/// arguments are x, w, y (forward); dy, w, dx (data); x, dy, dw (weights).
+enum class ConvPass { forward = 1, data = 2, weights = 3 };
+
+std::string describeConv(ConvPass pass, const ConvShape &s) {
+  std::string of = "conv2d of [" + std::to_string(s.n) + ", " + std::to_string(s.c) +
+                   ", " + std::to_string(s.h) + ", " + std::to_string(s.w) + "] with [" +
+                   std::to_string(s.o) + ", " + std::to_string(s.c) + ", " +
+                   std::to_string(s.kh) + ", " + std::to_string(s.kw) + "]";
+  switch (pass) {
+  case ConvPass::forward:
+    return of;
+  case ConvPass::data:
+    return "the input gradient of " + of;
+  case ConvPass::weights:
+    return "the kernel gradient of " + of;
+  }
+  return of;
+}
+
+/// oneDNN's primitive for one pass, in the layouts it picks, reordered
+/// from and to plain NCHW and OIHW arrays.
+Kernel buildConv(ConvPass pass, const ConvShape &s, const std::string &what) {
   dnnl_dims_t xd = {s.n, s.c, s.h, s.w}, wdims = {s.o, s.c, s.kh, s.kw},
               yd = {s.n, s.o, s.oh, s.ow};
   dnnl_memory_desc_t xmd = describe(4, xd, what), wmd = describe(4, wdims, what),
                      ymd = describe(4, yd, what);
   dnnl_memory_desc_t xany = anyLayout(4, xd, what), wany = anyLayout(4, wdims, what),
                      yany = anyLayout(4, yd, what);
-  dnnl_dims_t strides = {s.sh, s.sw}, dilates = {s.dh - 1, s.dw - 1},
-              pad = {s.ph, s.pw};
-  // Backward primitives are made from the forward one they belong to.
+  dnnl_dims_t strides = {s.sh, s.sw}, dilates = {s.dh - 1, s.dw - 1}, pad = {s.ph, s.pw};
   dnnl_convolution_desc_t forward;
   check(dnnl_dilated_convolution_forward_desc_init(
-            &forward, dnnl_forward_training, dnnl_convolution_direct, &xany,
-            &wany, nullptr, &yany, strides, dilates, pad, pad),
+            &forward,
+            pass == ConvPass::forward ? dnnl_forward_inference : dnnl_forward_training,
+            dnnl_convolution_direct, &xany, &wany, nullptr, &yany, strides, dilates, pad,
+            pad),
         "dnnl_dilated_convolution_forward_desc_init", what);
+  if (pass == ConvPass::forward) {
+    const dnnl_memory_desc_t *mds[3] = {&xmd, &wmd, &ymd};
+    return build(&forward, mds, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, what);
+  }
+  // Backward primitives are made from the forward one they belong to.
   dnnl_primitive_desc_t hint;
   check(dnnl_primitive_desc_create(&hint, &forward, nullptr, context().engine, nullptr),
         "dnnl_primitive_desc_create", what);
   dnnl_convolution_desc_t desc;
   Kernel k;
-  if (data) {
-    check(dnnl_dilated_convolution_backward_data_desc_init(
-              &desc, dnnl_convolution_direct, &xany, &wany, &yany, strides,
-              dilates, pad, pad),
+  if (pass == ConvPass::data) {
+    check(dnnl_dilated_convolution_backward_data_desc_init(&desc, dnnl_convolution_direct,
+                                                           &xany, &wany, &yany, strides,
+                                                           dilates, pad, pad),
           "dnnl_dilated_convolution_backward_data_desc_init", what);
     const dnnl_memory_desc_t *mds[3] = {&ymd, &wmd, &xmd};
-    k = build(&desc, mds, {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
-              what, hint);
+    k = build(&desc, mds, {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, what,
+              hint);
   } else {
     check(dnnl_dilated_convolution_backward_weights_desc_init(
-              &desc, dnnl_convolution_direct, &xany, &wany, nullptr, &yany,
-              strides, dilates, pad, pad),
+              &desc, dnnl_convolution_direct, &xany, &wany, nullptr, &yany, strides,
+              dilates, pad, pad),
           "dnnl_dilated_convolution_backward_weights_desc_init", what);
     const dnnl_memory_desc_t *mds[3] = {&xmd, &ymd, &wmd};
-    k = build(&desc, mds, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS},
-              what, hint);
+    k = build(&desc, mds, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS}, what,
+              hint);
   }
   dnnl_primitive_desc_destroy(hint);
   return k;
 }
 
-void convGrad(bool data, const ConvShape &s, std::array<void *, 3> args) {
-  Key key{s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh, s.ow, s.sh, s.sw, s.dh, s.dw,
-          s.ph, s.pw};
+void conv(ConvPass pass, const ConvShape &s, std::array<void *, 3> args) {
+  Key key{s.n,  s.c,  s.h,  s.w,  s.o,  s.kh, s.kw, s.oh,
+          s.ow, s.sh, s.sw, s.dh, s.dw, s.ph, s.pw};
   Kernel *kernel;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
-    int kind = data ? 2 : 3;
+    int kind = int(pass);
     auto it = cache.find({kind, key});
-    if (it == cache.end()) {
-      std::string what =
-          std::string(data ? "the input gradient" : "the kernel gradient") +
-          " of conv2d of [" + std::to_string(s.n) + ", " + std::to_string(s.c) +
-          ", " + std::to_string(s.h) + ", " + std::to_string(s.w) + "] with [" +
-          std::to_string(s.o) + ", " + std::to_string(s.c) + ", " +
-          std::to_string(s.kh) + ", " + std::to_string(s.kw) + "]";
-      it = cache.emplace(std::make_pair(kind, key), buildConvGrad(data, s, what)).first;
-    }
+    if (it == cache.end())
+      it = cache
+               .emplace(std::make_pair(kind, key),
+                        buildConv(pass, s, describeConv(pass, s)))
+               .first;
     kernel = &it->second;
   }
   run(*kernel, args);
@@ -394,18 +365,27 @@ void convGrad(bool data, const ConvShape &s, std::array<void *, 3> args) {
 
 } // namespace
 
+extern "C" void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y, int64_t n,
+                                      int64_t c, int64_t h, int64_t wd, int64_t o,
+                                      int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                                      int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                                      int64_t ph, int64_t pw) {
+  conv(ConvPass::forward, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
+       {const_cast<float *>(x), const_cast<float *>(w), y});
+}
+
 extern "C" void sinter_cpu_conv2d_backward_data_f32(
     const float *dy, const float *w, float *dx, int64_t n, int64_t c, int64_t h,
-    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow,
-    int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  convGrad(true, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
-           {const_cast<float *>(dy), const_cast<float *>(w), dx});
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
+  conv(ConvPass::data, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
+       {const_cast<float *>(dy), const_cast<float *>(w), dx});
 }
 
 extern "C" void sinter_cpu_conv2d_backward_weights_f32(
     const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
-    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow,
-    int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  convGrad(false, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
-           {const_cast<float *>(x), const_cast<float *>(dy), dwt});
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
+  conv(ConvPass::weights, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
+       {const_cast<float *>(x), const_cast<float *>(dy), dwt});
 }

@@ -1,7 +1,7 @@
 //===- Convolution.cpp - f32 convolutions through cuDNN -----------------===//
 //
 // abi.h's conv2d: y[n, o, oh, ow] = x[n, c, h, w] * w[o, c, kh, kw], NCHW,
-// the input already padded. Each shape's descriptors and algorithm (cuDNN's
+// with zero padding. Each shape's descriptors and algorithm (cuDNN's
 // heuristic, restricted to FMA math: f32, not TF32) are made once and kept.
 //
 //===----------------------------------------------------------------------===//
@@ -12,9 +12,8 @@
 
 namespace sinter::rt::cuda {
 
-Expected<CudaDevice::Convolution *>
-CudaDevice::convolutionPlan(const int64_t s[13]) {
-  std::vector<int64_t> key(s, s + 13);
+Expected<CudaDevice::Convolution *> CudaDevice::convolutionPlan(const int64_t s[15]) {
+  std::vector<int64_t> key(s, s + 15);
   if (auto it = convolutions.find(key); it != convolutions.end())
     return it->second.get();
   if (!dnn) {
@@ -35,7 +34,7 @@ CudaDevice::convolutionPlan(const int64_t s[13]) {
                                                CUDNN_TENSOR_NCHW, o, c, kh, kw));
   SINTER_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
   SINTER_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
-      plan->conv, 0, 0, int(s[9]), int(s[10]), int(s[11]), int(s[12]),
+      plan->conv, int(s[13]), int(s[14]), int(s[9]), int(s[10]), int(s[11]), int(s[12]),
       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   SINTER_CUDA_CHECK(cudnnSetConvolutionMathType(plan->conv, CUDNN_FMA_MATH));
   int count = 0;
@@ -45,8 +44,7 @@ CudaDevice::convolutionPlan(const int64_t s[13]) {
       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, found));
   bool chosen = false;
   for (int i = 0; i < count && !chosen; ++i)
-    if (found[i].status == CUDNN_STATUS_SUCCESS &&
-        found[i].mathType == CUDNN_FMA_MATH) {
+    if (found[i].status == CUDNN_STATUS_SUCCESS && found[i].mathType == CUDNN_FMA_MATH) {
       plan->algo = found[i].algo;
       plan->workspaceBytes = found[i].memory;
       chosen = true;
@@ -59,7 +57,7 @@ CudaDevice::convolutionPlan(const int64_t s[13]) {
 }
 
 void CudaDevice::conv2d(const float *x, const float *w, float *y,
-                        const int64_t shape[13]) {
+                        const int64_t shape[15]) {
   if (!firstError.ok())
     return;
   Expected<Convolution *> plan = convolutionPlan(shape);
@@ -69,13 +67,12 @@ void CudaDevice::conv2d(const float *x, const float *w, float *y,
   if (failed(work.status()))
     return;
   const float one = 1.0f, zero = 0.0f;
-  failed(check(cudnnConvolutionForward(dnn, &one, (*plan)->input, x,
-                                       (*plan)->filter, w, (*plan)->conv,
-                                       (*plan)->algo, *work,
-                                       (*plan)->workspaceBytes, &zero,
-                                       (*plan)->output, y),
-               "cudnnConvolutionForward")
-             .withPrefix("conv2d: "));
+  failed(
+      check(cudnnConvolutionForward(dnn, &one, (*plan)->input, x, (*plan)->filter, w,
+                                    (*plan)->conv, (*plan)->algo, *work,
+                                    (*plan)->workspaceBytes, &zero, (*plan)->output, y),
+            "cudnnConvolutionForward")
+          .withPrefix("conv2d: "));
 }
 
 } // namespace sinter::rt::cuda

@@ -48,7 +48,7 @@ public:
               int64_t sharedBytes, int64_t nargs, void *args);
   void matmul(const float *a, const float *b, float *c, int64_t batch,
               int64_t m, int64_t n, int64_t k, int64_t flags);
-  void conv2d(const float *x, const float *w, float *y, const int64_t shape[13]);
+  void conv2d(const float *x, const float *w, float *y, const int64_t shape[15]);
   /// Waits for the queued work, then copies device memory to the host.
   void read(void *dst, const void *src, int64_t offset, int64_t bytes);
 
@@ -64,7 +64,7 @@ private:
   Expected<void *> workspace(uint64_t bytes);
   Expected<Matmul *> matmulPlan(int64_t batch, int64_t m, int64_t n, int64_t k,
                                 int64_t flags);
-  Expected<Convolution *> convolutionPlan(const int64_t shape[13]);
+  Expected<Convolution *> convolutionPlan(const int64_t shape[15]);
 
   int index = 0;
   std::string name;

@@ -1,9 +1,18 @@
 // RUN: sinter-opt %s -sinter-runtime-calls | FileCheck %s
 
-// The CPU's convolution gradients become oneDNN's backward primitives: the
+// The CPU's convolution and its gradients become oneDNN's primitives: the
 // op's three buffers, then the forward convolution's input [n, c, h, w],
 // kernel [o, kh, kw] and output [oh, ow] sizes, its strides, dilations and
 // paddings.
+
+// CHECK-LABEL: func.func @forward(
+// CHECK:         call @sinter_cpu_conv2d_f32(%{{.+}}, %{{.+}}, %{{.+}}, %c2_i64, %c3_i64, %c8_i64, %c8_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}}, %c3_i64_{{[0-9]+}}, %c3_i64_{{[0-9]+}}, %c4_i64, %c4_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c1_i64, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}})
+// CHECK-NOT:     train.
+func.func @forward(%x: memref<2x3x8x8xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x4x4xf32>) {
+  train.conv2d_forward %x, %w into %y {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : memref<2x3x8x8xf32>, memref<8x3x3x3xf32> into memref<2x8x4x4xf32>
+  return
+}
 
 // CHECK-LABEL: func.func @grads(
 // CHECK:         call @sinter_cpu_conv2d_backward_data_f32(%{{.+}}, %{{.+}}, %{{.+}}, %c2_i64, %c3_i64, %c8_i64, %c8_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}}, %c3_i64_{{[0-9]+}}, %c3_i64_{{[0-9]+}}, %c4_i64, %c4_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c1_i64, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}})

@@ -81,3 +81,24 @@ graph.model @m phase "train" {
   %l = graph.reduce_sum %h1 {axes = array<i64>, keepdim = false} : (tensor<4xf32>) -> tensor<f32>
   graph.loss %l : tensor<f32>
 }
+
+// -----
+
+// A weight shared by every row of a batch, x[2, 3, 4] @ w[4, 5]: its
+// gradient is one matmul with the batch folded into the contraction,
+// x^T[4, 6] @ g[6, 5], not a batched product of 2 x [4, 5] summed after.
+// CHECK-LABEL: graph.model @shared_weight phase "train"
+// CHECK:       %[[G:.*]] = graph.add %{{.*}} : (tensor<2x3x5xf32>, tensor<1x1x1xf32>) -> tensor<2x3x5xf32>
+// CHECK:       %[[XR:.*]] = graph.reshape %x : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+// CHECK:       %[[XT:.*]] = graph.transpose %[[XR]] {permutation = array<i64: 1, 0>} : (tensor<6x4xf32>) -> tensor<4x6xf32>
+// CHECK:       %[[GR:.*]] = graph.reshape %[[G]] : (tensor<2x3x5xf32>) -> tensor<6x5xf32>
+// CHECK:       %[[DW:.*]] = graph.matmul %[[XT]], %[[GR]] : (tensor<4x6xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+// CHECK-NOT:   graph.reduce_sum
+// CHECK:       graph.gradient "w", %[[DW]] : tensor<4x5xf32>
+graph.model @shared_weight phase "train" {
+  %x = graph.input "x" : tensor<2x3x4xf32>
+  %w = graph.param "w" {init = "zeros", init_args = array<f64>} : tensor<4x5xf32>
+  %y = graph.matmul %x, %w : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  %l = graph.reduce_sum %y {axes = array<i64>, keepdim = false} : (tensor<2x3x5xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}

@@ -111,6 +111,16 @@ Value swapLast(OpBuilder &b, Location loc, Value v) {
   return TransposeOp::create(b, loc, v, b.getDenseI64ArrayAttr(perm));
 }
 
+/// `v` [..., rows, cols] with its leading dimensions folded into the rows:
+/// [everything / cols, cols].
+Value foldIntoRows(OpBuilder &b, Location loc, Value v) {
+  RankedTensorType t = typeOf(v);
+  int64_t cols = t.getShape().back();
+  return ReshapeOp::create(
+      b, loc, RankedTensorType::get({t.getNumElements() / cols, cols}, t.getElementType()),
+      v);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -324,6 +334,19 @@ GRADIENT(MatmulOp) {
   Value g = rg[0], a = getLhs(), w = getRhs();
   og.push_back(unbroadcast(b, l, MatmulOp::create(b, l, g, swapLast(b, l, w)),
                            a.getType()));
+  // A weight shared by every row of a batch (x[B, T, C] @ w[C, V]): its
+  // gradient sums over the batch, which is one matmul with the batch in
+  // its contraction, a^T[C, B*T] @ g[B*T, V], not B products of [C, V]
+  // summed afterwards (GPT's vocabulary projection: B copies of the
+  // weight's size).
+  RankedTensorType at = typeOf(a), wt = typeOf(w);
+  if (wt.getRank() == 2 && at.getRank() > 2 && at.hasStaticShape() &&
+      typeOf(g).hasStaticShape()) {
+    Value rowsT = swapLast(b, l, foldIntoRows(b, l, a));
+    Value gradRows = foldIntoRows(b, l, g);
+    og.push_back(MatmulOp::create(b, l, rowsT, gradRows));
+    return success();
+  }
   og.push_back(unbroadcast(b, l, MatmulOp::create(b, l, swapLast(b, l, a), g),
                            w.getType()));
   return success();

@@ -39,6 +39,11 @@ const char *const kUsage =
     "  --master-port P its rendezvous port (default: a free port when M is 1,\n"
     "                  else 29500)\n";
 
+// After a rank fails, the others have this long to notice and say so
+// before they are asked to stop, and then this long before they are killed.
+constexpr time_t kTermAfterSeconds = 10;
+constexpr time_t kKillAfterSeconds = 30;
+
 volatile sig_atomic_t forwarded = 0;
 void onSignal(int signal) { forwarded = signal; }
 
@@ -189,6 +194,7 @@ int main(int argc, char **argv) {
   };
   int result = 0;
   int stopSignal = 0; // the first signal passed on
+  bool termSent = false;
   while (running > 0) {
     if (forwarded) {
       for (pid_t p : ranks)
@@ -204,14 +210,20 @@ int main(int argc, char **argv) {
       time_t waited = failures.empty() ? 0 : time(nullptr) - stopAt;
       if (!failures.empty() && !reported && waited >= 1)
         result = report();
-      // Then a grace period for the others to notice and say so, then
-      // SIGTERM, then SIGKILL.
-      if (!failures.empty() && waited >= 5) {
-        int sig = waited >= 15 ? SIGKILL : SIGTERM;
+      // Then a grace period for the others to notice and say so (on a
+      // loaded machine that can take seconds), then one SIGTERM, then
+      // SIGKILL. SIGTERM goes once: a rank that sees it twice exits at once,
+      // before it can say what it lost.
+      if (!failures.empty() && waited >= kTermAfterSeconds && !termSent) {
+        termSent = true;
         for (pid_t p : ranks)
           if (p > 0)
-            ::kill(p, sig);
+            ::kill(p, SIGTERM);
       }
+      if (!failures.empty() && waited >= kKillAfterSeconds)
+        for (pid_t p : ranks)
+          if (p > 0)
+            ::kill(p, SIGKILL);
       ::usleep(50 * 1000);
       continue;
     }

@@ -123,11 +123,13 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(host::createRecordPlan());
   // Threads take a generic's parallel loops; its reductions run inside.
   pm.addPass(createParallelReductions());
-  if (!cuda) {
+  if (!cuda)
     pm.addPass(cpu::createCPUFoldTransposes());
+  // compute: BF16 rounds the inputs of the matmuls, their forms settled.
+  pm.addPass(createBF16Matmuls());
+  if (!cuda)
     pm.addPass(cpu::createCPUMathApproximations());
-  }
-  // Once the matmuls' forms are settled: gradients accumulate in the call.
+  // Gradients accumulate in the matmul call.
   pm.addPass(host::createAccumulateMatmuls());
   addBufferizationPasses(pm);
 }
@@ -144,6 +146,8 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   // Parallel dimensions become scf.parallel, spread over the cores by the
   // OpenMP runtime; reductions stay sequential loops inside.
   pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
+  // In loops (in a named matmul's body the expansion would hide its form).
+  pm.addPass(cpu::createCPUExpandBF16());
   // Threads over the outer dimensions, vector lanes over the inner ones.
   pm.addPass(cpu::createCPUParallelOuterDims());
   pm.addPass(cpu::createCPURegisterAccumulators());

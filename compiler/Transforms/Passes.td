@@ -104,4 +104,28 @@ def DistinctResults : Pass<"sinter-distinct-results", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def BF16Matmuls : Pass<"sinter-bf16-matmuls", "mlir::ModuleOp"> {
+  let summary = "Rounds the inputs of every matmul to bf16 (compute: BF16)";
+  let description = [{
+    With `precision { compute: BF16 }` (the module's `sinter.compute` is
+    "bf16"), every f32 `linalg.matmul` and `linalg.batch_matmul` on tensors,
+    in the forward pass and in the gradients alike, reads its two inputs
+    rounded to bf16 (to nearest, ties to even) and sums their products in
+    f32 into its f32 result: the library's bf16 matmul. Everything else
+    stays f32: parameters and optimizer moments, norms, softmax, the loss,
+    reductions and the gradient sums over ranks. A value read by several
+    matmuls is rounded once, next to its definition. Convolutions stay f32.
+    Run it once the matmuls' forms are settled (transposes folded, gradients
+    accumulated into them), before bufferization. With compute F32, or no
+    `sinter.compute`, the pass changes nothing.
+  }];
+  let options = [
+    Option<"compute", "compute", "std::string", /*default=*/"\"\"",
+           "f32 or bf16; default: the module's sinter.compute (f32 without it)">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // SINTER_TRANSFORMS_PASSES_TD

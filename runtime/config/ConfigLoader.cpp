@@ -764,11 +764,6 @@ void Validator::checkNotBuilt(const TrainConfig &cfg) {
     report(sub(parallel, "overlap"),
            "parallel.overlap false is not built yet; gradient sums always overlap the "
            "last micro-batch's backward pass (overlap: true, the default)");
-  if (cfg.precision().compute() != TrainConfig::Precision::F32)
-    report(sub(sub({}, "precision"), "compute"),
-           "precision.compute " +
-               TrainConfig::Precision::Compute_Name(cfg.precision().compute()) +
-               " is not built yet; training computes in f32 (compute: F32, the default)");
 }
 
 /// Each rule names both sides, and a '*' on one side has one on the other.
@@ -909,6 +904,10 @@ const CompiledField kCompiledFields[] = {
     {{"parallel", "bucket_cap_mb"},
      [](const TrainConfig &c) { return formatDouble(c.parallel().bucket_cap_mb()); }},
     {{"device"}, [](const TrainConfig &c) { return TrainConfig::Device_Name(c.device()); }},
+    {{"precision", "compute"},
+     [](const TrainConfig &c) {
+       return TrainConfig::Precision::Compute_Name(c.precision().compute());
+     }},
 };
 
 /// sinterc compiles the model with its constants and shapes, the batch-norm

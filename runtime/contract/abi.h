@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 7
+#define SINTER_ABI_VERSION 8
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +62,12 @@ extern const int64_t sinter_config_dir_size;
 void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                            int64_t batch, int64_t m, int64_t n, int64_t k,
                            int64_t flags);
+/* The same with a and b in bf16 (their 16-bit patterns) and c in f32: the
+ * products of bf16 values are exact in f32, and they are summed in f32
+ * (precision { compute: BF16 }). */
+void sinter_cpu_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
+                            int64_t batch, int64_t m, int64_t n, int64_t k,
+                            int64_t flags);
 /* What a train step asks of the runtime while it runs, on the thread that
  * called sinter_step_train. The train step is the whole step of one rank: it
  * loops over the step's micro-batches itself.
@@ -178,6 +184,9 @@ void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
 void sinter_cuda_matmul_f32(const float *a, const float *b, float *c,
                             int64_t batch, int64_t m, int64_t n, int64_t k,
                             int64_t flags);
+void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
+                             int64_t batch, int64_t m, int64_t n, int64_t k,
+                             int64_t flags);
 void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
                             int64_t n, int64_t c, int64_t h, int64_t wd,
                             int64_t o, int64_t kh, int64_t kw, int64_t oh,

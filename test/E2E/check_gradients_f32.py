@@ -348,11 +348,12 @@ def write_with_scalars(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
 
 
-def run_model(workdir, name, config, defines, draws, seed, source=None):
-    """Compiles a model in f32 and, for each draw of its data, draws its
-    parameters (the initialisers' values moved by random amounts, so no norm
-    weight is exactly one and no bias zero) and takes its gradients. Returns
-    [(loss, params, grads)]."""
+def run_model(workdir, name, config, defines, draws, seed, source=None,
+              compile_args=()):
+    """Compiles a model in f32 (with sinterc's `compile_args`) and, for each
+    draw of its data, draws its parameters (the initialisers' values moved by
+    random amounts, so no norm weight is exactly one and no bias zero) and
+    takes its gradients. Returns [(loss, params, grads)]."""
     work = os.path.join(workdir, name)
     os.makedirs(work, exist_ok=True)
     if source:
@@ -365,7 +366,7 @@ def run_model(workdir, name, config, defines, draws, seed, source=None):
     b = len(next(iter(draws[0].values())))
     prog = os.path.join(work, "prog")
     run(["sinterc", "--config", config, f"-DB={b}",
-         *[f"-D{k}={v}" for k, v in defines.items()], "-o", prog])
+         *[f"-D{k}={v}" for k, v in defines.items()], *compile_args, "-o", prog])
     overlays = []
     for j, data in enumerate(draws):
         overlays.append(write_data(os.path.join(work, f"draw{j}"), data))

@@ -9,9 +9,13 @@ import jax.numpy as jnp
 
 jax.config.update("jax_enable_x64", True)
 
+# Every product of two matrices goes through this function, so that a check
+# can compute them under another precision policy (check_bf16.py).
+matmul = jnp.matmul
+
 
 def linear(p, name, x):
-    y = x @ p[name + ".weight"].T
+    y = matmul(x, p[name + ".weight"].T)
     if name + ".bias" in p:
         y = y + p[name + ".bias"]
     return y
@@ -87,9 +91,9 @@ def attention(p, name, x, heads):
     qkv = linear(p, name + ".c_attn", x)
     q, k, v = (qkv[..., i * c:(i + 1) * c].reshape(b, t, heads, c // heads)
                .transpose(0, 2, 1, 3) for i in range(3))
-    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(c // heads)
+    s = matmul(q, k.transpose(0, 1, 3, 2)) / math.sqrt(c // heads)
     s = jnp.where(jnp.tril(jnp.ones((t, t), bool)), s, -jnp.inf)
-    y = jax.nn.softmax(s, -1) @ v
+    y = matmul(jax.nn.softmax(s, -1), v)
     return linear(p, name + ".c_proj", y.transpose(0, 2, 1, 3).reshape(b, t, c))
 
 
@@ -101,7 +105,7 @@ def gpt(p, idx, targets, heads, layers):
         h = layer_norm(p, f"h.{i}.ln_2", x)
         h = jax.nn.gelu(linear(p, f"h.{i}.mlp.c_fc", h), approximate=True)
         x = x + linear(p, f"h.{i}.mlp.c_proj", h)
-    logits = layer_norm(p, "ln_f", x) @ p["wte"].T
+    logits = matmul(layer_norm(p, "ln_f", x), p["wte"].T)
     return cross_entropy(logits, targets, ignore_index=-1), {}
 
 

@@ -8,12 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/MatmulBF16.h"
 #include "runtime/contract/abi.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -152,6 +154,66 @@ TEST(Dnnl, MatmulOverwritesOrAccumulates) {
     v += 5.0;
   sinter_cpu_matmul_f32(a.data(), b.data(), onto.data(), 1, m, n, k, 8);
   expectClose(onto, plusFive, double(k), "C += A B");
+}
+
+/// The bf16 nearest to x (ties to even): its 16-bit pattern.
+uint16_t toBF16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+
+double fromBF16(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+using MatmulBF16 = void (*)(const uint16_t *, const uint16_t *, float *, int64_t, int64_t,
+                            int64_t, int64_t, int64_t);
+
+/// Every form of abi.h's flags (B shared by a batch of 3 or one per batch,
+/// B or A stored transposed, C overwritten or added to), against float64
+/// sums of the same bf16 values: exact products summed in f32 are within an
+/// f32 sum's error of them. A kernel that rounded its sums to bf16 would be
+/// off by 2^-9 of their size.
+void checkMatmulBF16(MatmulBF16 matmul) {
+  const int64_t m = 9, n = 40, k = 70;
+  for (int64_t flags = 0; flags < 16; ++flags) {
+    bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4,
+         accumulate = flags & 8;
+    int64_t batch = transposedA ? 1 : 3, batchB = sharedB ? 1 : batch;
+    SCOPED_TRACE("flags " + std::to_string(flags));
+    std::vector<float> af = randoms(size_t(batch * m * k), 21 + unsigned(flags)),
+                       bf = randoms(size_t(batchB * k * n), 41 + unsigned(flags));
+    std::vector<uint16_t> a(af.size()), b(bf.size());
+    for (size_t i = 0; i < af.size(); ++i)
+      a[i] = toBF16(af[i]);
+    for (size_t i = 0; i < bf.size(); ++i)
+      b[i] = toBF16(bf[i]);
+    std::vector<double> want(size_t(batch * m * n), accumulate ? 0.5 : 0.0);
+    for (int64_t p = 0; p < batch; ++p)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t l = 0; l < k; ++l) {
+            size_t ai = size_t(transposedA ? l * m + i : (p * m + i) * k + l);
+            int64_t q = sharedB ? 0 : p;
+            size_t bi = size_t(transposedB ? (q * n + j) * k + l : (q * k + l) * n + j);
+            want[size_t((p * m + i) * n + j)] += fromBF16(a[ai]) * fromBF16(b[bi]);
+          }
+    std::vector<float> c(want.size(), 0.5f);
+    matmul(a.data(), b.data(), c.data(), batch, m, n, k, flags);
+    expectClose(c, want, double(k), "C (+)= A B in bf16");
+  }
+}
+
+TEST(Dnnl, MatmulBF16SumsExactProductsInF32) {
+  checkMatmulBF16(sinter_cpu_matmul_bf16);
+}
+
+TEST(Dnnl, MatmulBF16WidenedWhereTheCPUHasNone) {
+  checkMatmulBF16(sinter::rt::matmulBF16Widened);
 }
 
 } // namespace

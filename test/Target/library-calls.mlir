@@ -6,6 +6,7 @@
 // CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}})
 // CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c9_i64)
 // CUDA: call @sinter_cuda_conv2d_f32(
+// CUDA: call @sinter_cuda_matmul_bf16(
 // CUDA-NOT: sinter_cpu_
 
 // f32 matmuls on dense buffers become calls of the runtime's library, with
@@ -104,5 +105,28 @@ func.func @conv(%x: memref<1x3x10x10xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1
 func.func @conv_accumulates(%x: memref<1x3x10x10xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x4x4xf32>) {
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
     ins(%x, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x4x4xf32>)
+  return
+}
+
+// -----
+
+// compute: BF16: a matmul of two bf16 buffers into an f32 one calls the
+// bf16 matmul, with the same arguments; one of mixed inputs stays linalg.
+// CHECK:       func.func private @sinter_cpu_matmul_bf16(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func.func @matmul_bf16
+// CHECK-NOT:   linalg.fill
+// CHECK:       call @sinter_cpu_matmul_bf16(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}})
+// CHECK-NOT:   linalg.matmul
+// CHECK-LABEL: func.func @matmul_mixed
+// CHECK-NOT:   call
+// CHECK:       linalg.matmul
+func.func @matmul_bf16(%a: memref<6x4xbf16>, %b: memref<4x5xbf16>, %c: memref<6x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x5xf32>)
+  linalg.matmul ins(%a, %b : memref<6x4xbf16>, memref<4x5xbf16>) outs(%c : memref<6x5xf32>)
+  return
+}
+func.func @matmul_mixed(%a: memref<6x4xbf16>, %b: memref<4x5xf32>, %c: memref<6x5xf32>) {
+  linalg.matmul ins(%a, %b : memref<6x4xbf16>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
   return
 }

@@ -455,14 +455,16 @@ TEST(ConfigLoader, AllErrorsInFileOrder) {
 
 class NotBuiltYet : public ::testing::TestWithParam<ValidationCase> {};
 
+TEST(ConfigLoader, BF16ComputeIsAccepted) {
+  TrainConfig cfg = parseOk("precision { compute: BF16 }\n");
+  EXPECT_EQ(cfg.precision().compute(), TrainConfig::Precision::BF16);
+}
+
 TEST_P(NotBuiltYet, RefusedAtTheField) {
   EXPECT_EQ(parseError(GetParam().text), GetParam().error);
 }
 
 const ValidationCase kNotBuiltCases[] = {
-    {"PrecisionBf16", "precision {\n  compute: BF16\n}\n",
-     "train.pbtxt:2:3: error: precision.compute BF16 is not built yet; training computes "
-     "in f32 (compute: F32, the default)"},
     {"StrategyZero1WithoutWorldSize", "parallel { strategy: ZERO1 }",
      "train.pbtxt:1:12: error: parallel.strategy ZERO1 compiles each rank's shard of the "
      "optimizer state, so it needs parallel.world_size, the number of ranks (--set "
@@ -551,9 +553,7 @@ TEST(ConfigLoader, NotBuiltInputRefusesEachSettingAtItsField) {
   std::string path = inputPath("invalid_not_built.pbtxt"), error;
   EXPECT_FALSE(loadConfigFile(path, error));
   EXPECT_EQ(error,
-                path + ":5:13: error: precision.compute BF16 is not built yet; training "
-                       "computes in f32 (compute: F32, the default)\n" +
-                path + ":7:3: error: parallel.overlap false is not built yet; gradient sums "
+                path + ":6:3: error: parallel.overlap false is not built yet; gradient sums "
                        "always overlap the last micro-batch's backward pass (overlap: true, "
                        "the default)");
 }
@@ -724,9 +724,6 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
     const char *assignment;
     const char *error;
   } cases[] = {
-      {"precision.compute=BF16",
-       "--set precision.compute=BF16: error: precision.compute BF16 is not built yet; "
-       "training computes in f32 (compute: F32, the default)"},
       // The strategy is compiled in, too.
       {"parallel.strategy=FULL_SHARD",
        "--set parallel.strategy=FULL_SHARD: error: parallel.strategy (FULL_SHARD) is fixed "
@@ -814,6 +811,8 @@ TEST(ConfigOverride, EveryCompiledInFieldIsFixed) {
                                     "compiles the program (this one has SYNC)"},
       {"device=CUDA", "device (CUDA) is fixed when sinterc compiles the program "
                       "(this one has CPU)"},
+      {"precision.compute=BF16", "precision.compute (BF16) is fixed when sinterc "
+                                 "compiles the program (this one has F32)"},
   };
   for (const auto &[assignment, message] : cases) {
     EXPECT_FALSE(applyOverride(cfg, assignment, error)) << assignment;
@@ -924,8 +923,9 @@ TEST(ConfigMerge, NotBuiltSettingsInTheOverlayAreRefusedAtTheField) {
                    "over.pbtxt:2:12: error: parallel.strategy FULL_SHARD compiles each rank's "
                    "shard of the optimizer state, so it needs parallel.world_size, the number "
                    "of ranks (--set parallel.world_size=N)\n"
-                   "over.pbtxt:3:13: error: precision.compute BF16 is not built yet; "
-                   "training computes in f32 (compute: F32, the default)");
+                   "over.pbtxt:3:13: error: precision.compute (BF16) is fixed when sinterc "
+                   "compiles the program (this one has F32); changing it at run time is not "
+                   "built yet, so recompile with the new value");
   EXPECT_EQ(cfg.SerializeAsString(), before);
 }
 

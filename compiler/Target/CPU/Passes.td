@@ -132,4 +132,15 @@ def CPURegisterAccumulators
                            "mlir::scf::SCFDialect"];
 }
 
+def CPUExpandBF16 : Pass<"sinter-cpu-expand-bf16", "mlir::ModuleOp"> {
+  let summary = "bf16 conversions as integer operations";
+  let description = [{
+    `arith.truncf` to bf16 (to nearest, ties to even, NaN kept) and
+    `arith.extf` from it become bit operations on i16/i32: the same on every
+    x86 CPU, with or without AVX512-BF16 (LLVM would otherwise call a
+    runtime function that older C libraries lack), and they vectorize.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 #endif // SINTER_TARGET_CPU_PASSES_TD

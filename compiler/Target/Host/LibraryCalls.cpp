@@ -1,4 +1,4 @@
-//===- LibraryCalls.cpp - f32 matmul and convolution to the device library ===//
+//===- LibraryCalls.cpp - Matmul and convolution to the device library ---===//
 
 #include "compiler/Target/Host/CallBuilder.h"
 #include "compiler/Target/Host/MatmulForm.h"
@@ -22,11 +22,27 @@ using namespace mlir;
 namespace sinter::host {
 namespace {
 
-/// A dense f32 buffer the library can take as a pointer.
-bool isDenseF32(Value v) {
+/// A dense buffer the library can take as a pointer.
+bool isDense(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  return type && type.getElementType().isF32() && type.hasStaticShape() &&
-         type.getLayout().isIdentity();
+  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+bool isDenseF32(Value v) {
+  return isDense(v) && cast<MemRefType>(v.getType()).getElementType().isF32();
+}
+
+/// The library's name for a matmul's input type: f32, or bf16 inputs into
+/// an f32 result (compute: BF16); none for any other mix.
+StringRef matmulInputs(linalg::LinalgOp op) {
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
+  if (!isDense(a) || !isDense(b) || !isDenseF32(op.getDpsInits()[0]))
+    return "";
+  Type ta = cast<MemRefType>(a.getType()).getElementType(),
+       tb = cast<MemRefType>(b.getType()).getElementType();
+  if (ta != tb)
+    return "";
+  return ta.isF32() ? "f32" : ta.isBF16() ? "bf16" : "";
 }
 
 /// The fill of zeros that writes `op`'s output just before it, if there is
@@ -67,7 +83,7 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
   }
   CallBuilder cb(module, op);
   Location loc = op.getLoc();
-  cb.call(loc, ("sinter_" + device + "_matmul_f32").str(),
+  cb.call(loc, ("sinter_" + device + "_matmul_" + matmulInputs(op)).str(),
           {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
            cb.constant(loc, m), cb.constant(loc, n), cb.constant(loc, k),
            cb.constant(loc, (batched ? 0 : 1) | (transposedB ? 2 : 0) |
@@ -116,9 +132,11 @@ struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
     }
     SmallVector<Operation *> ops;
     module.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureBufferSemantics() && allDenseF32(op) &&
-          isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(
-              op.getOperation()))
+      if (!op.hasPureBufferSemantics())
+        return;
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation())
+              ? !matmulInputs(op).empty()
+              : isa<linalg::Conv2DNchwFchwOp>(op.getOperation()) && allDenseF32(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {

@@ -443,6 +443,8 @@ generateSteps(mlir::MLIRContext &context,
     sinter::attrs::worldSize.set(
         *module, mlir::IntegerAttr::get(mlir::IntegerType::get(&context, 64),
                                         parallel.world_size()));
+  if (config->precision().compute() == sinter::config::TrainConfig::Precision::BF16)
+    sinter::attrs::compute.set(*module, mlir::StringAttr::get(&context, "bf16"));
   sinter::attrs::bucketCapMb.set(
       *module, mlir::FloatAttr::get(mlir::Float64Type::get(&context),
                                     config->parallel().bucket_cap_mb()));

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/MatmulBF16.h"
 #include "runtime/contract/abi.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -20,10 +21,12 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -96,10 +99,10 @@ using Key = std::array<int64_t, 16>;
 std::mutex cacheMutex;
 std::map<std::pair<int, Key>, Kernel> cache;
 
-/// A dense row-major f32 array; with `swapLast`, the last two dimensions
-/// are stored swapped (a transposed matrix read in place).
+/// A dense row-major array (f32 unless said); with `swapLast`, the last two
+/// dimensions are stored swapped (a transposed matrix read in place).
 dnnl_memory_desc_t describe(int ndims, const dnnl_dims_t dims, const std::string &what,
-                            bool swapLast = false) {
+                            bool swapLast = false, dnnl_data_type_t type = dnnl_f32) {
   dnnl_memory_desc_t md;
   dnnl_dims_t strides;
   dnnl_dims_t stored;
@@ -114,7 +117,7 @@ dnnl_memory_desc_t describe(int ndims, const dnnl_dims_t dims, const std::string
   }
   if (swapLast)
     std::swap(strides[ndims - 1], strides[ndims - 2]);
-  check(dnnl_memory_desc_init_by_strides(&md, ndims, dims, dnnl_f32, strides),
+  check(dnnl_memory_desc_init_by_strides(&md, ndims, dims, type, strides),
         "dnnl_memory_desc_init_by_strides", what);
   return md;
 }
@@ -232,41 +235,103 @@ dnnl_memory_desc_t anyLayout(int ndims, const dnnl_dims_t dims, const std::strin
   return md;
 }
 
-} // namespace
+/// The cache's kinds of kernel besides the convolution passes (ConvPass).
+enum KernelKind { matmulF32 = 0, matmulBF16 = 4 };
 
-extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
-                                      int64_t batch, int64_t m, int64_t n, int64_t k,
-                                      int64_t flags) {
+/// c = a @ b (abi.h's flags) with a and b of `inputs` (f32 or bf16) and c
+/// in f32.
+void matmul(dnnl_data_type_t inputs, const void *a, const void *b, float *c,
+            int64_t batch, int64_t m, int64_t n, int64_t k, int64_t flags) {
   bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4,
        accumulate = flags & 8;
   Key key{batch, m, n, k, flags};
+  int kind = inputs == dnnl_bf16 ? matmulBF16 : matmulF32;
   Kernel *kernel;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
-    auto it = cache.find({0, key});
+    auto it = cache.find({kind, key});
     if (it == cache.end()) {
-      std::string what = "matmul [" + std::to_string(batch) + " x " + std::to_string(m) +
-                         " x " + std::to_string(k) + "] @ [" + std::to_string(k) + " x " +
+      std::string what = std::string(kind == matmulBF16 ? "bf16 " : "") + "matmul [" +
+                         std::to_string(batch) + " x " + std::to_string(m) + " x " +
+                         std::to_string(k) + "] @ [" + std::to_string(k) + " x " +
                          std::to_string(n) + "]";
       dnnl_dims_t ad = {batch, m, k}, bd = {sharedB ? 1 : batch, k, n},
                   cd = {batch, m, n};
-      dnnl_memory_desc_t amd = describe(3, ad, what, transposedA),
-                         bmd = describe(3, bd, what, transposedB),
+      dnnl_memory_desc_t amd = describe(3, ad, what, transposedA, inputs),
+                         bmd = describe(3, bd, what, transposedB, inputs),
                          cmd = describe(3, cd, what);
       dnnl_matmul_desc_t desc;
       check(dnnl_matmul_desc_init(&desc, &amd, &bmd, nullptr, &cmd),
             "dnnl_matmul_desc_init", what);
       const dnnl_memory_desc_t *mds[3] = {&amd, &bmd, &cmd};
       it = cache
-               .emplace(std::make_pair(0, key),
+               .emplace(std::make_pair(kind, key),
                         build(&desc, mds, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
                               what, nullptr, accumulate))
                .first;
     }
     kernel = &it->second;
   }
-  run(*kernel, {const_cast<float *>(a), const_cast<float *>(b), c});
+  run(*kernel, {const_cast<void *>(a), const_cast<void *>(b), c});
 }
+
+/// Whether oneDNN multiplies bf16 matrices on this CPU (AVX-512 and newer);
+/// asked once, on a small product.
+bool bf16MatmulSupported() {
+  static const bool supported = [] {
+    dnnl_dims_t dims = {1, 16, 16};
+    dnnl_memory_desc_t in, out;
+    if (dnnl_memory_desc_init_by_tag(&in, 3, dims, dnnl_bf16, dnnl_abc) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&out, 3, dims, dnnl_f32, dnnl_abc) != dnnl_success)
+      return false;
+    dnnl_matmul_desc_t desc;
+    dnnl_primitive_desc_t pd;
+    if (dnnl_matmul_desc_init(&desc, &in, &in, nullptr, &out) != dnnl_success ||
+        dnnl_primitive_desc_create(&pd, &desc, nullptr, context().engine, nullptr) !=
+            dnnl_success)
+      return false;
+    dnnl_primitive_desc_destroy(pd);
+    return true;
+  }();
+  return supported;
+}
+
+} // namespace
+
+extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
+                                      int64_t batch, int64_t m, int64_t n, int64_t k,
+                                      int64_t flags) {
+  matmul(dnnl_f32, a, b, c, batch, m, n, k, flags);
+}
+
+extern "C" void sinter_cpu_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
+                                       int64_t batch, int64_t m, int64_t n, int64_t k,
+                                       int64_t flags) {
+  if (bf16MatmulSupported())
+    return matmul(dnnl_bf16, a, b, c, batch, m, n, k, flags);
+  sinter::rt::matmulBF16Widened(a, b, c, batch, m, n, k, flags);
+}
+
+namespace sinter::rt {
+
+void matmulBF16Widened(const uint16_t *a, const uint16_t *b, float *c, int64_t batch,
+                       int64_t m, int64_t n, int64_t k, int64_t flags) {
+  // A bf16 value is the high half of the f32 with the same value, so the
+  // widened product is the same product, in f32.
+  bool sharedB = flags & 1;
+  auto widen = [](const uint16_t *from, int64_t count) {
+    std::vector<float> to(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      uint32_t bits = uint32_t(from[i]) << 16;
+      std::memcpy(&to[size_t(i)], &bits, sizeof bits);
+    }
+    return to;
+  };
+  std::vector<float> wa = widen(a, batch * m * k), wb = widen(b, (sharedB ? 1 : batch) * k * n);
+  matmul(dnnl_f32, wa.data(), wb.data(), c, batch, m, n, k, flags);
+}
+
+} // namespace sinter::rt
 
 namespace {
 

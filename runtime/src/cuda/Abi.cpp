@@ -41,6 +41,12 @@ void sinter_cuda_matmul_f32(const float *a, const float *b, float *c,
   device().matmul(a, b, c, batch, m, n, k, flags);
 }
 
+void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
+                             int64_t batch, int64_t m, int64_t n, int64_t k,
+                             int64_t flags) {
+  device().matmul(a, b, c, batch, m, n, k, flags, /*bf16Inputs=*/true);
+}
+
 void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
                             int64_t n, int64_t c, int64_t h, int64_t wd,
                             int64_t o, int64_t kh, int64_t kw, int64_t oh,

@@ -46,8 +46,10 @@ public:
   // What the generated step asks for, queued on the compute stream.
   void launch(int64_t kernel, const int64_t grid[3], const int64_t block[3],
               int64_t sharedBytes, int64_t nargs, void *args);
-  void matmul(const float *a, const float *b, float *c, int64_t batch,
-              int64_t m, int64_t n, int64_t k, int64_t flags);
+  /// abi.h's matmul, with a and b in f32 or, with `bf16Inputs`, in bf16;
+  /// c and the sums in f32 either way.
+  void matmul(const void *a, const void *b, float *c, int64_t batch, int64_t m,
+              int64_t n, int64_t k, int64_t flags, bool bf16Inputs = false);
   void conv2d(const float *x, const float *w, float *y, const int64_t shape[15]);
   /// Waits for the queued work, then copies device memory to the host.
   void read(void *dst, const void *src, int64_t offset, int64_t bytes);

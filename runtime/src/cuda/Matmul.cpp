@@ -1,11 +1,12 @@
-//===- Matmul.cpp - f32 matmuls through cuBLASLt ------------------------===//
+//===- Matmul.cpp - f32 and bf16 matmuls through cuBLASLt ---------------===//
 //
 // abi.h's matmul is row-major: C[m, n] = A[m, k] B[k, n], per batch. cuBLAS
 // is column-major, where a row-major X[r, c] is X^T, so the product is
 // computed as C^T[n, m] = B^T[n, k] A^T[k, m]: cuBLAS's first operand is our
 // B, its second our A. Each shape's descriptors and algorithm are made
 // once (the heuristic's first choice) and kept. Compute is f32, not TF32:
-// f32 results stay within f32's error of the CPU's.
+// f32 results stay within f32's error of the CPU's. bf16 inputs
+// (precision { compute: BF16 }) keep f32 compute and an f32 result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,11 +20,14 @@ namespace {
 
 constexpr uint64_t kMatmulWorkspace = 32ull << 20;
 
-/// A column-major f32 matrix of `rows` x `cols`, `batch` of them `stride`
-/// elements apart.
-Status layout(cublasLtMatrixLayout_t &out, uint64_t rows, uint64_t cols,
-              int64_t ld, int64_t batch, int64_t stride) {
-  SINTER_CUDA_CHECK(cublasLtMatrixLayoutCreate(&out, CUDA_R_32F, rows, cols, ld));
+/// Our key bit for bf16 inputs, above abi.h's four flag bits.
+constexpr int64_t kBF16Inputs = 16;
+
+/// A column-major matrix of `type` of `rows` x `cols`, `batch` of them
+/// `stride` elements apart.
+Status layout(cublasLtMatrixLayout_t &out, cudaDataType_t type, uint64_t rows,
+              uint64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  SINTER_CUDA_CHECK(cublasLtMatrixLayoutCreate(&out, type, rows, cols, ld));
   if (batch == 1)
     return Status::success();
   int32_t count = int32_t(batch);
@@ -43,6 +47,7 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
   if (auto it = matmuls.find(key); it != matmuls.end())
     return it->second.get();
   bool sharedB = flags & 1, transposedB = flags & 2;
+  cudaDataType_t inputs = (flags & kBF16Inputs) ? CUDA_R_16BF : CUDA_R_32F;
   auto plan = std::make_unique<Matmul>();
   SINTER_CUDA_CHECK(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t opFirst = transposedB ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -51,11 +56,12 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
   // Our B: [k, n] row-major is n x k column-major; stored [n, k] it is
   // k x n, read transposed.
   int64_t strideB = sharedB ? 0 : k * n;
-  SINTER_RT_RETURN_IF_ERROR(transposedB
-                                ? layout(plan->first, k, n, k, batch, strideB)
-                                : layout(plan->first, n, k, n, batch, strideB));
-  SINTER_RT_RETURN_IF_ERROR(layout(plan->second, k, m, k, batch, m * k));
-  SINTER_RT_RETURN_IF_ERROR(layout(plan->result, n, m, n, batch, m * n));
+  SINTER_RT_RETURN_IF_ERROR(
+      transposedB ? layout(plan->first, inputs, k, n, k, batch, strideB)
+                  : layout(plan->first, inputs, n, k, n, batch, strideB));
+  SINTER_RT_RETURN_IF_ERROR(layout(plan->second, inputs, k, m, k, batch, m * k));
+  SINTER_RT_RETURN_IF_ERROR(
+      layout(plan->result, CUDA_R_32F, n, m, n, batch, m * n));
 
   cublasLtMatmulPreference_t preference = nullptr;
   SINTER_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&preference));
@@ -74,7 +80,9 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
   cublasLtMatmulPreferenceDestroy(preference);
   SINTER_RT_RETURN_IF_ERROR(check(asked, "cublasLtMatmulAlgoGetHeuristic"));
   if (count == 0)
-    return Status::error("cuBLASLt has no f32 algorithm for a matmul of " +
+    return Status::error(std::string("cuBLASLt has no ") +
+                         (inputs == CUDA_R_16BF ? "bf16" : "f32") +
+                         " algorithm for a matmul of " +
                          std::to_string(batch) + " x [" + std::to_string(m) +
                          ", " + std::to_string(k) + "] @ [" + std::to_string(k) +
                          ", " + std::to_string(n) + "]");
@@ -85,8 +93,9 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
   return made;
 }
 
-void CudaDevice::matmul(const float *a, const float *b, float *c, int64_t batch,
-                        int64_t m, int64_t n, int64_t k, int64_t flags) {
+void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
+                        int64_t m, int64_t n, int64_t k, int64_t flags,
+                        bool bf16Inputs) {
   if (!firstError.ok())
     return;
   auto shape = [&] {
@@ -94,7 +103,8 @@ void CudaDevice::matmul(const float *a, const float *b, float *c, int64_t batch,
            std::to_string(k) + "] @ [" + std::to_string(k) + ", " +
            std::to_string(n) + "]: ";
   };
-  Expected<Matmul *> plan = matmulPlan(batch, m, n, k, flags);
+  Expected<Matmul *> plan =
+      matmulPlan(batch, m, n, k, flags | (bf16Inputs ? kBF16Inputs : 0));
   if (failed(plan.status().withPrefix("matmul " + shape())))
     return;
   Expected<void *> work = workspace((*plan)->workspaceBytes);

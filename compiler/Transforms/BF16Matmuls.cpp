@@ -1,0 +1,130 @@
+//===- BF16Matmuls.cpp - Matmul inputs rounded to bf16 --------------------===//
+//
+// precision { compute: BF16 }: a matmul reads bf16 inputs and sums their
+// products (exact in f32) in f32. Rounding its inputs, and nothing else,
+// keeps every other value (parameters, moments, norms, the loss, gradient
+// sums) in f32, as the config promises.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace sinter {
+#define GEN_PASS_DEF_BF16MATMULS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace sinter
+
+using namespace mlir;
+
+namespace sinter {
+namespace {
+
+bool isF32Tensor(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getElementType().isF32();
+}
+
+/// A matmul of f32 tensors, in a form the libraries take in bf16.
+bool isF32Matmul(linalg::LinalgOp op) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
+      !op.hasPureTensorSemantics())
+    return false;
+  return llvm::all_of(op->getOperands(), isF32Tensor);
+}
+
+/// Each value's bf16 rounding, made once next to the value's definition so
+/// that it dominates every matmul that reads it.
+class Rounding {
+public:
+  Value of(Value v) {
+    auto [it, fresh] = rounded.try_emplace(v);
+    if (!fresh)
+      return it->second;
+    OpBuilder b(v.getContext());
+    if (Operation *def = v.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+    Location loc = v.getLoc();
+    auto type = cast<RankedTensorType>(v.getType());
+    Type bf16 = b.getBF16Type();
+    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), bf16);
+    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                              utils::IteratorType::parallel);
+    auto round = linalg::GenericOp::create(
+        b, loc, TypeRange{empty.getType()}, ValueRange{v}, ValueRange{empty},
+        ArrayRef<AffineMap>{id, id}, parallel,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value r = arith::TruncFOp::create(nb, nl, bf16, args[0]);
+          linalg::YieldOp::create(nb, nl, r);
+        });
+    it->second = round.getResult(0);
+    return it->second;
+  }
+
+private:
+  DenseMap<Value, Value> rounded;
+};
+
+/// `op` again, reading `inputs`: the named op's body is rebuilt for their
+/// element type (extended to f32 before the multiply).
+Operation *withInputs(OpBuilder &b, linalg::LinalgOp op, ValueRange inputs) {
+  Location loc = op.getLoc();
+  Value init = op.getDpsInits()[0];
+  TypeRange results = op->getResultTypes();
+  if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
+    auto made = linalg::MatmulOp::create(b, loc, results, inputs, ValueRange{init});
+    if (mm.hasUserDefinedMaps())
+      made.setIndexingMapsAttr(mm.getIndexingMaps());
+    return made;
+  }
+  auto bmm = cast<linalg::BatchMatmulOp>(op.getOperation());
+  auto made = linalg::BatchMatmulOp::create(b, loc, results, inputs, ValueRange{init});
+  if (bmm.hasUserDefinedMaps())
+    made.setIndexingMapsAttr(bmm.getIndexingMaps());
+  return made;
+}
+
+struct BF16Matmuls : impl::BF16MatmulsBase<BF16Matmuls> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string mode = compute;
+    if (compute.getNumOccurrences() == 0)
+      if (StringAttr fromConfig = attrs::compute.get(module))
+        mode = fromConfig.str();
+    if (mode.empty() || mode == "f32")
+      return;
+    if (mode != "bf16") {
+      module.emitError("sinter-bf16-matmuls: unknown compute '")
+          << mode << "'; expected f32 or bf16";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> matmuls;
+    module.walk([&](linalg::LinalgOp op) {
+      if (isF32Matmul(op))
+        matmuls.push_back(op);
+    });
+    Rounding rounding;
+    for (linalg::LinalgOp op : matmuls) {
+      SmallVector<Value> inputs;
+      for (Value in : op.getDpsInputs())
+        inputs.push_back(rounding.of(in));
+      OpBuilder b(op);
+      Operation *made = withInputs(b, op, inputs);
+      op->replaceAllUsesWith(made->getResults());
+      op->erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace sinter

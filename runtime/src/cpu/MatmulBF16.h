@@ -1,0 +1,21 @@
+//===- MatmulBF16.h - bf16 matmuls where oneDNN has none ---------*- C++ -*-===//
+//
+// sinter_cpu_matmul_bf16 (abi.h) runs oneDNN's bf16 matmul where the CPU
+// has one (AVX-512 and newer). Elsewhere it widens a and b to f32 and runs
+// the f32 matmul: the same products, in the same f32 sums.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_RT_CPU_MATMULBF16_H
+#define SINTER_RT_CPU_MATMULBF16_H
+
+#include <cstdint>
+
+namespace sinter::rt {
+
+/// sinter_cpu_matmul_bf16 through the f32 matmul.
+void matmulBF16Widened(const uint16_t *a, const uint16_t *b, float *c, int64_t batch,
+                       int64_t m, int64_t n, int64_t k, int64_t flags);
+
+} // namespace sinter::rt
+
+#endif // SINTER_RT_CPU_MATMULBF16_H

@@ -1,0 +1,149 @@
+"""precision { compute: BF16 }: every matmul reads its inputs rounded to bf16
+and sums in f32.
+
+    python3 check_bf16.py WORKDIR EXAMPLES_DIR [SEED]
+
+1. One matmul, exactly. The model is loss = sum((x @ w^T) * r) with r's
+   values bf16 numbers, so the program's weight gradient is r^T @ bf16(x),
+   products of bf16 values summed in f32. Against that sum in float64 (x
+   rounded to nearest bf16, ties to even, in NumPy) the gradient and the
+   loss must be within float32's error (1e-5 relative); the same program
+   in f32 is about 1e-3 away (x not rounded), and so would be one that
+   truncated x or summed in bf16.
+
+2. Whole models (the mlp and the small gpt of check_gradients_f32.py): each
+   parameter's gradient against the float64 gradient of the unrounded
+   model, within 3x of the error of JAX computing the same model with its
+   matmuls' inputs in bf16 (jnp.matmul of bf16 arrays into f32) and the
+   rest in float32, both as geometric means over the draws. The loss must
+   be within 2e-2 of the float64 loss.
+"""
+import math
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import check_gradients_f32 as f32check
+import models_jax  # also enables float64 in JAX
+from sinter_testing import compile_program, relative_error, test_seed, write_safetensors
+
+FACTOR = 3
+LOSS_TOL = 2e-2
+BF16 = ["--set", "precision.compute=BF16"]
+
+
+def to_bf16(x):
+    """x (float32) rounded to the nearest bf16, ties to even, as float32."""
+    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return bits.astype(np.uint32).view(np.float32)
+
+
+ONE_MATMUL = """
+model one_matmul {
+  input x: f32[B, 64]
+  input r: f32[B, 48]
+  param w: f32[48, 64] = normal(0.0, 1.0)
+  loss sum((x @ transpose(w)) * r)
+}
+"""
+
+
+def check_one_matmul(workdir, rng):
+    B = 16
+    x = rng.standard_normal((B, 64)).astype(np.float32)
+    r = to_bf16(rng.standard_normal((B, 48)).astype(np.float32))
+    w = rng.standard_normal((48, 64)).astype(np.float32)
+    x16, w16 = to_bf16(x).astype(np.float64), to_bf16(w).astype(np.float64)
+    want_loss = float(np.sum((x16 @ w16.T) * r))
+    want_grad = r.astype(np.float64).T @ x16
+    data = f32check.write_data(workdir, {"x": x, "r": r})
+    init = os.path.join(workdir, "w.safetensors")
+    write_safetensors(init, {"w": w})
+    config = f"batch {{ global: {B} micro: {B} }}\n"
+    errors = {}
+    for name, precision in (("bf16", "precision { compute: BF16 }\n"), ("f32", "")):
+        prog = compile_program(os.path.join(workdir, name), ONE_MATMUL, config + precision)
+        loss, grads = f32check.sinter_gradients(prog, os.path.join(workdir, name),
+                                                "--config", data, "--init", init)
+        errors[name] = (abs(loss - want_loss) / abs(want_loss),
+                        relative_error(grads["w"], want_grad))
+    loss_err, grad_err = errors["bf16"]
+    if not (loss_err <= 1e-5 and grad_err <= 1e-5):
+        sys.exit(f"FAIL one matmul: the bf16 program is {grad_err:.2e} (gradient) and "
+                 f"{loss_err:.2e} (loss) from the product of bf16-rounded inputs in f32")
+    if not errors["f32"][1] > 30 * grad_err:
+        sys.exit(f"FAIL one matmul: the f32 program ({errors['f32'][1]:.2e}) is as close "
+                 f"to the bf16 product as the bf16 one ({grad_err:.2e}): the check "
+                 "cannot tell them apart")
+    print(f"one matmul: bf16 gradient {grad_err:.1e} from its float64 sum "
+          f"(f32 program: {errors['f32'][1]:.1e})")
+
+
+def bf16_matmul(a, b):
+    return jnp.matmul(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16),
+                      preferred_element_type=jnp.float32)
+
+
+def jax_bf16_gradients(loss_fn, params, data):
+    """JAX's gradients of loss_fn with bf16 matmul inputs, in float32."""
+    cast = lambda v: jnp.asarray(v, jnp.float32) if np.asarray(v).dtype.kind == "f" else v
+    p = {k: cast(v) for k, v in params.items()}
+    d = jax.tree_util.tree_map(cast, data)
+    models_jax.matmul = bf16_matmul
+    try:
+        (_, _), grads = jax.value_and_grad(loss_fn, has_aux=True)(p, d)
+    finally:
+        models_jax.matmul = jnp.matmul
+    return {k: np.asarray(g, np.float64) for k, g in grads.items()}
+
+
+def check_models(workdir, examples, rng, seed):
+    specs = [s for s in f32check.model_specs(examples, rng)
+             if s[0] in ("mlp", "gpt_small")]
+    worst = (0.0, "")
+    count = 0
+    for i, (name, config, defines, draws, loss_fn, source) in enumerate(specs):
+        results = f32check.run_model(workdir, name, config, defines, draws, [seed, i],
+                                     source, compile_args=BF16)
+        errors = {}
+        for data, (loss, params, got) in zip(draws, results):
+            ref_loss, _, ref = f32check.jax_gradients(loss_fn, params, data, jnp.float64)
+            if not abs(loss - ref_loss) <= LOSS_TOL * abs(ref_loss):
+                sys.exit(f"FAIL {name}: the bf16 program's loss {loss!r} is not within "
+                         f"{LOSS_TOL} of the float64 loss {ref_loss!r}")
+            peer = jax_bf16_gradients(loss_fn, params, data)
+            for k in sorted(ref):
+                if got.get(k) is None:
+                    sys.exit(f"FAIL {name}: no gradient of {k}")
+                ours = relative_error(got[k], ref[k]) if np.all(np.isfinite(got[k])) \
+                    else math.inf
+                errors.setdefault(k, []).append((ours, relative_error(peer[k], ref[k])))
+        for k, pairs in errors.items():
+            mean = lambda v: math.exp(sum(math.log(max(e, f32check.FLOOR)) for e in v)
+                                      / len(v))
+            ours, theirs = mean([p[0] for p in pairs]), mean([p[1] for p in pairs])
+            if not ours <= FACTOR * theirs:
+                sys.exit(f"FAIL {name} {k}: bf16 gradient error {ours:.2e} against "
+                         f"float64, more than {FACTOR}x JAX's with bf16 matmuls "
+                         f"({theirs:.2e})")
+            worst = max(worst, (ours / theirs, f"{name} {k}: {ours:.1e} vs {theirs:.1e}"))
+            count += 1
+    print(f"{count} bf16 gradients within {FACTOR}x of JAX's bf16-matmul error "
+          f"(worst {worst[1]})")
+
+
+def main():
+    workdir, examples = sys.argv[1], sys.argv[2]
+    seed = test_seed(sys.argv, 3)
+    print(f"seed {seed} (rerun with: check_bf16.py WORKDIR EXAMPLES_DIR {seed})")
+    rng = np.random.default_rng(seed)
+    check_one_matmul(os.path.join(workdir, "one"), rng)
+    check_models(workdir, examples, rng, seed)
+
+
+if __name__ == "__main__":
+    main()

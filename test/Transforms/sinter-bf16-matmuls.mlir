@@ -1,0 +1,79 @@
+// RUN: sinter-opt %s -sinter-bf16-matmuls -split-input-file | FileCheck %s
+// RUN: sinter-opt %s -sinter-bf16-matmuls=compute=f32 -split-input-file | FileCheck %s --check-prefix=F32
+// RUN: not sinter-opt %s -sinter-bf16-matmuls=compute=f16 -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+
+// F32-NOT: truncf
+// BAD: unknown compute 'f16'; expected f32 or bf16
+
+// compute: BF16 (the module's sinter.compute): each matmul reads its inputs
+// rounded to bf16 and sums into its f32 result; its form (B read
+// transposed) stays. A value two matmuls read (x here) is rounded once,
+// after its definition.
+// CHECK-LABEL: func.func @linear(
+// CHECK-SAME:    %[[X:.+]]: tensor<8x4xf32>, %[[W:.+]]: tensor<6x4xf32>, %[[V:.+]]: tensor<3x4xf32>)
+// CHECK:         %[[V16:.+]] = linalg.generic {{.*}} ins(%[[V]] : tensor<3x4xf32>) outs(%{{.+}} : tensor<3x4xbf16>)
+// CHECK-NEXT:    ^bb0(%[[IN:.+]]: f32, %{{.+}}: bf16):
+// CHECK-NEXT:      %[[R:.+]] = arith.truncf %[[IN]] : f32 to bf16
+// CHECK-NEXT:      linalg.yield %[[R]] : bf16
+// CHECK:         %[[W16:.+]] = linalg.generic {{.*}} ins(%[[W]] : tensor<6x4xf32>) outs(%{{.+}} : tensor<6x4xbf16>)
+// CHECK:         %[[X16:.+]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8x4xf32>) outs(%{{.+}} : tensor<8x4xbf16>)
+// CHECK:         arith.truncf
+// CHECK-NOT:     arith.truncf
+// CHECK:         linalg.matmul indexing_maps = [{{.+}}] ins(%[[X16]], %[[W16]] : tensor<8x4xbf16>, tensor<6x4xbf16>) outs(%{{.+}} : tensor<8x6xf32>) -> tensor<8x6xf32>
+// CHECK:         linalg.matmul indexing_maps = [{{.+}}] ins(%[[X16]], %[[V16]] : tensor<8x4xbf16>, tensor<3x4xbf16>) outs(%{{.+}} : tensor<8x3xf32>) -> tensor<8x3xf32>
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#nk = affine_map<(d0, d1, d2) -> (d1, d2)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+module attributes {sinter.compute = "bf16"} {
+  func.func @linear(%x: tensor<8x4xf32>, %w: tensor<6x4xf32>, %v: tensor<3x4xf32>)
+      -> (tensor<8x6xf32>, tensor<8x3xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x6xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %y = linalg.matmul indexing_maps = [#mk, #nk, #mn]
+        ins(%x, %w : tensor<8x4xf32>, tensor<6x4xf32>) outs(%c : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %e2 = tensor.empty() : tensor<8x3xf32>
+    %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x3xf32>) -> tensor<8x3xf32>
+    %z = linalg.matmul indexing_maps = [#mk, #nk, #mn]
+        ins(%x, %v : tensor<8x4xf32>, tensor<3x4xf32>) outs(%c2 : tensor<8x3xf32>) -> tensor<8x3xf32>
+    return %y, %z : tensor<8x6xf32>, tensor<8x3xf32>
+  }
+}
+
+// -----
+
+// Batched products (attention's) too, keeping their default maps; a value
+// defined in the body is rounded right after its definition.
+// CHECK-LABEL: func.func @attention(
+// CHECK:         %[[Q:.+]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x8x4xf32>) outs(%{{.+}} : tensor<2x8x4xf32>)
+// CHECK:         arith.mulf
+// CHECK:         %[[Q16:.+]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<2x8x4xf32>) outs(%{{.+}} : tensor<2x8x4xbf16>)
+// CHECK:         linalg.batch_matmul ins(%[[Q16]], %{{.+}} : tensor<2x8x4xbf16>, tensor<2x4x8xbf16>) outs(%{{.+}} : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+module attributes {sinter.compute = "bf16"} {
+  func.func @attention(%q: tensor<2x8x4xf32>, %k: tensor<2x4x8xf32>) -> tensor<2x8x8xf32> {
+    %zero = arith.constant 0.0 : f32
+    %eq = tensor.empty() : tensor<2x8x4xf32>
+    %qs = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%q : tensor<2x8x4xf32>) outs(%eq : tensor<2x8x4xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.mulf %a, %a : f32
+      linalg.yield %s : f32
+    } -> tensor<2x8x4xf32>
+    %e = tensor.empty() : tensor<2x8x8xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+    %s = linalg.batch_matmul ins(%qs, %k : tensor<2x8x4xf32>, tensor<2x4x8xf32>)
+        outs(%c : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+    return %s : tensor<2x8x8xf32>
+  }
+}
+
+// -----
+
+// Without sinter.compute (or with "f32"), nothing changes.
+// CHECK-LABEL: func.func @f32_module(
+// CHECK-NOT:     truncf
+func.func @f32_module(%a: tensor<8x4xf32>, %b: tensor<4x6xf32>, %c: tensor<8x6xf32>) -> tensor<8x6xf32> {
+  %y = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x6xf32>) outs(%c : tensor<8x6xf32>) -> tensor<8x6xf32>
+  return %y : tensor<8x6xf32>
+}

@@ -59,12 +59,16 @@ mkdir -p "$out/gpt124m"
   --set "data.train={synthetic {}}" --set batch.micro="$micro" \
   --set batch.global="$micro" --set steps=20 --set log.every=1 \
   -o "$out/gpt124m/gpt124m"
+"$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA \
+  --set "data.train={synthetic {}}" --set batch.micro="$micro" \
+  --set batch.global="$micro" --set steps=20 --set log.every=1 \
+  --set precision.compute=BF16 -o "$out/gpt124m/gpt124m_bf16"
 echo "$micro" > "$out/gpt124m/micro"
 
 # Every shared library the programs load but CUDA's (found on the GPU
 # machine), and the loader they were linked for: they then run on any
 # x86-64 Linux with an NVIDIA driver, whatever its glibc.
-for prog in "$out"/ops/ops "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny "$out"/gpt124m/gpt124m; do
+for prog in "$out"/ops/ops "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny "$out"/gpt124m/gpt124m*; do
   ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
 done | sort -u | grep -v -E 'libcublas|libcudnn|libcuda\.|libnvidia|^$' | while read -r lib; do
   cp -L "$lib" "$out/lib/"

@@ -5,8 +5,9 @@
 #     inputs (f32: relative 1e-5);
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
 #     program's parameters (relative 1e-4);
-#   - GPT-2 124M, T=1024: tokens/s and MFU (6N + 6LCT FLOPs per token over
-#     989 TFLOP/s dense bf16), beside PyTorch eager and torch.compile.
+#   - GPT-2 124M, T=1024, in f32 and with compute: BF16: tokens/s and MFU
+#     (6N + 6LCT FLOPs per token over 989 TFLOP/s dense bf16), beside
+#     PyTorch eager and torch.compile (f32 and bf16 autocast).
 # Prints a table last; logs go to $OUT (or ./logs). Under 8 minutes.
 #
 #   ./gpu-check.sh
@@ -72,9 +73,12 @@ stage "gpt_tiny, 20 steps" "$logs/gpt_tiny.log" 45  "$here/gpt_tiny/gpt_tiny" \
   row "gpt_tiny, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/ref/gpt_tiny.safetensors" 1e-4)"
 
 micro=$(cat "$here/gpt124m/micro")
-if stage "GPT-2 124M" "$logs/gpt124m.log" 150  "$here/gpt124m/gpt124m"; then
+for precision in f32 bf16; do
+  prog="$here/gpt124m/gpt124m"
+  [ "$precision" = bf16 ] && prog="$here/gpt124m/gpt124m_bf16"
+  stage "GPT-2 124M $precision" "$logs/gpt124m_$precision.log" 150 "$prog" || continue
   # From step 6: start-up (module load, library plans) left out.
-  read -r tps mfu < <("$py" - "$logs/gpt124m.log" "$micro" <<'PY'
+  read -r tps mfu < <("$py" - "$logs/gpt124m_$precision.log" "$micro" <<'PY'
 import re, statistics, sys
 rates = [float(m.group(2)) for m in
          (re.match(r"step (\d+)/\d+ .* ([0-9.]+) samples/s", l) for l in open(sys.argv[1]))
@@ -84,8 +88,8 @@ tokens = statistics.median(rates) * T if rates else 0.0
 print(f"{tokens:.0f} {100 * tokens * (6 * n + 6 * L * C * T) / 989e12:.2f}")
 PY
 )
-  row "GPT-2 124M f32, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
-fi
+  row "GPT-2 124M $precision, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
+done
 if [ "$SECONDS" -gt "$deadline" ]; then
   row "PyTorch" "skipped: the check's 8 minutes are up"
 elif PYTHONPATH="$here" timeout 180 "$py" "$here/torch_gpt2.py" "$micro" >"$logs/torch.log" 2>&1; then

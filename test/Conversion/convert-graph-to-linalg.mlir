@@ -148,3 +148,43 @@ func.func @linear_and_transpose(%x: tensor<8x4xf32>, %w: tensor<5x4xf32>) -> (te
   %y = graph.matmul %x, %t : (tensor<8x4xf32>, tensor<4x5xf32>) -> tensor<8x5xf32>
   return %y, %t : tensor<8x5xf32>, tensor<4x5xf32>
 }
+
+// -----
+
+// Cross-entropy is logsumexp(x) - x[t] per row: one pass for the row's max,
+// one for the sum of exp(x - max), and no tensor the size of the logits
+// (neither the exponentials nor the log-probabilities) is written.
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK-NOT:   tensor.empty() : tensor<4x10xf32>
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<4x10xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK:         arith.maximumf
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<4x10xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<4xf64>)
+// CHECK:         arith.subf
+// CHECK:         math.exp
+// CHECK:         arith.extf
+// CHECK:         arith.addf
+// CHECK-NOT:   tensor.empty() : tensor<4x10xf32>
+// CHECK:       return
+func.func @cross_entropy(%logits: tensor<4x10xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  %0 = graph.cross_entropy %logits, %y {reduction = "mean", label_smoothing = 0.0 : f64} : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Softmax shares those two passes and computes exp(x - max) / sum in its
+// one elementwise pass.
+// CHECK-LABEL: func.func @softmax
+// CHECK:       arith.maximumf
+// CHECK:       math.exp
+// CHECK:       tensor.empty() : tensor<4x10xf32>
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+// CHECK:         arith.subf
+// CHECK:         math.exp
+// CHECK:         arith.divf
+// CHECK-NOT:   linalg.generic
+// CHECK:       return
+func.func @softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %0 = graph.softmax %x {axis = 1 : i64} : (tensor<4x10xf32>) -> tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}

@@ -75,6 +75,14 @@ Results lowerCrossEntropy(TensorBuilder &tb, Value logits, Value target,
                           double smoothing, bool inputIsLogProb) {
   int64_t axis = typeOf(logits).getRank() - 1;
   int64_t classes = shapeOf(logits).back();
+  Value mask = ignore ? validMask(tb, target, ignore, elementOf(logits)) : Value();
+  if (!inputIsLogProb && smoothing == 0) {
+    // -logp[t] = -(x[t] - logsumexp(x)): the log-probabilities of every
+    // class (a tensor as large as the logits) are never stored.
+    Value picked = tb.sub(pickClass(tb, logits, target),
+                          tb.logSumExpRows(logits, axis));
+    return one(reduceLoss(tb, tb.scale(picked, -1.0), mask, reduction));
+  }
   Value logp = inputIsLogProb ? logits : tb.logSoftmax(logits, axis);
   // -(1-e) logp[t] - e/C sum_c logp[c]
   Value picked = pickClass(tb, logp, target);
@@ -83,7 +91,6 @@ Results lowerCrossEntropy(TensorBuilder &tb, Value logits, Value target,
     Value all = tb.reduce(logp, {axis}, ReduceKind::Sum, false);
     loss = tb.sub(loss, tb.scale(all, smoothing / double(classes)));
   }
-  Value mask = ignore ? validMask(tb, target, ignore, elementOf(logits)) : Value();
   return one(reduceLoss(tb, loss, mask, reduction));
 }
 

@@ -493,16 +493,70 @@ Value TensorBuilder::scale(Value x, double factor) {
                      });
 }
 
+Value TensorBuilder::sumExpShifted(Value x, Value m, int64_t axis) {
+  RankedTensorType type = typeOf(x);
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> rowExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    iterators.push_back(i == axis ? utils::IteratorType::reduction
+                                  : utils::IteratorType::parallel);
+    if (i != axis)
+      rowExprs.push_back(getAffineDimExpr(i, ctx));
+  }
+  AffineMap rowMap = AffineMap::get(rank, 0, rowExprs, ctx);
+  Type et = type.getElementType();
+  // In f64, as reduce() sums.
+  Type acc = et.getIntOrFloatBitWidth() < 64 ? b.getF64Type() : et;
+  Value init = filled(typeOf(m).getShape(), acc, 0);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{x, m}, ValueRange{init},
+      {AffineMap::getMultiDimIdentityMap(rank, ctx), rowMap, rowMap}, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value e = math::ExpOp::create(nb, nloc, scalar::sub(nb, nloc, args[0], args[1]));
+        Value sum = scalar::add(nb, nloc, args[2], scalar::convert(nb, nloc, e, acc));
+        linalg::YieldOp::create(nb, nloc, sum);
+      });
+  Value sum = generic.getResult(0);
+  if (acc == et)
+    return sum;
+  return elementwise(typeOf(m).getShape(), et, ValueRange{sum},
+                     [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                       return scalar::convert(nb, nloc, a[0], et);
+                     });
+}
+
+/// `shape` with `axis` of size 1.
+static SmallVector<int64_t> keptAxis(ArrayRef<int64_t> shape, int64_t axis) {
+  SmallVector<int64_t> kept(shape);
+  kept[axis] = 1;
+  return kept;
+}
+
+Value TensorBuilder::logSumExpRows(Value x, int64_t axis) {
+  Value m = reduce(x, {axis}, ReduceKind::Max, /*keepdim=*/false);
+  return add(m, log(sumExpShifted(x, m, axis)));
+}
+
 Value TensorBuilder::logSumExp(Value x, int64_t axis) {
-  Value m = reduce(x, {axis}, ReduceKind::Max, /*keepdim=*/true);
-  Value s = reduce(exp(sub(x, m)), {axis}, ReduceKind::Sum, true);
-  return add(m, log(s));
+  return reshape(logSumExpRows(x, axis), keptAxis(typeOf(x).getShape(), axis));
 }
 
 Value TensorBuilder::softmax(Value x, int64_t axis) {
-  Value m = reduce(x, {axis}, ReduceKind::Max, true);
-  Value e = exp(sub(x, m));
-  return div(e, reduce(e, {axis}, ReduceKind::Sum, true));
+  // The same max and sum as logSumExp's, so that a loss and its gradient
+  // share them; the exponentials are recomputed, never stored.
+  Value m = reduce(x, {axis}, ReduceKind::Max, /*keepdim=*/false);
+  Value s = sumExpShifted(x, m, axis);
+  SmallVector<int64_t> kept = keptAxis(typeOf(x).getShape(), axis);
+  RankedTensorType t = typeOf(x);
+  return elementwise(t.getShape(), t.getElementType(),
+                     {x, reshape(m, kept), reshape(s, kept)},
+                     [](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                       Value e = math::ExpOp::create(nb, nloc,
+                                                     scalar::sub(nb, nloc, a[0], a[1]));
+                       return arith::DivFOp::create(nb, nloc, e, a[2]);
+                     });
 }
 
 Value TensorBuilder::logSoftmax(Value x, int64_t axis) {

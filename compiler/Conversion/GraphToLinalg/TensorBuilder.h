@@ -84,8 +84,10 @@ public:
   mlir::Value exp(mlir::Value x);
   mlir::Value log(mlir::Value x);
   mlir::Value scale(mlir::Value x, double factor);
-  /// log(sum(exp(x))) over `axis`, stable, keeping the axis.
+  /// log(sum(exp(x))) over `axis`, stable, keeping the axis (Rows: without
+  /// it). One pass for the max, one for the sum; no tensor of exponentials.
   mlir::Value logSumExp(mlir::Value x, int64_t axis);
+  mlir::Value logSumExpRows(mlir::Value x, int64_t axis);
   mlir::Value softmax(mlir::Value x, int64_t axis);
   mlir::Value logSoftmax(mlir::Value x, int64_t axis);
 
@@ -95,6 +97,8 @@ public:
 
 private:
   mlir::Value binaryFloat(mlir::Value x, mlir::Value y, int which);
+  /// sum(exp(x - m)) over `axis`, m of x's shape without it (its max).
+  mlir::Value sumExpShifted(mlir::Value x, mlir::Value m, int64_t axis);
 
   mlir::OpBuilder &b;
   mlir::Location loc;

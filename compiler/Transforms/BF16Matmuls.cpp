@@ -11,10 +11,12 @@
 #include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace sinter {
 #define GEN_PASS_DEF_BF16MATMULS
@@ -70,9 +72,73 @@ public:
     return it->second;
   }
 
+  /// The rounding of `v`, when it is `v`'s only use.
+  linalg::GenericOp onlyUse(Value v) const {
+    auto it = rounded.find(v);
+    if (it == rounded.end() || !v.hasOneUse())
+      return {};
+    auto round = it->second.getDefiningOp<linalg::GenericOp>();
+    return *v.getUsers().begin() == round.getOperation() ? round : linalg::GenericOp();
+  }
+
+  /// Replaces `v`'s rounding by `v` itself, now of the bf16 type.
+  void becomeRounded(Value v) {
+    linalg::GenericOp round = onlyUse(v);
+    Operation *empty = round.getDpsInits()[0].getDefiningOp();
+    v.setType(round.getResult(0).getType());
+    round.getResult(0).replaceAllUsesWith(v);
+    round->erase();
+    if (empty && empty->use_empty())
+      empty->erase();
+    rounded.erase(v);
+  }
+
 private:
   DenseMap<Value, Value> rounded;
 };
+
+/// A private function's argument that is only rounded (only matmuls read
+/// it) becomes a bf16 argument, rounded by its callers: a layer's weight is
+/// then rounded once, in the step before its micro-batch loop, not in every
+/// call of its forward and backward functions. Repeated until no argument
+/// moves (a caller's own argument may move next).
+void roundInCallers(ModuleOp module, Rounding &rounding) {
+  for (bool moved = true; moved;) {
+    moved = false;
+    llvm::MapVector<StringAttr, SmallVector<func::CallOp>> calls;
+    DenseSet<StringAttr> otherUses;
+    module.walk([&](Operation *op) {
+      if (auto call = dyn_cast<func::CallOp>(op))
+        calls[call.getCalleeAttr().getAttr()].push_back(call);
+      else if (!isa<func::FuncOp>(op))
+        for (NamedAttribute attr : op->getAttrs())
+          if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
+            otherUses.insert(ref.getAttr());
+    });
+    for (auto f : module.getOps<func::FuncOp>()) {
+      auto it = calls.find(f.getSymNameAttr());
+      if (!f.isPrivate() || f.isExternal() || it == calls.end() ||
+          otherUses.contains(f.getSymNameAttr()))
+        continue;
+      bool changed = false;
+      for (BlockArgument arg : f.getArguments()) {
+        if (!rounding.onlyUse(arg))
+          continue;
+        rounding.becomeRounded(arg);
+        for (func::CallOp call : it->second) {
+          OpOperand &operand = call->getOpOperand(arg.getArgNumber());
+          operand.set(rounding.of(operand.get()));
+        }
+        changed = true;
+      }
+      if (!changed)
+        continue;
+      f.setFunctionType(FunctionType::get(f.getContext(), f.front().getArgumentTypes(),
+                                          f.getResultTypes()));
+      moved = true;
+    }
+  }
+}
 
 /// `op` again, reading `inputs`: the named op's body is rebuilt for their
 /// element type (extended to f32 before the multiply).
@@ -123,6 +189,7 @@ struct BF16Matmuls : impl::BF16MatmulsBase<BF16Matmuls> {
       op->replaceAllUsesWith(made->getResults());
       op->erase();
     }
+    roundInCallers(module, rounding);
   }
 };
 

@@ -114,7 +114,11 @@ def BF16Matmuls : Pass<"sinter-bf16-matmuls", "mlir::ModuleOp"> {
     f32 into its f32 result: the library's bf16 matmul. Everything else
     stays f32: parameters and optimizer moments, norms, softmax, the loss,
     reductions and the gradient sums over ranks. A value read by several
-    matmuls is rounded once, next to its definition. Convolutions stay f32.
+    matmuls is rounded once, next to its definition; a private function's
+    argument that only matmuls read becomes bf16 and is rounded by its
+    callers, so a layer's weight is rounded once per step in the step, not
+    in each call of the layer's forward and backward functions. Convolutions
+    stay f32.
     Run it once the matmuls' forms are settled (transposes folded, gradients
     accumulated into them), before bufferization. With compute F32, or no
     `sinter.compute`, the pass changes nothing.

@@ -77,3 +77,38 @@ func.func @f32_module(%a: tensor<8x4xf32>, %b: tensor<4x6xf32>, %c: tensor<8x6xf
   %y = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x6xf32>) outs(%c : tensor<8x6xf32>) -> tensor<8x6xf32>
   return %y : tensor<8x6xf32>
 }
+
+// -----
+
+// A private function's argument that only matmuls read takes bf16, and its
+// callers round it: a weight that two calls (a layer's forward and
+// backward) read is rounded once, in the caller. An argument read by
+// anything else (v, also returned) stays f32 and is rounded in the callee.
+// CHECK-LABEL: func.func private @layer(
+// CHECK-SAME:    %[[X:.+]]: tensor<8x4xbf16>, %[[W:.+]]: tensor<4x6xbf16>, %[[V:.+]]: tensor<4x6xf32>)
+// CHECK:         %[[V16:.+]] = linalg.generic {{.*}} ins(%[[V]] : tensor<4x6xf32>)
+// CHECK:         linalg.matmul ins(%[[X]], %[[W]] : tensor<8x4xbf16>, tensor<4x6xbf16>)
+// CHECK:         linalg.matmul ins(%[[X]], %[[V16]] : tensor<8x4xbf16>, tensor<4x6xbf16>)
+// CHECK-LABEL: func.func @step(
+// CHECK-SAME:    %[[SW:.+]]: tensor<4x6xf32>, %[[SX:.+]]: tensor<8x4xf32>, %[[SV:.+]]: tensor<4x6xf32>)
+// CHECK:         %[[SW16:.+]] = linalg.generic {{.*}} ins(%[[SW]] : tensor<4x6xf32>) outs(%{{.+}} : tensor<4x6xbf16>)
+// CHECK:         %[[SX16:.+]] = linalg.generic {{.*}} ins(%[[SX]] : tensor<8x4xf32>) outs(%{{.+}} : tensor<8x4xbf16>)
+// CHECK:         call @layer(%[[SX16]], %[[SW16]], %[[SV]])
+// CHECK-NEXT:    call @layer(%[[SX16]], %[[SW16]], %[[SV]])
+module attributes {sinter.compute = "bf16"} {
+  func.func private @layer(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>, %v: tensor<4x6xf32>)
+      -> (tensor<8x6xf32>, tensor<8x6xf32>, tensor<4x6xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x6xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<8x4xf32>, tensor<4x6xf32>) outs(%c : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %z = linalg.matmul ins(%x, %v : tensor<8x4xf32>, tensor<4x6xf32>) outs(%c : tensor<8x6xf32>) -> tensor<8x6xf32>
+    return %y, %z, %v : tensor<8x6xf32>, tensor<8x6xf32>, tensor<4x6xf32>
+  }
+  func.func @step(%w: tensor<4x6xf32>, %x: tensor<8x4xf32>, %v: tensor<4x6xf32>)
+      -> (tensor<8x6xf32>, tensor<8x6xf32>) {
+    %0:3 = call @layer(%x, %w, %v) : (tensor<8x4xf32>, tensor<4x6xf32>, tensor<4x6xf32>) -> (tensor<8x6xf32>, tensor<8x6xf32>, tensor<4x6xf32>)
+    %1:3 = call @layer(%x, %w, %v) : (tensor<8x4xf32>, tensor<4x6xf32>, tensor<4x6xf32>) -> (tensor<8x6xf32>, tensor<8x6xf32>, tensor<4x6xf32>)
+    return %0#0, %1#1 : tensor<8x6xf32>, tensor<8x6xf32>
+  }
+}

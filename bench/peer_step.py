@@ -1,9 +1,11 @@
 """One peer's training step, in a process of its own so that its peak
 resident memory is its own: PyTorch eager, torch.compile or JAX jit, on one
 of the benchmark suite's models (bench/train_vs_peers.py), with the same
-shapes, dtype (f32), optimizer and thread count as Sinter's step.
+shapes, dtype (f32), optimizer and thread count as Sinter's step. A model
+name ending in -bf16 (gpt-bf16, gpt2-bf16) computes its matmuls from bf16
+inputs: PyTorch's CPU autocast, JAX's matmuls of bf16 arrays into f32.
 
-    python3 peer_step.py torch|compile|jax mlp|resnet18|gpt|gpt2 STEPS THREADS
+    python3 peer_step.py torch|compile|jax mlp|resnet18|gpt|gpt2[-bf16] STEPS THREADS
 
 Prints one JSON object: the first step's seconds (compilation, for the
 compilers), the median milliseconds per step of three timed runs of STEPS
@@ -56,7 +58,8 @@ def timed(step, steps):
 
 # PyTorch ------------------------------------------------------------------
 
-def torch_step(model, compiled, threads, data):
+def torch_step(model, compiled, threads, data, bf16):
+    import contextlib
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -82,19 +85,29 @@ def torch_step(model, compiled, threads, data):
            torch.optim.AdamW(net.parameters(), **hp))
     forward = torch.compile(loss_of) if compiled else loss_of
     tensors = [torch.from_numpy(a) for a in data]
+    precision = ((lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if bf16 else
+                 contextlib.nullcontext)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        forward(*tensors).backward()
+        with precision():
+            loss = forward(*tensors)
+        loss.backward()
         opt.step()
     return step
 
 
 # JAX ----------------------------------------------------------------------
 
-def jax_step(model, threads, data):
+def jax_step(model, threads, data, bf16):
     import jax
     import jax.numpy as jnp
+
+    def mm(a, b):
+        if not bf16:
+            return a @ b
+        return jnp.matmul(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16),
+                          preferred_element_type=jnp.float32)
 
     rng = np.random.default_rng(0)
 
@@ -182,17 +195,17 @@ def jax_step(model, threads, data):
             x = p["wte"][idx] + p["wpe"][:t]
             mask = jnp.tril(jnp.ones((t, t), bool))
             for blk in p["h"]:
-                qkv = layer_norm(x, blk["ln_1"]) @ blk["attn"]["w"] + blk["attn"]["b"]
+                qkv = mm(layer_norm(x, blk["ln_1"]), blk["attn"]["w"]) + blk["attn"]["b"]
                 q, k, val = (qkv[..., i * d:(i + 1) * d].reshape(b, t, heads, d // heads)
                              .transpose(0, 2, 1, 3) for i in range(3))
-                s = jnp.where(mask, q @ k.transpose(0, 1, 3, 2) / math.sqrt(d // heads),
+                s = jnp.where(mask, mm(q, k.transpose(0, 1, 3, 2)) / math.sqrt(d // heads),
                               -jnp.inf)
-                y = (jax.nn.softmax(s, -1) @ val).transpose(0, 2, 1, 3).reshape(b, t, d)
-                x = x + y @ blk["proj"]["w"] + blk["proj"]["b"]
-                h = layer_norm(x, blk["ln_2"]) @ blk["fc"]["w"] + blk["fc"]["b"]
+                y = mm(jax.nn.softmax(s, -1), val).transpose(0, 2, 1, 3).reshape(b, t, d)
+                x = x + mm(y, blk["proj"]["w"]) + blk["proj"]["b"]
+                h = mm(layer_norm(x, blk["ln_2"]), blk["fc"]["w"]) + blk["fc"]["b"]
                 h = jax.nn.gelu(h, approximate=True)
-                x = x + h @ blk["fc_proj"]["w"] + blk["fc_proj"]["b"]
-            return xent(layer_norm(x, p["ln_f"]) @ p["wte"].T, targets)
+                x = x + mm(h, blk["fc_proj"]["w"]) + blk["fc_proj"]["b"]
+            return xent(mm(layer_norm(x, p["ln_f"]), p["wte"].T), targets)
 
     kind, hp = OPTIMIZERS[model]
     zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
@@ -238,9 +251,11 @@ def main():
         # A cold compile, as a user's first run: no kernels from earlier runs.
         import os
         os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+    bf16 = model.endswith("-bf16")
+    model = model.removesuffix("-bf16")
     data = batch(model, np.random.default_rng(0))
-    step = (jax_step(model, threads, data) if framework == "jax" else
-            torch_step(model, framework == "compile", threads, data))
+    step = (jax_step(model, threads, data, bf16) if framework == "jax" else
+            torch_step(model, framework == "compile", threads, data, bf16))
     first, ms = timed(step, steps)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"first_s": first, "ms": ms, "peak_mib": peak}))

@@ -6,7 +6,11 @@ shapes, dtype (f32), optimizer and thread count, measured in one run:
 - resnet18: CIFAR ResNet-18, batch 32, SGD with momentum and weight decay;
 - gpt: 4 layers of width 256, 4 heads, GPT-2's vocabulary, T=128, batch 8,
   AdamW;
-- gpt2: GPT-2 124M (12 layers of width 768), T=128, batch 1, AdamW.
+- gpt2: GPT-2 124M (12 layers of width 768), T=128, batch 1, AdamW;
+- gpt-bf16, gpt2-bf16: the same with bf16 matmul inputs and f32 sums
+  (Sinter's precision { compute: BF16 }, PyTorch's CPU autocast to bf16,
+  JAX's matmuls of bf16 arrays into f32); their GEMM share is of the f32
+  peak.
 
     scripts/bench.sh [STEPS] [--models mlp,gpt]   (sets up .venv-bench, builds,
                                                    runs this; all models by default)
@@ -63,7 +67,11 @@ MODELS = [("mlp", "bench/models/mlp784.pbtxt", mlp_flops()),
           ("resnet18", "bench/models/resnet18_b32.pbtxt", resnet18_flops()),
           ("gpt", "bench/models/gpt4x256.pbtxt", gpt_flops()),
           ("gpt2", "bench/models/gpt2_124m.pbtxt",
+           gpt_flops(b=1, d=768, layers=12)),
+          ("gpt-bf16", "bench/models/gpt4x256.pbtxt", gpt_flops()),
+          ("gpt2-bf16", "bench/models/gpt2_124m.pbtxt",
            gpt_flops(b=1, d=768, layers=12))]
+BF16 = "-bf16"  # a model name's suffix: bf16 matmul inputs
 MEMORY = re.compile(r"memory, rank 0: peak ([0-9.]+) MiB resident")
 # A step's log line ends with its own time: "556 ms/step" or "1.05 s/step".
 STEP_TIME = re.compile(r"^step \d+/\d+ .* ([0-9.]+) (m?s)/step$", re.MULTILINE)
@@ -159,10 +167,12 @@ def sinter(name, config, steps, out_dir):
     the per-step times the program logs, steps 2 to 1 + steps of three runs.
     (Not whole-run wall times: the start, parameter initialization included,
     varies by seconds between runs of the larger models.)"""
-    data = data_setting(name, steps, out_dir)
+    data = data_setting(name.removesuffix(BF16), steps, out_dir)
     prog = os.path.join(out_dir, name)
+    precision = ["--set", "precision.compute=BF16"] if name.endswith(BF16) else []
     start = time.perf_counter()
-    subprocess.run([SINTERC, "--config", os.path.join(ROOT, config), "-o", prog], check=True)
+    subprocess.run([SINTERC, "--config", os.path.join(ROOT, config), *precision, "-o", prog],
+                   check=True)
     compile_s = time.perf_counter() - start
     per_step, peak = [], 0.0
     for _ in range(3):

@@ -2,7 +2,7 @@
 # The benchmarks against PyTorch and JAX (not part of the tests: timings are
 # never asserted). Builds Sinter, sets up a Python with torch and jax in
 # .venv-bench, and prints tables with ratios:
-#   scripts/bench.sh [STEPS] [--models mlp,resnet18,gpt,gpt2]
+#   scripts/bench.sh [STEPS] [--models mlp,resnet18,gpt,gpt2,gpt-bf16,gpt2-bf16]
 #                                    the suite: whole training steps of mlp,
 #                                    ResNet-18 and a small GPT against
 #                                    PyTorch eager, torch.compile and JAX jit,

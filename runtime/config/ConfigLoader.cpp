@@ -626,7 +626,6 @@ private:
   void checkOptimizer(const TrainConfig &cfg);
   void checkSource(const FieldPath &p, const TrainConfig::DataSource &source);
   void checkMaps(const TrainConfig &cfg);
-  void checkNotBuilt(const TrainConfig &cfg);
   void checkTensorMap(const TrainConfig &cfg);
 
   Diagnostics &diags;
@@ -753,19 +752,6 @@ void Validator::checkMaps(const TrainConfig &cfg) {
   }
 }
 
-/// Settings the schema has but Sinter does not build yet. Accepting them
-/// would train differently from what the config says, so each is refused at
-/// its field. Their defaults are what is built: leaving them out (or writing
-/// the default) is never refused.
-void Validator::checkNotBuilt(const TrainConfig &cfg) {
-  using Parallel = TrainConfig::Parallel;
-  FieldPath parallel = sub({}, "parallel");
-  if (!cfg.parallel().overlap())
-    report(sub(parallel, "overlap"),
-           "parallel.overlap false is not built yet; gradient sums always overlap the "
-           "last micro-batch's backward pass (overlap: true, the default)");
-}
-
 /// Each rule names both sides, and a '*' on one side has one on the other.
 void Validator::checkTensorMap(const TrainConfig &cfg) {
   FieldPath map = sub({}, "tensor_map");
@@ -787,7 +773,6 @@ void Validator::checkTensorMap(const TrainConfig &cfg) {
 }
 
 void Validator::run(const TrainConfig &cfg) {
-  checkNotBuilt(cfg);
   checkMaps(cfg);
   checkTensorMap(cfg);
   checkBatch(cfg);
@@ -903,6 +888,10 @@ const CompiledField kCompiledFields[] = {
      [](const TrainConfig &c) { return formatInt(c.parallel().world_size()); }},
     {{"parallel", "bucket_cap_mb"},
      [](const TrainConfig &c) { return formatDouble(c.parallel().bucket_cap_mb()); }},
+    {{"parallel", "overlap"},
+     [](const TrainConfig &c) {
+       return std::string(c.parallel().overlap() ? "true" : "false");
+     }},
     {{"device"}, [](const TrainConfig &c) { return TrainConfig::Device_Name(c.device()); }},
     {{"precision", "compute"},
      [](const TrainConfig &c) {
@@ -911,7 +900,8 @@ const CompiledField kCompiledFields[] = {
 };
 
 /// sinterc compiles the model with its constants and shapes, the batch-norm
-/// mode, the gradient bucket layout and the device into the program, so a run-time
+/// mode, the gradient bucket layout and its overlap, the device and the
+/// compute precision into the program, so a run-time
 /// config or --set (laid over the compiled-in config) that changes one of
 /// them would be ignored: it is refused, at the field when `tree` holds the
 /// overriding file's positions.

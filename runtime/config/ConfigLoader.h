@@ -28,10 +28,8 @@
 namespace sinter::config {
 
 /// Reads, parses, completes and validates the config file at `path`.
-/// On failure returns nullopt and sets `error`. Validation refuses, at the
-/// field, the settings that are not built yet: device CUDA, precision.compute
-/// BF16, a parallel.strategy other than DDP, parallel.overlap false, and a
-/// non-empty log.tensorboard_dir or log.trace_file.
+/// On failure returns nullopt and sets `error`, naming the file, line and
+/// column of the field at fault.
 std::optional<TrainConfig> loadConfigFile(const std::string &path,
                                           std::string &error);
 
@@ -43,8 +41,8 @@ std::optional<TrainConfig> parseConfigText(const std::string &text,
 
 /// What the config that another is laid over is: the config a program was
 /// compiled with, whose compiled-in fields (the model, `set`, `shapes`,
-/// parallel.batch_norm, parallel.bucket_cap_mb) may not change, or one that
-/// sinterc is about to compile, where anything may.
+/// parallel.batch_norm, parallel.bucket_cap_mb, parallel.overlap, ...) may not
+/// change, or one that sinterc is about to compile, where anything may.
 enum class Base { CompiledIn, Compiling };
 
 /// Overlays the config file at `path` on `cfg` (PROGRAM --config over the

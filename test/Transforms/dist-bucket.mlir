@@ -1,4 +1,5 @@
 // RUN: sinter-opt %s -train-accumulate -dist-bucket="first-bucket-mb=0.25 bucket-cap-mb=1" | FileCheck %s
+// RUN: sinter-opt %s -train-accumulate -dist-bucket="first-bucket-mb=0.25 bucket-cap-mb=1 overlap=false" | FileCheck %s --check-prefix=AFTER
 
 // Backward produces the gradients in the order c, b, a, d. Buckets follow
 // that order: the first holds at most 256 KiB (c, 1 MiB, is alone in it),
@@ -29,6 +30,25 @@
 // CHECK:       %[[B2:.*]] = train.bucket_ready 2(%[[AD]]) : tensor<16xf64>
 // CHECK:       train.gradients_ready
 // CHECK:       return %{{.*}}, %[[B1]]#1, %[[B1]]#0, %[[B0]], %[[B2]]
+// Without overlap (parallel { overlap: false }): the same buckets, each
+// started only once the whole backward pass of the last micro-batch is done.
+// AFTER-LABEL: func.func @step(
+// AFTER-SAME:    sinter.buckets = {{\[\[}}"c"], ["b", "a"], ["d"]]
+// AFTER:       scf.for
+// AFTER-NOT:     train.bucket_ready
+// AFTER:         scf.yield
+// AFTER-NOT:   train.bucket_ready
+// AFTER:       linalg.generic {{.*}} ins(%{{.*}} : tensor<262144xf32>)
+// AFTER-NOT:   train.bucket_ready
+// AFTER:       linalg.generic {{.*}} ins(%{{.*}} : tensor<65536xf32>)
+// AFTER-NOT:   train.bucket_ready
+// AFTER:       linalg.generic {{.*}} ins(%{{.*}} : tensor<1024xf32>)
+// AFTER-NOT:   train.bucket_ready
+// AFTER:       %[[AD:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<16xf64>)
+// AFTER:       train.bucket_ready 0(
+// AFTER-NEXT:  train.bucket_ready 1(
+// AFTER-NEXT:  train.bucket_ready 2(%[[AD]])
+// AFTER-NEXT:  train.gradients_ready
 func.func @step(%x: tensor<4x16xf32> {sinter.input = "x"})
     -> (tensor<f32> {sinter.loss = "loss"},
         tensor<1024xf32> {sinter.gradient = "a"},

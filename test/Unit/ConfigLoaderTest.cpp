@@ -41,9 +41,7 @@ std::string parseError(const std::string &text) {
   return error;
 }
 
-/// Every field, each with a value other than its default where one is built
-/// (the settings refused as not built yet keep their defaults here; see
-/// NotBuiltYet below).
+/// Every field, most with a value other than their default.
 const char *const kFullConfig = R"pb(model: "mlp.sn"
 model_name: "mlp"
 set { key: "hidden" value: "512" }
@@ -56,7 +54,7 @@ clip_grad_norm: 1.0
 parallel {
   strategy: DDP
   bucket_cap_mb: 40
-  overlap: true
+  overlap: false
   batch_norm: SYNC
 }
 precision { compute: F32 }
@@ -103,7 +101,7 @@ TEST(ConfigLoader, ParsesEveryField) {
   EXPECT_EQ(cfg.parallel().strategy(), TrainConfig::Parallel::DDP);
   EXPECT_TRUE(cfg.parallel().has_strategy());
   EXPECT_DOUBLE_EQ(cfg.parallel().bucket_cap_mb(), 40);
-  EXPECT_TRUE(cfg.parallel().overlap());
+  EXPECT_FALSE(cfg.parallel().overlap());
   EXPECT_TRUE(cfg.parallel().has_overlap());
   EXPECT_EQ(cfg.parallel().batch_norm(), TrainConfig::Parallel::SYNC);
   EXPECT_EQ(cfg.precision().compute(), TrainConfig::Precision::F32);
@@ -450,21 +448,21 @@ TEST(ConfigLoader, AllErrorsInFileOrder) {
 }
 
 //===----------------------------------------------------------------------===//
-// Settings not built yet: refused at the field, their defaults accepted
+// Settings that need another: refused at the field
 //===----------------------------------------------------------------------===//
 
-class NotBuiltYet : public ::testing::TestWithParam<ValidationCase> {};
+class NeedsAnother : public ::testing::TestWithParam<ValidationCase> {};
 
 TEST(ConfigLoader, BF16ComputeIsAccepted) {
   TrainConfig cfg = parseOk("precision { compute: BF16 }\n");
   EXPECT_EQ(cfg.precision().compute(), TrainConfig::Precision::BF16);
 }
 
-TEST_P(NotBuiltYet, RefusedAtTheField) {
+TEST_P(NeedsAnother, RefusedAtTheField) {
   EXPECT_EQ(parseError(GetParam().text), GetParam().error);
 }
 
-const ValidationCase kNotBuiltCases[] = {
+const ValidationCase kNeedsAnotherCases[] = {
     {"StrategyZero1WithoutWorldSize", "parallel { strategy: ZERO1 }",
      "train.pbtxt:1:12: error: parallel.strategy ZERO1 compiles each rank's shard of the "
      "optimizer state, so it needs parallel.world_size, the number of ranks (--set "
@@ -477,12 +475,9 @@ const ValidationCase kNotBuiltCases[] = {
      "train.pbtxt:1:30: error: parallel.strategy FULL_SHARD compiles each rank's shard of "
      "the optimizer state, so it needs parallel.world_size, the number of ranks (--set "
      "parallel.world_size=N)"},
-    {"OverlapFalse", "parallel { overlap: false }",
-     "train.pbtxt:1:12: error: parallel.overlap false is not built yet; gradient sums "
-     "always overlap the last micro-batch's backward pass (overlap: true, the default)"},
 };
 
-INSTANTIATE_TEST_SUITE_P(ConfigLoader, NotBuiltYet, ::testing::ValuesIn(kNotBuiltCases),
+INSTANTIATE_TEST_SUITE_P(ConfigLoader, NeedsAnother, ::testing::ValuesIn(kNeedsAnotherCases),
                          [](const ::testing::TestParamInfo<ValidationCase> &info) {
                            return std::string(info.param.name);
                          });
@@ -493,7 +488,7 @@ TEST(ConfigLoader, Zero1WithItsWorldSizeIsAccepted) {
   EXPECT_EQ(cfg.parallel().world_size(), 4);
 }
 
-TEST(ConfigLoader, NotBuiltSettingsWrittenWithTheirDefaultsAreAccepted) {
+TEST(ConfigLoader, DefaultsWrittenOutAreAccepted) {
   TrainConfig cfg = parseOk("device: CPU\n"
                             "precision { compute: F32 }\n"
                             "parallel { strategy: DDP overlap: true }\n"
@@ -503,13 +498,11 @@ TEST(ConfigLoader, NotBuiltSettingsWrittenWithTheirDefaultsAreAccepted) {
   EXPECT_TRUE(cfg.log().has_trace_file());
 }
 
-TEST(ConfigLoader, NotBuiltSettingsAreRefusedInValidateConfig) {
-  TrainConfig cfg = parseOk("");
-  cfg.mutable_parallel()->set_overlap(false);
+TEST(ConfigLoader, OverlapFalseIsAccepted) {
+  TrainConfig cfg = parseOk("parallel { overlap: false }\n");
+  EXPECT_FALSE(cfg.parallel().overlap());
   std::string error;
-  EXPECT_FALSE(validateConfig(cfg, error));
-  EXPECT_EQ(error, "error: parallel.overlap false is not built yet; gradient sums always "
-                   "overlap the last micro-batch's backward pass (overlap: true, the default)");
+  EXPECT_TRUE(validateConfig(cfg, error)) << error;
 }
 
 //===----------------------------------------------------------------------===//
@@ -547,15 +540,6 @@ TEST(ConfigLoader, InvalidInputsNameTheFile) {
     // The first line of the diagnostics is the one checked.
     EXPECT_EQ(error.substr(0, error.find('\n')), path + c.error);
   }
-}
-
-TEST(ConfigLoader, NotBuiltInputRefusesEachSettingAtItsField) {
-  std::string path = inputPath("invalid_not_built.pbtxt"), error;
-  EXPECT_FALSE(loadConfigFile(path, error));
-  EXPECT_EQ(error,
-                path + ":6:3: error: parallel.overlap false is not built yet; gradient sums "
-                       "always overlap the last micro-batch's backward pass (overlap: true, "
-                       "the default)");
 }
 
 TEST(ConfigLoader, MissingFile) {
@@ -717,7 +701,7 @@ TEST(ConfigOverride, RevalidatesAndLeavesTheConfigOnFailure) {
   EXPECT_DOUBLE_EQ(cfg.optimizer().adamw().beta1(), 0.9);
 }
 
-TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
+TEST(ConfigOverride, StrategyIsCompiledIn) {
   TrainConfig cfg = parseOk(kFullConfig);
   std::string before = cfg.SerializeAsString(), error;
   struct {
@@ -732,21 +716,11 @@ TEST(ConfigOverride, NotBuiltSettingsAreRefused) {
        "--set parallel.strategy=FULL_SHARD: error: parallel.strategy FULL_SHARD compiles each "
        "rank's shard of the optimizer state, so it needs parallel.world_size, the number of "
        "ranks (--set parallel.world_size=N)"},
-      {"parallel.overlap=false",
-       "--set parallel.overlap=false: error: parallel.overlap false is not built yet; "
-       "gradient sums always overlap the last micro-batch's backward pass (overlap: true, "
-       "the default)"},
   };
   for (const auto &c : cases) {
     EXPECT_FALSE(applyOverride(cfg, c.assignment, error)) << c.assignment;
     EXPECT_EQ(error, c.error);
   }
-  // Several at once: validated after all of them, so the message names the
-  // field rather than the --set.
-  EXPECT_FALSE(applyOverrides(cfg, {"steps=5", "parallel.overlap=false"}, error));
-  EXPECT_EQ(error, "error: parallel.overlap false is not built yet; gradient sums always "
-                   "overlap the last micro-batch's backward pass (overlap: true, the "
-                   "default)");
   EXPECT_EQ(cfg.SerializeAsString(), before);
 }
 
@@ -773,11 +747,15 @@ TEST(ConfigOverride, BucketCapIsFixedAtCompileTime) {
   EXPECT_EQ(error, "--set parallel.bucket_cap_mb=0.5: error: parallel.bucket_cap_mb (0.5) is "
                    "fixed when sinterc compiles the program (this one has 40); changing it "
                    "at run time is not built yet, so recompile with the new value");
-  // Replacing the whole message drops the written cap back to its default.
+  // Replacing the whole message drops the written cap and overlap back to
+  // their defaults: each is named.
   EXPECT_FALSE(applyOverrides(cfg, {"parallel={batch_norm: SYNC}"}, error));
   EXPECT_EQ(error, "--set parallel={batch_norm: SYNC}: error: parallel.bucket_cap_mb (25) is "
                    "fixed when sinterc compiles the program (this one has 40); changing it "
-                   "at run time is not built yet, so recompile with the new value");
+                   "at run time is not built yet, so recompile with the new value\n"
+                   "--set parallel={batch_norm: SYNC}: error: parallel.overlap (true) is "
+                   "fixed when sinterc compiles the program (this one has false); changing "
+                   "it at run time is not built yet, so recompile with the new value");
   EXPECT_EQ(cfg.SerializeAsString(), before);
 
   // The compiled value itself changes nothing, and is accepted.
@@ -795,9 +773,9 @@ TEST(ConfigOverride, BucketCapIsFixedAtCompileTime) {
 }
 
 TEST(ConfigOverride, EveryCompiledInFieldIsFixed) {
-  // The model, its constants and shapes, the batch-norm mode and the device
-  // are compiled into the program like the bucket layout: a change would be
-  // ignored.
+  // The model, its constants and shapes, the batch-norm mode, the device,
+  // the compute precision and the overlap of the gradient sums are compiled
+  // into the program like the bucket layout: a change would be ignored.
   TrainConfig cfg = parseOk(kFullConfig);
   std::string before = cfg.SerializeAsString(), error;
   const std::pair<const char *, const char *> cases[] = {
@@ -813,6 +791,8 @@ TEST(ConfigOverride, EveryCompiledInFieldIsFixed) {
                       "(this one has CPU)"},
       {"precision.compute=BF16", "precision.compute (BF16) is fixed when sinterc "
                                  "compiles the program (this one has F32)"},
+      {"parallel.overlap=true", "parallel.overlap (true) is fixed when sinterc compiles "
+                                "the program (this one has false)"},
   };
   for (const auto &[assignment, message] : cases) {
     EXPECT_FALSE(applyOverride(cfg, assignment, error)) << assignment;

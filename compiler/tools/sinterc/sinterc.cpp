@@ -448,6 +448,8 @@ generateSteps(mlir::MLIRContext &context,
   sinter::attrs::bucketCapMb.set(
       *module, mlir::FloatAttr::get(mlir::Float64Type::get(&context),
                                     config->parallel().bucket_cap_mb()));
+  if (!parallel.overlap())
+    sinter::attrs::noOverlap.set(*module, mlir::UnitAttr::get(&context));
   return module;
 }
 

@@ -7,8 +7,10 @@
 // first bucket small, so communication starts early), and marks each
 // bucket's end with train.bucket_ready, which starts the bucket's sum over
 // the ranks while the backward pass goes on (DOMAIN.md 3, PyTorch DDP's
-// design). The layout goes to the plan: the runtime allocates each bucket's
-// gradients as one flat buffer, so a gradient's accumulator is its slot.
+// design); without overlap, every bucket_ready comes after the backward
+// pass, so the sums start together when it ends. The layout goes to the
+// plan: the runtime allocates each bucket's gradients as one flat buffer, so
+// a gradient's accumulator is its slot.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,8 +75,8 @@ std::vector<std::vector<size_t>> packBuckets(const std::vector<Gradient> &grads,
 
 class Bucketer {
 public:
-  Bucketer(func::FuncOp f, int64_t firstBytes, int64_t capBytes)
-      : func(f), firstBytes(firstBytes), capBytes(capBytes) {}
+  Bucketer(func::FuncOp f, int64_t firstBytes, int64_t capBytes, bool overlap)
+      : func(f), firstBytes(firstBytes), capBytes(capBytes), overlap(overlap) {}
 
   LogicalResult run() {
     auto ret = cast<func::ReturnOp>(func.front().getTerminator());
@@ -142,7 +144,8 @@ private:
   }
 
   /// for i in [0, k-1): as before; then micro-batch k-1 again, outside the
-  /// loop, with train.bucket_ready after each bucket's last accumulation.
+  /// loop, with train.bucket_ready after each bucket's last accumulation
+  /// (with overlap), or after the whole micro-batch (without).
   void peelLastMicroBatch() {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
@@ -181,15 +184,18 @@ private:
       for (auto [g, v] : llvm::zip(buckets[j], op.getResults()))
         ready[g] = v;
     };
-    if (auto it = endsAfter.find(nullptr); it != endsAfter.end())
+    if (auto it = endsAfter.find(nullptr); overlap && it != endsAfter.end())
       for (size_t j : it->second)
         markReady(j);
     for (Operation &op : body->without_terminator()) {
       peeled.insert(b.clone(op, map));
-      if (auto it = endsAfter.find(&op); it != endsAfter.end())
+      if (auto it = endsAfter.find(&op); overlap && it != endsAfter.end())
         for (size_t j : it->second)
           markReady(j);
     }
+    if (!overlap)
+      for (size_t j = 0; j < buckets.size(); ++j)
+        markReady(j);
     // Whatever read the loop's results (the return, the means taken after
     // it) reads the peeled micro-batch's values, gradients after their
     // bucket_ready.
@@ -218,6 +224,7 @@ private:
 
   func::FuncOp func;
   int64_t firstBytes, capBytes;
+  bool overlap;
   scf::ForOp loop;
   std::vector<Gradient> grads;
   std::vector<std::vector<size_t>> buckets;
@@ -233,12 +240,15 @@ struct DistBucket : public impl::DistBucketBase<DistBucket> {
     if (auto fromConfig = attrs::bucketCapMb.get(module);
         fromConfig && bucketCapMb.getNumOccurrences() == 0)
       cap = fromConfig.getValueAsDouble();
+    bool overlapping = overlap;
+    if (overlap.getNumOccurrences() == 0 && attrs::noOverlap.get(module))
+      overlapping = false;
     auto mib = [](double m) { return int64_t(m * 1024 * 1024); };
     for (auto f : module.getOps<func::FuncOp>()) {
       auto phase = attrs::phase.get(f);
       if (!phase || phase != "train" || f.isExternal())
         continue;
-      if (failed(Bucketer(f, mib(firstBucketMb), mib(cap)).run()))
+      if (failed(Bucketer(f, mib(firstBucketMb), mib(cap), overlapping).run()))
         return signalPassFailure();
     }
   }

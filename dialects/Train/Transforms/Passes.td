@@ -76,8 +76,15 @@ def DistBucket : Pass<"dist-bucket", "mlir::ModuleOp"> {
     layout is the function's `sinter.buckets` attribute (names per bucket,
     in order), which the plan carries to the runtime. The cap comes from the
     module's `sinter.bucket_cap_mb` (the config's) unless given.
+
+    Without overlap (`overlap=false`, or the module's `sinter.no_overlap`,
+    the config's `parallel { overlap: false }`), the buckets are the same
+    but every `train.bucket_ready` comes after the last micro-batch's whole
+    backward pass, in bucket order: no sum starts while backward runs.
   }];
   let options = [
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Start each bucket's sum as soon as its gradients are final">,
     Option<"bucketCapMb", "bucket-cap-mb", "double", /*default=*/"25.0",
            "Largest bucket after the first, in MiB">,
     Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",

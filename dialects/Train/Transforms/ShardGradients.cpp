@@ -9,7 +9,10 @@
 // two buckets are in flight: a bucket's rows are freed once its collective
 // is waited for, before the next but one starts. So no full gradient
 // outlives its bucket, at the cost of one reduce-scatter per micro-batch
-// (k times DDP's volume) instead of one per step.
+// (k times DDP's volume) instead of one per step. Without overlap (the
+// module's sinter.no_overlap), every micro-batch starts its buckets'
+// reduce-scatters when its backward pass ends, as dist-bucket does for the
+// last one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +53,9 @@ Value addend(linalg::GenericOp sum) { return sum.getDpsInputs()[0]; }
 
 class GradientSharder {
 public:
-  GradientSharder(func::FuncOp f, int64_t world) : func(f), world(world) {}
+  GradientSharder(func::FuncOp f, int64_t world)
+      : func(f), world(world),
+        overlap(!attrs::noOverlap.get(f->getParentOfType<ModuleOp>())) {}
 
   LogicalResult run(DenseMap<StringAttr, Value> &slices) {
     if (failed(collect()))
@@ -202,15 +207,19 @@ private:
           SmallVector<InFlight> pending(buckets.size());
           SmallVector<Value> done(buckets.size());
           for (size_t j = 0; j < buckets.size(); ++j) {
+            SmallVector<Value> grads;
+            for (linalg::GenericOp s : buckets[j].loopSums)
+              grads.push_back(addend(s));
+            if (!overlap) {
+              start(yb, j, grads, pending, done);
+              continue;
+            }
             Operation *last = buckets[j].loopSums.front();
             for (linalg::GenericOp s : buckets[j].loopSums)
               if (last->isBeforeInBlock(s))
                 last = s;
             OpBuilder at(last->getContext());
             at.setInsertionPointAfter(last);
-            SmallVector<Value> grads;
-            for (linalg::GenericOp s : buckets[j].loopSums)
-              grads.push_back(addend(s));
             start(at, j, grads, pending, done);
           }
           SmallVector<Value> yields;
@@ -300,6 +309,7 @@ private:
 
   func::FuncOp func;
   int64_t world;
+  bool overlap; ///< each bucket starts as soon as it is final
   scf::ForOp loop;
   GradientsReadyOp gradientsReady;
   SmallVector<BucketReadyOp> readies;

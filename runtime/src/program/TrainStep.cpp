@@ -79,7 +79,9 @@ void countTimes(const ActiveStep &s, CommunicationTimes *t) {
   if (s.gradientCollectives == 0)
     return;
   auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
-  t->overlappedSeconds += seconds(s.backwardEnd - s.firstStart);
+  // Without overlap the sums start just before the backward pass is marked
+  // ended (at most microseconds, never negative).
+  t->overlappedSeconds += std::max(0.0, seconds(s.backwardEnd - s.firstStart));
   t->waitedSeconds += seconds(std::max(s.lastDone, s.backwardEnd) - s.backwardEnd);
 }
 

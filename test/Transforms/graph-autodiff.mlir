@@ -84,6 +84,48 @@ graph.model @m phase "train" {
 
 // -----
 
+// Cheap elementwise arithmetic is computed again in the backward function
+// instead of being saved, when that saves no more: the scaled and rectified
+// matmul output (n, r) is recomputed from the saved c and the argument s,
+// but q = o + c, whose two operands are both large and not arguments, is
+// saved (saving o and c instead would keep more).
+
+// CHECK-LABEL: func.func private @m.n.fwd(
+// CHECK:         %[[C:.*]] = graph.matmul %arg0, %arg1
+// CHECK:         %[[Q:.*]] = graph.add %{{.*}}, %[[C]]
+// CHECK:         %[[T:.*]] = graph.relu %[[Q]]
+// CHECK:         return %[[T]], %[[C]], %[[Q]] :
+// CHECK-LABEL: func.func private @m.n.bwd(
+// CHECK-SAME:    %[[BX:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BS:[a-z0-9]+]]: tensor<8xf32>{{.*}}, %[[BV:[a-z0-9]+]]: tensor<8x8xf32>{{.*}}, %[[BC:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BQ:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[G:[a-z0-9]+]]: tensor<4x8xf32>
+// CHECK:         %[[N:.*]] = graph.mul %[[BC]], %[[BS]]
+// CHECK:         %[[R:.*]] = graph.relu %[[N]]
+// CHECK:         graph.compare %[[BQ]],
+// CHECK:         graph.transpose %[[R]]
+// CHECK:         graph.compare %[[N]],
+// CHECK-LABEL: graph.model @m
+// CHECK:         %[[F:.*]]:3 = func.call @m.n.fwd(%x, %n.0.w, %n.0.s, %n.0.v)
+// CHECK:         func.call @m.n.bwd(%x, %n.0.s, %n.0.v, %[[F]]#1, %[[F]]#2, %{{.*}})
+func.func private @m.n(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %s: tensor<8xf32>, %v: tensor<8x8xf32>) -> tensor<4x8xf32> attributes {sinter.block = "n"} {
+  %c = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %n = graph.mul %c, %s : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %r = graph.relu %n : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %o = graph.matmul %r, %v : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %q = graph.add %o, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t = graph.relu %q : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+graph.model @m phase "train" {
+  %x = graph.input "x" : tensor<4x8xf32>
+  %w = graph.param "n.0.w" {init = "ones", init_args = array<f64>} : tensor<8x8xf32>
+  %s = graph.param "n.0.s" {init = "ones", init_args = array<f64>} : tensor<8xf32>
+  %v = graph.param "n.0.v" {init = "ones", init_args = array<f64>} : tensor<8x8xf32>
+  %h = func.call @m.n(%x, %w, %s, %v) : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %l = graph.reduce_sum %h {axes = array<i64>, keepdim = false} : (tensor<4x8xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+
+// -----
+
 // A weight shared by every row of a batch, x[2, 3, 4] @ w[4, 5]: its
 // gradient is one matmul with the batch folded into the contraction,
 // x^T[4, 6] @ g[6, 5], not a batched product of 2 x [4, 5] summed after.

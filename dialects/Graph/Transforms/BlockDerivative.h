@@ -9,8 +9,9 @@
 // `saved` lists what the backward pass reads: arguments of the call and
 // results of the forward one (the activations a layer keeps until its
 // backward pass, as an unrolled program would). Data movement (reshapes,
-// transposes, slices, constants) is recomputed in the backward function
-// rather than kept.
+// transposes, slices, constants) and cheap elementwise arithmetic (adds,
+// products, ReLU) are recomputed in the backward function rather than kept,
+// when that keeps no more memory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_GRAPH_TRANSFORMS_BLOCKDERIVATIVE_H

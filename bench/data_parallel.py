@@ -8,7 +8,9 @@ Sinter's communication time per step from its own log.
     scripts/bench.sh data-parallel
 
 Prints milliseconds per optimizer step and the ratios sinter/torch: below 1
-means Sinter is faster.
+means Sinter is faster; and Sinter on 2 ranks compiled with parallel {
+overlap: false }, which starts every gradient sum after the backward pass,
+to show what the overlap gains.
 """
 import os
 import re
@@ -123,6 +125,15 @@ def main():
             note = (f"{comm.group(1)} ms, started {comm.group(2)} ms before the end "
                     f"of backward, {comm.group(3)} ms waited")
         print(f"{ranks:>5} {s:>9.2f} {t:>10.2f} {s / t:>13.2f}   {note}")
+        if ranks == 2:
+            with_overlap, torch_two = s, t
+    serial = os.path.join(work, "gpt_no_overlap")
+    subprocess.run([os.path.join(BIN, "sinterc"), "--config", cfg, "--set",
+                    "parallel.overlap=false", "-o", serial], check=True)
+    s, comm = sinter_ms(serial, 2)
+    note = f"{comm.group(1)} ms, {comm.group(3)} ms waited" if comm else ""
+    print(f"{'2, no overlap':>5} {s:>9.2f} {torch_two:>10.2f} {s / torch_two:>13.2f}   "
+          f"{note}; the overlap saves {s - with_overlap:.2f} ms a step")
 
 
 if __name__ == "__main__":

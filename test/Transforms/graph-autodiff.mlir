@@ -85,26 +85,29 @@ graph.model @m phase "train" {
 // -----
 
 // Cheap elementwise arithmetic is computed again in the backward function
-// instead of being saved, when that saves no more: the scaled and rectified
-// matmul output (n, r) is recomputed from the saved c and the argument s,
-// but q = o + c, whose two operands are both large and not arguments, is
-// saved (saving o and c instead would keep more).
+// instead of being saved, when that saves no more memory and the forward
+// pass never writes it: the scaled matmul output n (which only the ReLU
+// reads) is recomputed from the saved c and the argument s for the ReLU's
+// gradient. r, which a matmul reads in the forward pass, is saved: it is
+// written anyway. q = o + c, whose two operands are both large and not
+// arguments, is saved too (saving o and c instead would keep more).
 
 // CHECK-LABEL: func.func private @m.n.fwd(
 // CHECK:         %[[C:.*]] = graph.matmul %arg0, %arg1
+// CHECK:         %[[R:.*]] = graph.relu
 // CHECK:         %[[Q:.*]] = graph.add %{{.*}}, %[[C]]
 // CHECK:         %[[T:.*]] = graph.relu %[[Q]]
-// CHECK:         return %[[T]], %[[C]], %[[Q]] :
+// CHECK:         return %[[T]], %[[C]], %[[R]], %[[Q]] :
 // CHECK-LABEL: func.func private @m.n.bwd(
-// CHECK-SAME:    %[[BX:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BS:[a-z0-9]+]]: tensor<8xf32>{{.*}}, %[[BV:[a-z0-9]+]]: tensor<8x8xf32>{{.*}}, %[[BC:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BQ:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[G:[a-z0-9]+]]: tensor<4x8xf32>
+// CHECK-SAME:    %[[BX:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BS:[a-z0-9]+]]: tensor<8xf32>{{.*}}, %[[BV:[a-z0-9]+]]: tensor<8x8xf32>{{.*}}, %[[BC:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BR:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BQ:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[G:[a-z0-9]+]]: tensor<4x8xf32>
 // CHECK:         %[[N:.*]] = graph.mul %[[BC]], %[[BS]]
-// CHECK:         %[[R:.*]] = graph.relu %[[N]]
+// CHECK-NOT:     graph.relu
 // CHECK:         graph.compare %[[BQ]],
-// CHECK:         graph.transpose %[[R]]
+// CHECK:         graph.transpose %[[BR]]
 // CHECK:         graph.compare %[[N]],
 // CHECK-LABEL: graph.model @m
-// CHECK:         %[[F:.*]]:3 = func.call @m.n.fwd(%x, %n.0.w, %n.0.s, %n.0.v)
-// CHECK:         func.call @m.n.bwd(%x, %n.0.s, %n.0.v, %[[F]]#1, %[[F]]#2, %{{.*}})
+// CHECK:         %[[F:.*]]:4 = func.call @m.n.fwd(%x, %n.0.w, %n.0.s, %n.0.v)
+// CHECK:         func.call @m.n.bwd(%x, %n.0.s, %n.0.v, %[[F]]#1, %[[F]]#2, %[[F]]#3, %{{.*}})
 func.func private @m.n(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %s: tensor<8xf32>, %v: tensor<8x8xf32>) -> tensor<4x8xf32> attributes {sinter.block = "n"} {
   %c = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   %n = graph.mul %c, %s : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>

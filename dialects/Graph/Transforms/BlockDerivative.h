@@ -10,8 +10,8 @@
 // results of the forward one (the activations a layer keeps until its
 // backward pass, as an unrolled program would). Data movement (reshapes,
 // transposes, slices, constants) and cheap elementwise arithmetic (adds,
-// products, ReLU) are recomputed in the backward function rather than kept,
-// when that keeps no more memory.
+// products, ReLU) that the forward pass fuses away are recomputed in the
+// backward function rather than kept, when that keeps no more memory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_GRAPH_TRANSFORMS_BLOCKDERIVATIVE_H

@@ -129,6 +129,32 @@ graph.model @m phase "train" {
 
 // -----
 
+// A result of the block that the backward pass reads is not computed again:
+// the forward call returns it anyway (m, the ReLU's input).
+
+// CHECK-LABEL: func.func private @m.k.fwd(
+// CHECK:         %[[M:.*]] = graph.maximum %arg0, %arg1
+// CHECK:         %[[R:.*]] = graph.relu %[[M]]
+// CHECK:         return %[[M]], %[[R]] :
+// CHECK-LABEL: func.func private @m.k.bwd(
+// CHECK-NOT:     graph.maximum %
+// CHECK:         return
+func.func private @m.k(%x: tensor<4xf32>, %w: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) attributes {sinter.block = "k"} {
+  %m = graph.maximum %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %r = graph.relu %m : (tensor<4xf32>) -> tensor<4xf32>
+  return %m, %r : tensor<4xf32>, tensor<4xf32>
+}
+graph.model @m phase "train" {
+  %x = graph.input "x" : tensor<4xf32>
+  %w = graph.param "k.0.w" {init = "ones", init_args = array<f64>} : tensor<4xf32>
+  %h:2 = func.call @m.k(%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %s = graph.add %h#0, %h#1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %l = graph.reduce_sum %s {axes = array<i64>, keepdim = false} : (tensor<4xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+
+// -----
+
 // A weight shared by every row of a batch, x[2, 3, 4] @ w[4, 5]: its
 // gradient is one matmul with the batch folded into the contraction,
 // x^T[4, 6] @ g[6, 5], not a batched product of 2 x [4, 5] summed after.

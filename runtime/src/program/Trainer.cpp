@@ -398,15 +398,19 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
   if (comm.size() > 1 && times.steps > 0) {
     double n = double(times.steps);
     char text[256];
+    // Compiled with parallel.overlap false, the sums start after backward:
+    // the few microseconds between the first and the end are not overlap.
+    char when[96] = "all started after backward (parallel.overlap false)";
+    if (cfg.parallel().overlap())
+      std::snprintf(when, sizeof when, "the first started %.3f ms before the end of backward",
+                    1e3 * times.overlappedSeconds / n);
     std::snprintf(text, sizeof text,
                   "communication: %.3f ms per step (%llu steps, %.3f ms each); "
-                  "%.1f buckets per step, the first started %.3f ms before the "
-                  "end of backward; %.3f ms waited after it",
+                  "%.1f buckets per step, %s; %.3f ms waited after it",
                   1e3 * (times.overlappedSeconds + times.waitedSeconds) / n,
                   (unsigned long long)times.steps,
                   1e3 * seconds(trainingStart, Clock::now()) / n,
-                  double(times.buckets) / n, 1e3 * times.overlappedSeconds / n,
-                  1e3 * times.waitedSeconds / n);
+                  double(times.buckets) / n, when, 1e3 * times.waitedSeconds / n);
     log.message(text);
   }
   if (trace)

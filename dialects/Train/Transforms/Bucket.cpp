@@ -160,7 +160,9 @@ private:
       map.map(arg, result);
     SmallVector<Value> finals;
     Block *body = loop.getBody();
-    // Each bucket ends after the last of its accumulations.
+    // Each bucket ends after the last of its accumulations; without overlap,
+    // after the micro-batch's last op.
+    Operation *lastOp = body->getTerminator()->getPrevNode();
     DenseMap<Operation *, SmallVector<size_t>> endsAfter;
     for (size_t j = 0; j < buckets.size(); ++j) {
       Operation *lastAcc = nullptr;
@@ -168,7 +170,7 @@ private:
         if (linalg::GenericOp acc = accumulation(grads[g]))
           if (!lastAcc || lastAcc->isBeforeInBlock(acc))
             lastAcc = acc;
-      endsAfter[lastAcc].push_back(j);
+      endsAfter[overlap ? lastAcc : lastOp].push_back(j);
     }
     DenseMap<size_t, Value> ready; // gradient -> value after its bucket
     auto markReady = [&](size_t j) {
@@ -184,18 +186,15 @@ private:
       for (auto [g, v] : llvm::zip(buckets[j], op.getResults()))
         ready[g] = v;
     };
-    if (auto it = endsAfter.find(nullptr); overlap && it != endsAfter.end())
+    if (auto it = endsAfter.find(nullptr); it != endsAfter.end())
       for (size_t j : it->second)
         markReady(j);
     for (Operation &op : body->without_terminator()) {
       peeled.insert(b.clone(op, map));
-      if (auto it = endsAfter.find(&op); overlap && it != endsAfter.end())
+      if (auto it = endsAfter.find(&op); it != endsAfter.end())
         for (size_t j : it->second)
           markReady(j);
     }
-    if (!overlap)
-      for (size_t j = 0; j < buckets.size(); ++j)
-        markReady(j);
     // Whatever read the loop's results (the return, the means taken after
     // it) reads the peeled micro-batch's values, gradients after their
     // bucket_ready.

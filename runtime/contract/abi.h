@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 8
+#define SINTER_ABI_VERSION 9
 
 #ifdef __cplusplus
 extern "C" {
@@ -179,8 +179,8 @@ extern const int64_t sinter_cuda_kernel_names_size __attribute__((weak));
 void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
                         int64_t bx, int64_t by, int64_t bz,
                         int64_t shared_bytes, int64_t nargs, void *args);
-/* As sinter_cpu_matmul_f32 and sinter_cpu_conv2d_f32, on device buffers
- * (cuBLASLt with f32 compute, cuDNN). */
+/* As sinter_cpu_matmul_f32 and the sinter_cpu_conv2d_* calls, on device
+ * buffers (cuBLASLt with f32 compute, cuDNN in f32 FMA math). */
 void sinter_cuda_matmul_f32(const float *a, const float *b, float *c,
                             int64_t batch, int64_t m, int64_t n, int64_t k,
                             int64_t flags);
@@ -192,6 +192,18 @@ void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
                             int64_t o, int64_t kh, int64_t kw, int64_t oh,
                             int64_t ow, int64_t sh, int64_t sw, int64_t dh,
                             int64_t dw, int64_t ph, int64_t pw);
+void sinter_cuda_conv2d_backward_data_f32(const float *dy, const float *w, float *dx,
+                                          int64_t n, int64_t c, int64_t h, int64_t wd,
+                                          int64_t o, int64_t kh, int64_t kw, int64_t oh,
+                                          int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+                                          int64_t dw, int64_t ph, int64_t pw);
+void sinter_cuda_conv2d_backward_weights_f32(const float *x, const float *dy,
+                                             float *dwt, int64_t n, int64_t c,
+                                             int64_t h, int64_t wd, int64_t o,
+                                             int64_t kh, int64_t kw, int64_t oh,
+                                             int64_t ow, int64_t sh, int64_t sw,
+                                             int64_t dh, int64_t dw, int64_t ph,
+                                             int64_t pw);
 /* Copies `bytes` at byte `offset` from device buffer `src` to host memory
  * `dst` once the work queued before it is done (it waits). */
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,

@@ -114,6 +114,26 @@ func.func @conv_cpu(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<
 
 // -----
 
+// For CUDA too (cuDNN takes the padding), with both gradients whole: no
+// padded, dilated, flipped or transposed copies.
+// CHECK-LABEL: func.func @conv_grads_cuda
+// CHECK-NOT:   tensor.pad
+// CHECK:       train.conv2d_forward %arg0, %arg1
+// CHECK:       train.conv2d_backward_data %arg2, %arg1
+// CHECK:       train.conv2d_backward_weights %arg0, %arg2
+// CHECK-NOT:   linalg.conv_2d_nchw_fchw
+module attributes {sinter.device = "cuda"} {
+func.func @conv_grads_cuda(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %dy: tensor<1x4x4x4xf32>)
+    -> (tensor<1x4x4x4xf32>, tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) {
+  %y = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %dx = graph.conv2d_grad_input %dy, %w {dilation = array<i64: 1, 1>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+  %dw = graph.conv2d_grad_weight %x, %dy {dilation = array<i64: 1, 1>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x4x4xf32>) -> tensor<4x3x3x3xf32>
+  return %y, %dx, %dw : tensor<1x4x4x4xf32>, tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
+}
+}
+
+// -----
+
 func.func @dynamic(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
   // expected-error @below {{code generation needs static shapes, but this operation has a dynamic dimension; bind B and the other shape symbols with --config or -D B=...}}
   %0 = graph.relu %a : (tensor<?x4xf32>) -> tensor<?x4xf32>

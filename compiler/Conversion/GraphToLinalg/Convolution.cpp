@@ -1,8 +1,8 @@
 //===- Convolution.cpp - Convolution, its gradients, and pooling ----------===//
 //
-// conv2d as the linalg named convolutions (grouped or not), and its
-// gradients as named convolutions too, so that each target's library
-// (oneDNN, cuDNN) runs them; pooling (Pooling.h).
+// An f32 conv2d and its gradients as the train dialect's library ops, which
+// each target's library (oneDNN, cuDNN) runs whole; otherwise as the linalg
+// named convolutions (grouped or not) on padded copies; pooling (Pooling.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,15 +37,16 @@ Value namedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
       .getResult(0);
 }
 
-/// Whether the step is compiled for the CPU, whose library (oneDNN) has
-/// the f32 convolution and its gradients as primitives that take the
-/// padding themselves: they stay whole, as the train dialect's library ops,
-/// to the library call. Elsewhere (and in f64) they are the named
-/// convolutions below, on padded copies.
-bool forCPU(Operation *op) {
+/// Whether the step's f32 convolutions go to its device's library (oneDNN
+/// on the CPU, cuDNN on CUDA), which has the convolution and both of its
+/// gradients as primitives that take the padding themselves: they stay
+/// whole, as the train dialect's library ops, to the library call. In f64
+/// (no library kernel) they are the named convolutions below, on padded
+/// copies.
+bool forLibrary(Operation *op) {
   auto module = op->getParentOfType<ModuleOp>();
   StringAttr device = module ? attrs::device.get(module) : StringAttr();
-  return device && device.getValue() == "cpu" &&
+  return device && (device.getValue() == "cpu" || device.getValue() == "cuda") &&
          cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
 }
 
@@ -56,7 +57,7 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
                     dil = op.getDilation();
   RankedTensorType out = op.getType();
   int64_t g = op.getGroups();
-  if (g == 1 && forCPU(op))
+  if (g == 1 && forLibrary(op))
     return one(train::ConvForwardOp::create(b, loc, out, a.getInput(), a.getWeight(),
                                             Value(), op.getStrideAttr(),
                                             op.getPaddingAttr(), op.getDilationAttr())
@@ -91,7 +92,7 @@ Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op,
                             Conv2dGradWeightOp::Adaptor ad) {
   OpBuilder &b = tb.builder();
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
-  if (forCPU(op))
+  if (forLibrary(op))
     return one(train::ConvBackwardWeightsOp::create(
                    b, tb.location(), op.getType(), ad.getInput(), ad.getGrad(), Value(),
                    op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr())
@@ -130,7 +131,7 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
   Value g = ad.getGrad(), w = ad.getWeight();
   RankedTensorType out = op.getType();
-  if (forCPU(op))
+  if (forLibrary(op))
     return one(train::ConvBackwardDataOp::create(b, loc, out, g, w, Value(),
                                                  op.getStrideAttr(), op.getPaddingAttr(),
                                                  op.getDilationAttr())

@@ -46,7 +46,7 @@ void markCommunication(Value buffer) {
   }
 }
 
-/// A convolution gradient as the CPU library's call: its three buffers in
+/// A convolution or its gradient as the device library's call: its three buffers in
 /// the order the op takes them (the result last), then the shapes of the
 /// convolution's input x[n, c, h, w], kernel [o, c, kh, kw] and output
 /// [n, o, oh, ow], and its strides, dilations and paddings.
@@ -56,7 +56,7 @@ LogicalResult callConv(CallBuilder &cb, OpT op, StringRef callee, Value input, V
   for (Value v : {input, grad, weight}) {
     auto t = cast<MemRefType>(v.getType());
     if (!t.getElementType().isF32() || !t.getLayout().isIdentity())
-      return op.emitError("the CPU's convolutions need dense f32 "
+      return op.emitError("the library's convolutions need dense f32 "
                           "buffers, not ")
              << t;
   }
@@ -84,6 +84,12 @@ LogicalResult lower(ModuleOp module, Operation *op) {
   };
   auto asIndex = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  };
+  // The device library's function: sinter_cpu_conv2d_f32, sinter_cuda_...
+  auto library = [&](StringRef function) {
+    StringAttr device = attrs::device.get(module);
+    return ("sinter_" + (device ? device.getValue() : StringRef("cpu")) + "_" + function)
+        .str();
   };
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](MicroBatchCountOp c) {
@@ -198,16 +204,16 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         return success();
       })
       .Case([&](ConvForwardOp c) {
-        return callConv(cb, c, "sinter_cpu_conv2d_f32", /*input=*/c.getLhs(),
+        return callConv(cb, c, library("conv2d_f32"), /*input=*/c.getLhs(),
                         /*grad=*/c.getInto(), /*weight=*/c.getRhs());
       })
       .Case([&](ConvBackwardDataOp c) {
-        return callConv(cb, c, "sinter_cpu_conv2d_backward_data_f32",
+        return callConv(cb, c, library("conv2d_backward_data_f32"),
                         /*input=*/c.getInto(), /*grad=*/c.getLhs(),
                         /*weight=*/c.getRhs());
       })
       .Case([&](ConvBackwardWeightsOp c) {
-        return callConv(cb, c, "sinter_cpu_conv2d_backward_weights_f32",
+        return callConv(cb, c, library("conv2d_backward_weights_f32"),
                         /*input=*/c.getLhs(), /*grad=*/c.getRhs(),
                         /*weight=*/c.getInto());
       })

@@ -266,13 +266,13 @@ class Train_ConvLibraryOp<string mnemonic, string summaryText>
 }
 
 def Train_ConvForwardOp : Train_ConvLibraryOp<"conv2d_forward",
-    "A convolution with zero padding, for the CPU's library"> {
+    "A convolution with zero padding, for the device's library"> {
   let description = [{
     y = conv2d(x, w): the input `lhs` (NCHW, not padded) by the kernel `rhs`
     (OIHW) with the given stride, zero padding on both sides of each spatial
     axis, and dilation. The CPU target lowers it to oneDNN's forward
-    convolution, which reads the padding as zeros instead of a padded copy
-    of x. On tensors it returns y, in a new buffer; on buffers it writes
+    convolution, the CUDA target to cuDNN's; both read the padding as zeros
+    instead of a padded copy of x. On tensors it returns y, in a new buffer; on buffers it writes
     `into`.
 
     Example:
@@ -285,12 +285,12 @@ def Train_ConvForwardOp : Train_ConvLibraryOp<"conv2d_forward",
 }
 
 def Train_ConvBackwardDataOp : Train_ConvLibraryOp<"conv2d_backward_data",
-    "The gradient of a convolution's input, for the CPU's library"> {
+    "The gradient of a convolution's input, for the device's library"> {
   let description = [{
     dx = the gradient of conv2d(x, w) (NCHW input, OIHW kernel, the given
     stride, zero padding and dilation) with respect to x, from the output's
     gradient `lhs` and the kernel `rhs`. The CPU target lowers it to oneDNN's
-    backward-data convolution. On tensors it returns dx, in a new buffer; on
+    backward-data convolution, the CUDA target to cuDNN's. On tensors it returns dx, in a new buffer; on
     buffers it writes `into`.
 
     Example:
@@ -303,11 +303,12 @@ def Train_ConvBackwardDataOp : Train_ConvLibraryOp<"conv2d_backward_data",
 }
 
 def Train_ConvBackwardWeightsOp : Train_ConvLibraryOp<"conv2d_backward_weights",
-    "The gradient of a convolution's kernel, for the CPU's library"> {
+    "The gradient of a convolution's kernel, for the device's library"> {
   let description = [{
     dw = the gradient of conv2d(x, w) with respect to w, from the input `lhs`
     and the output's gradient `rhs` (as `train.conv2d_backward_data`). The
-    CPU target lowers it to oneDNN's backward-weights convolution.
+    CPU target lowers it to oneDNN's backward-weights convolution, the CUDA
+    target to cuDNN's backward-filter convolution.
   }];
 }
 

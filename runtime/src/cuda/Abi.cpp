@@ -52,9 +52,28 @@ void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
                             int64_t o, int64_t kh, int64_t kw, int64_t oh,
                             int64_t ow, int64_t sh, int64_t sw, int64_t dh,
                             int64_t dw, int64_t ph, int64_t pw) {
-  const int64_t shape[15] = {n,  c,  h,  wd, o,  kh, kw, oh,
-                             ow, sh, sw, dh, dw, ph, pw};
-  device().conv2d(x, w, y, shape);
+  const int64_t shape[15] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw};
+  device().conv2d(ConvolutionPass::Forward, x, w, y, shape);
+}
+
+void sinter_cuda_conv2d_backward_data_f32(const float *dy, const float *w, float *dx,
+                                          int64_t n, int64_t c, int64_t h, int64_t wd,
+                                          int64_t o, int64_t kh, int64_t kw, int64_t oh,
+                                          int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+                                          int64_t dw, int64_t ph, int64_t pw) {
+  const int64_t shape[15] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw};
+  device().conv2d(ConvolutionPass::BackwardData, dy, w, dx, shape);
+}
+
+void sinter_cuda_conv2d_backward_weights_f32(const float *x, const float *dy,
+                                             float *dwt, int64_t n, int64_t c,
+                                             int64_t h, int64_t wd, int64_t o,
+                                             int64_t kh, int64_t kw, int64_t oh,
+                                             int64_t ow, int64_t sh, int64_t sw,
+                                             int64_t dh, int64_t dw, int64_t ph,
+                                             int64_t pw) {
+  const int64_t shape[15] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw};
+  device().conv2d(ConvolutionPass::BackwardWeights, x, dy, dwt, shape);
 }
 
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,

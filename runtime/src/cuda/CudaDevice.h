@@ -29,6 +29,12 @@
 
 namespace sinter::rt::cuda {
 
+/// abi.h's three convolution calls: y from x and w; dx from dy and w; dw
+/// from x and dy.
+enum class ConvolutionPass { Forward = 0, BackwardData = 1, BackwardWeights = 2 };
+
+struct ConvolutionAlgorithm;
+
 class CudaDevice final : public Device {
 public:
   static Expected<std::unique_ptr<CudaDevice>> open(int index);
@@ -50,7 +56,10 @@ public:
   /// c and the sums in f32 either way.
   void matmul(const void *a, const void *b, float *c, int64_t batch, int64_t m,
               int64_t n, int64_t k, int64_t flags, bool bf16Inputs = false);
-  void conv2d(const float *x, const float *w, float *y, const int64_t shape[15]);
+  /// One pass of abi.h's conv2d: its two operands in the order abi.h's
+  /// call takes them, its result, and the convolution's shape.
+  void conv2d(ConvolutionPass pass, const float *first, const float *second,
+              float *result, const int64_t shape[15]);
   /// Waits for the queued work, then copies device memory to the host.
   void read(void *dst, const void *src, int64_t offset, int64_t bytes);
 
@@ -67,6 +76,7 @@ private:
   Expected<Matmul *> matmulPlan(int64_t batch, int64_t m, int64_t n, int64_t k,
                                 int64_t flags);
   Expected<Convolution *> convolutionPlan(const int64_t shape[15]);
+  Status chooseAlgorithm(Convolution &plan, ConvolutionPass pass);
 
   int index = 0;
   std::string name;

@@ -31,12 +31,18 @@ struct CudaDevice::Matmul {
   }
 };
 
+/// One pass's cuDNN algorithm (its enum's value) and workspace, once chosen.
+struct ConvolutionAlgorithm {
+  int algo = 0;
+  size_t workspaceBytes = 0;
+  bool chosen = false;
+};
+
 struct CudaDevice::Convolution {
   cudnnTensorDescriptor_t input = nullptr, output = nullptr;
   cudnnFilterDescriptor_t filter = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
-  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  size_t workspaceBytes = 0;
+  ConvolutionAlgorithm algorithms[3]; ///< by ConvolutionPass
   ~Convolution() {
     if (conv)
       cudnnDestroyConvolutionDescriptor(conv);

@@ -47,6 +47,10 @@ OPS = [
     ("attention", "scaled_dot_product_attention(a, b, p)"),
     ("attention_causal", "scaled_dot_product_attention(a, b, p, causal=true)"),
     ("cross_entropy_rows", 'cross_entropy(a, yt, reduction="none", ignore_index=-1)'),
+    # Rows long enough for a block of threads per output (CUDA), and an
+    # embedding wider than one block of columns.
+    ("sum_long", "sum(r, axis=-1)"), ("max_long", "max(r, axis=-1)"),
+    ("softmax_long", "softmax(r)"), ("embedding_wide", "embedding(ids, tablew)"),
 ]
 # Losses: batch reductions already, each a term of the loss as it is.
 LOSSES = [
@@ -57,7 +61,8 @@ LOSSES = [
 # Float tensors are parameters (so each gets a gradient); integers inputs.
 PARAMS = {"a": (B, 3, 4), "b": (B, 3, 4), "c": (B, 4), "p": (B, 3, 4),
           "t01": (B, 3, 4), "logits": (B, 5), "img": (B, 3, 8, 8),
-          "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "table": (10, 4)}
+          "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "table": (10, 4),
+          "r": (B, 300), "tablew": (10, 300)}
 INPUTS = {"ids": ((6,), 10), "y": ((), 5), "yt": ((3,), 4)}
 
 

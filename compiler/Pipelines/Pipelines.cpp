@@ -165,11 +165,16 @@ void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
   addTargetBufferizationPasses(pm, /*cuda=*/true);
   pm.addPass(host::createLibraryCalls(host::LibraryCallsOptions{"cuda"}));
   pm.addPass(host::createLowerCopies());
+  // Long reductions: a block of threads per output, the rest loops.
+  pm.addPass(cuda::createCUDABlockReductions());
   pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(cuda::createCUDAMapToGPU());
   // What the kernels took over (scalar loads on the host) dies here.
   pm.addPass(mlir::createCanonicalizerPass());
+  // Constants (shapes, strides, identities) go into the kernels: divisions
+  // by a known extent become shifts and multiplies, not runtime divisions.
+  pm.addPass(mlir::createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(cuda::createCUDABareKernelArguments());
   pm.addPass(mlir::createGpuKernelOutliningPass());
   pm.addPass(cuda::createCUDAMergeKernels());

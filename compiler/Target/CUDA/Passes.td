@@ -11,7 +11,8 @@ def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
     `scf.parallel` becomes a `gpu.launch` over its iterations laid out
     flat, 256 threads a block, each thread delinearizing its index (bounds
     checked, so no size needs to divide anything) and running one
-    iteration; reductions inside it stay sequential in the thread. Each
+    iteration; reductions inside it stay sequential in the thread (long
+    ones were given blocks by `sinter-cuda-block-reductions`). Each
     outermost `scf.for` that touches memory and calls nothing, and each
     `memref.store` outside loops, becomes a launch of one thread. Loops and
     branches around calls or launches (the micro-batch loop, the update's
@@ -19,6 +20,24 @@ def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def CUDABlockReductions : Pass<"sinter-cuda-block-reductions", "mlir::ModuleOp"> {
+  let summary = "Runs each long linalg reduction as a block of threads per output";
+  let description = [{
+    Before linalg becomes loops: each `linalg.generic` on static buffers
+    whose loops are parallel and then reduced, over at least 32 reduced
+    elements, and whose every output is one combiner (add, mul, max, min)
+    of its accumulator and a value of the inputs, becomes a `gpu.launch` of
+    one block per output element (256 threads, or 32 below 256 reduced
+    elements). The block's threads stride over the reduced elements, each
+    folding into a partial that starts at the combiner's identity;
+    `gpu.all_reduce` combines the partials and thread 0 folds the total
+    into the output. Other generics are left to `sinter-cuda-map-to-gpu`.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::affine::AffineDialect",
                            "mlir::memref::MemRefDialect"];
 }
 

@@ -1,6 +1,6 @@
 """One line per CUDA kernel of a compiled model, for FileCheck: its name,
 the source line it computes, the ops of its gpu-dialect body that tell its
-family (a loop for a reduction, the math functions), and the PTX
+family (a loop for a reduction, a block's all-reduce, the math functions), and the PTX
 instructions that carry them out.
 
     python3 kernel_families.py STEPS.gpu STEPS.ptx
@@ -11,9 +11,10 @@ import sys
 # What tells a kernel's family apart, in the gpu dialect and in the PTX.
 IR_OPS = ["scf.for", "math.exp", "math.log", "math.tanh", "math.erf",
           "math.rsqrt", "math.sqrt", "arith.maximumf", "arith.maxnumf",
-          "arith.divf", "arith.select", "arith.cmpf"]
+          "arith.divf", "arith.select", "arith.cmpf", "gpu.all_reduce"]
 PTX_OPS = ["ld.global", "st.global", "ex2.approx", "lg2.approx", "sqrt.rn",
-           "rsqrt.approx", "div.rn", "max.f32", "bra", "setp"]
+           "rsqrt.approx", "div.rn", "max.f32", "bra", "setp", "shfl.sync",
+           "bar.sync"]
 
 
 def kernels_of_ir(text):

@@ -1,0 +1,260 @@
+//===- BlockReductions.cpp - A block of threads for each reduced row -------===//
+//
+// A linalg reduction that maps to one thread per output element reads its
+// row alone, one element after another, and neighbouring threads read
+// elements a row apart: cross-entropy over GPT-2's 50,257 logits keeps
+// 16K threads busy for 50K steps each. Here such a reduction becomes a
+// launch of one block per output element: the block's threads stride over
+// the reduced elements together (neighbours read neighbours), each folds
+// its share into a partial from the combiner's identity, and
+// `gpu.all_reduce` combines the partials; thread 0 folds the result into
+// the output as linalg does. The order of the sum changes, the kind of
+// accumulator (f64 sums) does not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CUDA/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDABLOCKREDUCTIONS
+#include "compiler/Target/CUDA/Passes.h.inc"
+} // namespace sinter::cuda
+
+using namespace mlir;
+
+namespace sinter::cuda {
+namespace {
+
+/// Below this many reduced elements per output, a thread per output is as
+/// good: a warp's shuffles would cost what the loop saves.
+constexpr int64_t kMinReducedElements = 32;
+
+/// One output of the reduction: its combiner (the payload op that folds a
+/// value into the accumulator), which of its operands is the accumulator,
+/// and the matching all-reduce.
+struct Fold {
+  Operation *combiner;
+  unsigned accumulatorOperand;
+  gpu::AllReduceOperation kind;
+};
+
+std::optional<gpu::AllReduceOperation> allReduceKindOf(Operation *op) {
+  using K = gpu::AllReduceOperation;
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case([](arith::AddFOp) { return K::ADD; })
+      .Case([](arith::AddIOp) { return K::ADD; })
+      .Case([](arith::MulFOp) { return K::MUL; })
+      .Case([](arith::MulIOp) { return K::MUL; })
+      .Case([](arith::MaximumFOp) { return K::MAXIMUMF; })
+      .Case([](arith::MinimumFOp) { return K::MINIMUMF; })
+      .Case([](arith::MaxNumFOp) { return K::MAXNUMF; })
+      .Case([](arith::MinNumFOp) { return K::MINNUMF; })
+      .Case([](arith::MaxSIOp) { return K::MAXSI; })
+      .Case([](arith::MinSIOp) { return K::MINSI; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// The folds of `op`'s outputs, when each output is a plain fold: the
+/// yielded value is one combiner of the accumulator (used nowhere else)
+/// and a value of the inputs alone.
+std::optional<SmallVector<Fold>> foldsOf(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  SmallVector<Fold> folds;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    BlockArgument acc = op.getMatchingBlockArgument(&init);
+    Operation *combiner = yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs())
+                              .getDefiningOp();
+    if (!combiner || combiner->getBlock() != &body || combiner->getNumOperands() != 2 ||
+        !acc.hasOneUse() || !combiner->hasOneUse())
+      return std::nullopt;
+    std::optional<gpu::AllReduceOperation> kind = allReduceKindOf(combiner);
+    if (!kind || !arith::getNeutralElement(combiner))
+      return std::nullopt;
+    unsigned at = combiner->getOperand(0) == acc ? 0 : 1;
+    if (combiner->getOperand(at) != acc)
+      return std::nullopt;
+    folds.push_back({combiner, at, *kind});
+  }
+  return folds;
+}
+
+/// Whether `op` is a reduction this pass takes: on static dense-or-strided
+/// buffers, parallel loops first and then at least kMinReducedElements
+/// reduced, outputs that do not move with the reduced loops and are not
+/// read as inputs.
+bool isBlockReduction(linalg::GenericOp op, int64_t &parallelCount,
+                      int64_t &reducedCount) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() == 0)
+    return false;
+  for (Value v : op->getOperands())
+    if (auto type = dyn_cast<MemRefType>(v.getType()); type && !type.hasStaticShape())
+      return false;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned firstReduced = iterators.size();
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::reduction && firstReduced == iterators.size())
+      firstReduced = i;
+    else if (it == utils::IteratorType::parallel && firstReduced != iterators.size())
+      return false;
+  if (firstReduced == iterators.size())
+    return false;
+  parallelCount = reducedCount = 1;
+  for (auto [i, range] : llvm::enumerate(ranges))
+    (i < firstReduced ? parallelCount : reducedCount) *= range;
+  if (reducedCount < kMinReducedElements)
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    for (unsigned d = firstReduced; d < iterators.size(); ++d)
+      if (map.isFunctionOfDim(d))
+        return false;
+    if (llvm::is_contained(op.getDpsInputs(), init.get()))
+      return false;
+  }
+  return true;
+}
+
+/// `flat` as indices of `extents`, the last varying fastest.
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
+                               ArrayRef<int64_t> extents) {
+  SmallVector<Value> indices(extents.size());
+  for (int64_t d = int64_t(extents.size()) - 1; d > 0; --d) {
+    Value extent = arith::ConstantIndexOp::create(b, loc, extents[d]);
+    indices[d] = arith::RemUIOp::create(b, loc, flat, extent);
+    flat = arith::DivUIOp::create(b, loc, flat, extent);
+  }
+  indices[0] = flat; // below its extent: the launch or the loop bounds it
+  return indices;
+}
+
+/// The indices `map` gives for the loop indices `loops`.
+SmallVector<Value> apply(OpBuilder &b, Location loc, AffineMap map, ValueRange loops) {
+  SmallVector<Value> out;
+  for (AffineExpr e : map.getResults()) {
+    if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+      out.push_back(loops[dim.getPosition()]);
+      continue;
+    }
+    out.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, e), loops));
+  }
+  return out;
+}
+
+void launchBlockReduction(linalg::GenericOp op, ArrayRef<Fold> folds,
+                          int64_t parallelCount, int64_t reducedCount) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned parallelLoops = op.getNumParallelLoops();
+  ArrayRef<int64_t> parallelExtents = ArrayRef<int64_t>(ranges).take_front(parallelLoops);
+  ArrayRef<int64_t> reducedExtents = ArrayRef<int64_t>(ranges).drop_front(parallelLoops);
+  int64_t threads = reducedCount >= 256 ? 256 : 32;
+  auto index = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value one = index(1);
+  auto launch = gpu::LaunchOp::create(b, loc, index(parallelCount), one, one,
+                                      index(threads), one, one);
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToEnd(&body);
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&body);
+
+  SmallVector<Value> outer = parallelLoops == 0
+                                 ? SmallVector<Value>()
+                                 : delinearize(b, loc, launch.getBlockIds().x,
+                                               parallelExtents);
+  Block &payload = op.getRegion().front();
+  SmallVector<Value> identities;
+  for (const Fold &f : folds)
+    identities.push_back(arith::ConstantOp::create(
+        b, loc, *arith::getNeutralElement(f.combiner)));
+
+  // Each thread's partial: every `threads`-th reduced element from its own.
+  Value tid = launch.getThreadIds().x;
+  auto strided = scf::ForOp::create(b, loc, tid, index(reducedCount), index(threads),
+                                    identities);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(strided.getBody());
+    SmallVector<Value> loops(outer);
+    llvm::append_range(loops,
+                       delinearize(b, loc, strided.getInductionVar(), reducedExtents));
+    IRMapping map;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      Value element = input->get();
+      if (isa<MemRefType>(element.getType()))
+        element = memref::LoadOp::create(
+            b, loc, element, apply(b, loc, op.getMatchingIndexingMap(input), loops));
+      map.map(op.getMatchingBlockArgument(input), element);
+    }
+    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+      map.map(op.getMatchingBlockArgument(&init), strided.getRegionIterArgs()[i]);
+    for (Operation &inner : payload.without_terminator()) {
+      if (auto idx = dyn_cast<linalg::IndexOp>(inner)) {
+        map.map(idx.getResult(), loops[idx.getDim()]);
+        continue;
+      }
+      b.clone(inner, map);
+    }
+    SmallVector<Value> next;
+    for (const Fold &f : folds)
+      next.push_back(map.lookup(f.combiner->getResult(0)));
+    scf::YieldOp::create(b, loc, next);
+  }
+
+  // The block's result, folded into the output by one thread.
+  SmallVector<Value> totals;
+  for (auto [i, f] : llvm::enumerate(folds))
+    totals.push_back(
+        gpu::AllReduceOp::create(b, loc, strided.getResult(i),
+                                 gpu::AllReduceOperationAttr::get(b.getContext(), f.kind),
+                                 /*uniform=*/true)
+            .getResult());
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(0));
+  auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  SmallVector<Value> loops(outer);
+  for (size_t i = 0; i < reducedExtents.size(); ++i)
+    loops.push_back(index(0)); // the outputs do not read them
+  for (auto [i, f] : llvm::enumerate(folds)) {
+    OpOperand &init = op.getDpsInitsMutable()[i];
+    SmallVector<Value> at = apply(b, loc, op.getMatchingIndexingMap(&init), loops);
+    Value old = memref::LoadOp::create(b, loc, init.get(), at);
+    IRMapping map;
+    map.map(f.combiner->getOperand(f.accumulatorOperand), old);
+    map.map(f.combiner->getOperand(1 - f.accumulatorOperand), totals[i]);
+    Value folded = b.clone(*f.combiner, map)->getResult(0);
+    memref::StoreOp::create(b, loc, folded, init.get(), at);
+  }
+  op.erase();
+}
+
+struct CUDABlockReductions : public impl::CUDABlockReductionsBase<CUDABlockReductions> {
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics) {
+      int64_t parallelCount, reducedCount;
+      if (!isBlockReduction(op, parallelCount, reducedCount))
+        continue;
+      std::optional<SmallVector<Fold>> folds = foldsOf(op);
+      if (folds)
+        launchBlockReduction(op, *folds, parallelCount, reducedCount);
+    }
+  }
+};
+
+} // namespace
+} // namespace sinter::cuda

@@ -1,0 +1,160 @@
+// RUN: sinter-opt %s -sinter-cuda-block-reductions -split-input-file | FileCheck %s
+
+// A row sum over 300 elements (into f64, as the steps sum): one block of
+// 256 threads per row. Each thread starts from 0 at its own element and
+// strides by 256; the block's partials are summed by gpu.all_reduce and
+// thread 0 adds the total to the output, as the generic would.
+// CHECK-LABEL: func.func @row_sum(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: memref<6x300xf32>, %[[OUT:[a-z0-9]+]]: memref<6xf64>)
+// CHECK:       gpu.launch blocks(%[[BID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c6{{.*}}) threads(%[[TID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c256
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:         %[[PART:.*]] = scf.for %[[K:.*]] = %[[TID]] to %c300{{.*}} step %c256{{.*}} iter_args(%[[P:.*]] = %[[ZERO]]) -> (f64)
+// CHECK:           %[[V:.*]] = memref.load %[[X]][%[[BID]], %[[K]]]
+// CHECK:           %[[W:.*]] = arith.extf %[[V]]
+// CHECK:           %[[S:.*]] = arith.addf %[[P]], %[[W]]
+// CHECK:           scf.yield %[[S]]
+// CHECK:         %[[TOTAL:.*]] = gpu.all_reduce add %[[PART]] uniform
+// CHECK:         %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0
+// CHECK:         scf.if %[[FIRST]] {
+// CHECK:           %[[OLD:.*]] = memref.load %[[OUT]][%[[BID]]]
+// CHECK:           %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]]
+// CHECK:           memref.store %[[NEW]], %[[OUT]][%[[BID]]]
+// CHECK-NOT:   linalg.generic
+func.func @row_sum(%x: memref<6x300xf32>, %out: memref<6xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x300xf32>) outs(%out : memref<6xf64>) {
+  ^bb0(%in: f32, %acc: f64):
+    %w = arith.extf %in : f32 to f64
+    %s = arith.addf %acc, %w : f64
+    linalg.yield %s : f64
+  }
+  return
+}
+
+// -----
+
+// Under 256 reduced elements, a warp per output; a maximum starts from
+// -inf. The parallel loops are delinearized from the block index, the
+// innermost fastest.
+// CHECK-LABEL: func.func @row_max(
+// CHECK:       gpu.launch blocks(%[[BID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c12{{.*}}) threads(%[[TID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c32
+// CHECK:         %[[J:.*]] = arith.remui %[[BID]], %c3
+// CHECK:         %[[I:.*]] = arith.divui %[[BID]], %c3
+// CHECK:         %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         scf.for {{.*}} = %[[TID]] to %c64{{.*}} step %c32{{.*}} iter_args({{.*}} = %[[NEGINF]])
+// CHECK:           memref.load %{{.*}}[%[[I]], %[[J]], %{{.*}}]
+// CHECK:           arith.maximumf
+// CHECK:         gpu.all_reduce maximumf
+// CHECK:           memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK:           arith.maximumf
+func.func @row_max(%x: memref<4x3x64xf32>, %out: memref<4x3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<4x3x64xf32>) outs(%out : memref<4x3xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %acc, %in : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Several reduced loops (a bias gradient over batch and time) are one
+// flat range of 8 x 32 = 256 elements per output, delinearized in the
+// thread's loop; the output and an input read by the parallel index alone
+// (a row's mean) are loaded at it.
+// CHECK-LABEL: func.func @column_sum(
+// CHECK:       gpu.launch blocks(%[[BID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c64{{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK:         scf.for %[[K:.*]] = {{.*}} to %c256{{.*}} step %c256
+// CHECK:           %[[T:.*]] = arith.remui %[[K]], %c32
+// CHECK:           %[[B:.*]] = arith.divui %[[K]], %c32
+// CHECK:           memref.load %{{.*}}[%[[B]], %[[T]], %[[BID]]] : memref<8x32x64xf32>
+// CHECK:           memref.load %{{.*}}[%[[BID]]] : memref<64xf32>
+// CHECK:         gpu.all_reduce add
+func.func @column_sum(%x: memref<8x32x64xf32>, %mean: memref<64xf32>, %out: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2, d0)>, affine_map<(d0, d1, d2) -> (d0)>,
+                                   affine_map<(d0, d1, d2) -> (d0)>],
+                  iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x, %mean : memref<8x32x64xf32>, memref<64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%in: f32, %m: f32, %acc: f32):
+    %d = arith.subf %in, %m : f32
+    %s = arith.addf %acc, %d : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Two outputs (a sum and a sum of squares) are two all-reduces of one
+// loop; linalg.index reads the loop's own index.
+// CHECK-LABEL: func.func @two_sums(
+// CHECK:       gpu.launch
+// CHECK:         %[[LOOP:.*]]:2 = scf.for %[[K:[a-z0-9]+]] = {{.*}} -> (f32, f32)
+// CHECK:           arith.index_cast %[[K]]
+// CHECK:         gpu.all_reduce add %[[LOOP]]#0 uniform
+// CHECK:         gpu.all_reduce add %[[LOOP]]#1 uniform
+// CHECK:         scf.if
+// CHECK-COUNT-2:   memref.store
+func.func @two_sums(%x: memref<2x100xf32>, %s: memref<2xf32>, %q: memref<2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x100xf32>) outs(%s, %q : memref<2xf32>, memref<2xf32>) {
+  ^bb0(%in: f32, %a: f32, %b: f32):
+    %k = linalg.index 1 : index
+    %ki = arith.index_cast %k : index to i32
+    %kf = arith.sitofp %ki : i32 to f32
+    %v = arith.mulf %in, %kf : f32
+    %sq = arith.mulf %v, %v : f32
+    %a2 = arith.addf %a, %v : f32
+    %b2 = arith.addf %b, %sq : f32
+    linalg.yield %a2, %b2 : f32, f32
+  }
+  return
+}
+
+// -----
+
+// What stays a thread per output: a short reduction (16 elements), a fold
+// that reads its accumulator twice, a combiner with no all-reduce (a
+// select), and a reduction that is not last.
+// CHECK-LABEL: func.func @stays(
+// CHECK-NOT:   gpu.launch
+// CHECK-COUNT-4: linalg.generic
+func.func @stays(%short: memref<4x16xf32>, %x: memref<4x64xf32>, %out: memref<4xf32>,
+                 %t: memref<64x4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%short : memref<4x16xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %acc, %acc : f32
+    %s = arith.addf %sq, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %gt = arith.cmpf ogt, %in, %acc : f32
+    %m = arith.select %gt, %in, %acc : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%t : memref<64x4xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -105,6 +105,109 @@ void launchParallel(scf::ParallelOp loop) {
   loop.erase();
 }
 
+/// The buffer `v` is a view of, through views that keep its elements
+/// (subviews, casts, reshapes); the step's planned buffers (memref.view of
+/// the arena) are distinct buffers, so the walk stops there.
+Value bufferOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view || isa<memref::ViewOp>(def))
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// A sequential nest `for p { reads; for d { ... } }` in which every
+/// element the inner loop writes has d at the same index, and nothing it
+/// writes is read elsewhere: each d owns its column, so the columns can run
+/// on threads of their own, each keeping p's order (a scatter-add of
+/// embedding-gradient rows, whose ids may repeat, gives the same sums as on
+/// one thread). The inner loop, when the nest is such a one.
+scf::ForOp independentColumns(scf::ForOp outer) {
+  if (outer.getNumResults() != 0)
+    return {};
+  scf::ForOp inner;
+  for (Operation &op : outer.getBody()->without_terminator()) {
+    if (auto loop = dyn_cast<scf::ForOp>(op); loop && !inner) {
+      inner = loop;
+      continue;
+    }
+    if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
+      return {};
+  }
+  if (!inner || inner.getNumResults() != 0)
+    return {};
+  for (Value bound : {inner.getLowerBound(), inner.getUpperBound(), inner.getStep()})
+    if (!bound.getParentRegion()->isProperAncestor(&outer.getRegion()))
+      return {};
+  Value column = inner.getInductionVar();
+  // Where each written buffer is indexed by the column.
+  llvm::DenseMap<Value, unsigned> written;
+  for (Operation &op : inner.getBody()->without_terminator()) {
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      auto at = llvm::find(store.getIndices(), column);
+      if (at == store.getIndices().end())
+        return {};
+      unsigned position = at - store.getIndices().begin();
+      auto [it, fresh] = written.try_emplace(store.getMemRef(), position);
+      if (!fresh && it->second != position)
+        return {};
+      continue;
+    }
+    if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
+      return {};
+  }
+  // Every read of a written buffer is of its own column; other buffers the
+  // nest reads are not views of a written one.
+  llvm::DenseSet<Value> writtenBuffers;
+  for (auto &entry : written)
+    writtenBuffers.insert(bufferOf(entry.first));
+  bool independent = true;
+  outer.getBody()->walk([&](memref::LoadOp load) {
+    auto it = written.find(load.getMemRef());
+    if (it == written.end()) {
+      independent &= !writtenBuffers.contains(bufferOf(load.getMemRef()));
+      return;
+    }
+    independent &= load->getParentOp() == inner &&
+                   load.getIndices()[it->second] == column;
+  });
+  if (written.size() != writtenBuffers.size())
+    return {}; // two written views of one buffer
+  return independent ? inner : scf::ForOp();
+}
+
+/// Runs `outer` with a thread per iteration of `inner` (see
+/// independentColumns): each thread walks the outer loop, in order, over
+/// its own column.
+void launchColumns(scf::ForOp outer, scf::ForOp inner) {
+  OpBuilder b(outer);
+  Location loc = outer.getLoc();
+  Value span = arith::SubIOp::create(b, loc, inner.getUpperBound(), inner.getLowerBound());
+  Value count = arith::CeilDivUIOp::create(b, loc, span, inner.getStep());
+  Value threads = index(b, loc, kThreadsPerBlock);
+  Value blocks = arith::MaxUIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, count, threads), index(b, loc, 1));
+  gpu::LaunchOp launch = createLaunch(b, loc, blocks, threads);
+  Value flat = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
+      launch.getThreadIds().x);
+  Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, count);
+  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  Value column = arith::AddIOp::create(
+      b, loc, inner.getLowerBound(), arith::MulIOp::create(b, loc, flat, inner.getStep()));
+  outer->moveBefore(guard.getThenRegion().front().getTerminator());
+  // The inner loop's body takes its place, at this thread's column.
+  OpBuilder here(inner);
+  IRMapping map;
+  map.map(inner.getInductionVar(), column);
+  for (Operation &op : inner.getBody()->without_terminator())
+    here.clone(op, map);
+  inner.erase();
+}
+
 /// `op` alone on one GPU thread.
 gpu::LaunchOp launchSingle(Operation *op) {
   OpBuilder b(op);
@@ -164,9 +267,16 @@ void mapBlock(Block &block) {
           mapBlock(inner);
       continue;
     }
-    if (auto store = dyn_cast<memref::StoreOp>(op))
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
       storeWithItsScalars(store);
-    else if (loopOrBranch && touchesMemory(&op))
+      continue;
+    }
+    if (!loopOrBranch || !touchesMemory(&op))
+      continue;
+    auto loop = dyn_cast<scf::ForOp>(op);
+    if (scf::ForOp inner = loop ? independentColumns(loop) : scf::ForOp())
+      launchColumns(loop, inner);
+    else
       launchSingle(&op);
   }
 }

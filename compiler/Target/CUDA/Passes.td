@@ -12,9 +12,12 @@ def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
     flat, 256 threads a block, each thread delinearizing its index (bounds
     checked, so no size needs to divide anything) and running one
     iteration; reductions inside it stay sequential in the thread (long
-    ones were given blocks by `sinter-cuda-block-reductions`). Each
-    outermost `scf.for` that touches memory and calls nothing, and each
-    `memref.store` outside loops, becomes a launch of one thread. Loops and
+    ones were given blocks by `sinter-cuda-block-reductions`). A sequential
+    nest `for p { for d }` whose inner loop writes only elements indexed by
+    d (a scatter-add of rows) becomes a thread per d, each walking p in
+    order. Each other outermost `scf.for` that touches memory and calls
+    nothing, and each `memref.store` outside loops, becomes a launch of one
+    thread. Loops and
     branches around calls or launches (the micro-batch loop, the update's
     guard) stay on the host, their bodies mapped in turn.
   }];

@@ -103,3 +103,64 @@ func.func @slice(%a: memref<4x8xf32>, %out: memref<4x2xf32>) attributes {sinter.
   }
   return
 }
+
+// -----
+
+// A scatter-add of rows (an embedding's gradient): ids may repeat, so the
+// positions stay in order, but each column is its own: a thread per column
+// walks every position. A nest whose inner loop writes an element of
+// another column (the row sum below), or reads a written buffer at another
+// column, stays on one thread.
+// CHECK-LABEL: func.func @scatter_add(
+// CHECK-SAME:    %[[IDS:[a-z0-9]+]]: memref<5xi32>, %[[G:[a-z0-9]+]]: memref<5x300xf32>, %[[T:[a-z0-9]+]]: memref<10x300xf32>
+// CHECK:       gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}) threads(%[[TID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c256
+// CHECK:         %[[COL:.*]] = arith.addi {{.*}}, %[[TID]]
+// CHECK:         %[[IN:.*]] = arith.cmpi ult, %[[COL]], %c300
+// CHECK:         scf.if %[[IN]] {
+// CHECK:           scf.for %[[P:[a-z0-9]+]] =
+// CHECK:             %[[ID:.*]] = memref.load %[[IDS]][%[[P]]]
+// CHECK:             %[[ROW:.*]] = arith.index_cast %[[ID]]
+// CHECK:             %[[X:.*]] = memref.load %[[G]][%[[P]], %[[COL]]]
+// CHECK:             %[[OLD:.*]] = memref.load %[[T]][%[[ROW]], %[[COL]]]
+// CHECK:             %[[NEW:.*]] = arith.addf %[[OLD]], %[[X]]
+// CHECK:             memref.store %[[NEW]], %[[T]][%[[ROW]], %[[COL]]]
+// CHECK-NOT:         scf.for
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      scf.for
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      scf.for
+func.func @scatter_add(%ids: memref<5xi32>, %g: memref<5x300xf32>, %t: memref<10x300xf32>,
+                       %sums: memref<5xf32>) attributes {sinter.phase = "train"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %c300 = arith.constant 300 : index
+  scf.for %p = %c0 to %c5 step %c1 {
+    %id = memref.load %ids[%p] : memref<5xi32>
+    %row = arith.index_cast %id : i32 to index
+    scf.for %d = %c0 to %c300 step %c1 {
+      %x = memref.load %g[%p, %d] : memref<5x300xf32>
+      %old = memref.load %t[%row, %d] : memref<10x300xf32>
+      %new = arith.addf %old, %x : f32
+      memref.store %new, %t[%row, %d] : memref<10x300xf32>
+    }
+  }
+  scf.for %p = %c0 to %c5 step %c1 {
+    scf.for %d = %c0 to %c300 step %c1 {
+      %x = memref.load %g[%p, %d] : memref<5x300xf32>
+      %old = memref.load %sums[%p] : memref<5xf32>
+      %new = arith.addf %old, %x : f32
+      memref.store %new, %sums[%p] : memref<5xf32>
+    }
+  }
+  scf.for %p = %c0 to %c5 step %c1 {
+    scf.for %d = %c1 to %c300 step %c1 {
+      %prev = arith.subi %d, %c1 : index
+      %x = memref.load %t[%p, %prev] : memref<10x300xf32>
+      memref.store %x, %t[%p, %d] : memref<10x300xf32>
+    }
+  }
+  return
+}

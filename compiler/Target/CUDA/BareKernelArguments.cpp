@@ -6,6 +6,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace sinter::cuda {
@@ -17,6 +20,46 @@ using namespace mlir;
 
 namespace sinter::cuda {
 namespace {
+
+/// The constant global `v` is, or a view of, through its chain of views;
+/// empty when `v` is anything else.
+SmallVector<Operation *> constantGlobalChain(Value v) {
+  SmallVector<Operation *> chain;
+  while (Operation *def = v.getDefiningOp()) {
+    chain.push_back(def);
+    if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          get, get.getNameAttr());
+      if (!global || !global.getConstant())
+        return {};
+      std::reverse(chain.begin(), chain.end());
+      return chain;
+    }
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else
+      return {};
+  }
+  return {};
+}
+
+/// A constant table (a memref.global, such as a causal mask) lives at a
+/// host address: a kernel that reads it takes its own memref.get_global,
+/// and the outlining copies the global into the kernels' module.
+void readConstantGlobalsInside(gpu::LaunchOp launch) {
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(launch.getBody(), used);
+  OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
+  for (Value v : used) {
+    SmallVector<Operation *> chain = constantGlobalChain(v);
+    if (chain.empty())
+      continue;
+    IRMapping map;
+    for (Operation *op : chain)
+      b.clone(*op, map);
+    replaceAllUsesInRegionWith(v, map.lookup(v), launch.getBody());
+  }
+}
 
 /// A kernel takes buffers as bare pointers: a view with strides or an
 /// offset of its own (a slice) crosses as its allocation's base pointer and
@@ -59,7 +102,10 @@ void passStridedViewsAsBases(gpu::LaunchOp launch) {
 struct CUDABareKernelArguments
     : public impl::CUDABareKernelArgumentsBase<CUDABareKernelArguments> {
   void runOnOperation() override {
-    getOperation().walk([](gpu::LaunchOp launch) { passStridedViewsAsBases(launch); });
+    getOperation().walk([](gpu::LaunchOp launch) {
+      readConstantGlobalsInside(launch);
+      passStridedViewsAsBases(launch);
+    });
   }
 };
 

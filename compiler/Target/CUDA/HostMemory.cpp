@@ -20,10 +20,10 @@ using namespace mlir;
 namespace sinter::cuda {
 namespace {
 
-/// Whether `v` is memory of the host: a stack slot.
+/// Whether `v` is memory of the host: a stack slot or a constant table.
 bool onHost(Value v) {
   while (Operation *def = v.getDefiningOp()) {
-    if (isa<memref::AllocaOp>(def))
+    if (isa<memref::AllocaOp, memref::GetGlobalOp>(def))
       return true;
     auto view = dyn_cast<ViewLikeOpInterface>(def);
     if (!view)
@@ -54,8 +54,12 @@ void readThroughRuntime(ModuleOp module, memref::LoadOp load) {
   OpBuilder &b = cb.builder();
   Location loc = load.getLoc();
   Type et = load.getType();
+  // The slot is the function's, in its entry block: a read in a loop does
+  // not grow the stack.
   auto slotType = MemRefType::get({}, et);
-  Value slot = memref::AllocaOp::create(b, loc, slotType);
+  auto function = load->getParentOfType<func::FuncOp>();
+  OpBuilder entry = OpBuilder::atBlockBegin(&function.getBody().front());
+  Value slot = memref::AllocaOp::create(entry, loc, slotType);
   // The slot's pointer, and the element's: the buffer's base plus its
   // offset (the base is the aligned pointer of the whole buffer).
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, load.getMemRef());

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace sinter::cuda {
 #define GEN_PASS_DEF_CUDALAUNCHCALLS
@@ -46,8 +47,17 @@ FailureOr<Value> asSlot(OpBuilder &b, Location loc, Value v) {
   return failure();
 }
 
+/// Each function's argument slots, shared by its launches (the runtime
+/// copies them when it launches): one stack array in the entry block, so a
+/// launch in a loop does not grow the stack.
+Value slotsOf(func::FuncOp function, int64_t count) {
+  OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
+  return memref::AllocaOp::create(
+      b, function.getLoc(), MemRefType::get({std::max<int64_t>(1, count)}, b.getI64Type()));
+}
+
 LogicalResult lowerLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
-                          const llvm::StringMap<int64_t> &indexOf) {
+                          const llvm::StringMap<int64_t> &indexOf, Value slots) {
   auto it = indexOf.find(launch.getKernelName().getValue());
   if (it == indexOf.end())
     return launch.emitError("internal error: a launch of a kernel outside ")
@@ -56,9 +66,6 @@ LogicalResult lowerLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
   OpBuilder &b = cb.builder();
   Location loc = launch.getLoc();
   ValueRange operands = launch.getKernelOperands();
-  auto slotsType = MemRefType::get({std::max<int64_t>(1, operands.size())},
-                                   b.getI64Type());
-  Value slots = memref::AllocaOp::create(b, loc, slotsType);
   for (auto [i, operand] : llvm::enumerate(operands)) {
     FailureOr<Value> slot = asSlot(b, loc, operand);
     if (failed(slot))
@@ -117,8 +124,17 @@ struct CUDALaunchCalls : public impl::CUDALaunchCallsBase<CUDALaunchCalls> {
     host::addByteConstant(b, binary.getLoc(), "sinter_cuda_module",
                           object.getObject().getValue());
     host::addByteConstant(b, binary.getLoc(), "sinter_cuda_kernel_names", names);
+    llvm::MapVector<func::FuncOp, int64_t> mostArguments;
+    for (gpu::LaunchFuncOp launch : launches) {
+      int64_t &most = mostArguments[launch->getParentOfType<func::FuncOp>()];
+      most = std::max<int64_t>(most, launch.getKernelOperands().size());
+    }
+    DenseMap<func::FuncOp, Value> slots;
+    for (auto [function, count] : mostArguments)
+      slots[function] = slotsOf(function, count);
     for (gpu::LaunchFuncOp launch : launches)
-      if (failed(lowerLaunch(module, launch, indexOf)))
+      if (failed(lowerLaunch(module, launch, indexOf,
+                             slots.lookup(launch->getParentOfType<func::FuncOp>()))))
         return signalPassFailure();
     binary.erase();
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
@@ -100,6 +101,14 @@ struct CUDAMergeKernels : public impl::CUDAMergeKernelsBase<CUDAMergeKernels> {
     for (auto [launch, kernel] : retarget)
       launch.setKernelAttr(SymbolRefAttr::get(
           merged.getNameAttr(), {FlatSymbolRefAttr::get(kernel.getNameAttr())}));
+    // The constant tables the kept kernels read (copied with each kernel by
+    // the outlining), once each.
+    for (gpu::GPUModuleOp m : outlined)
+      for (auto global : llvm::make_early_inc_range(m.getOps<memref::GlobalOp>()))
+        if (!kernels.lookup(global.getSymName())) {
+          global->moveBefore(merged.getBody(), merged.getBody()->end());
+          kernels.insert(global);
+        }
     for (gpu::GPUModuleOp m : outlined)
       m.erase();
     attrs::cudaKernels.set(module, b.getArrayAttr(table));

@@ -54,7 +54,11 @@ def CUDABareKernelArguments
     `memref.reinterpret_cast` of its allocation's base buffer
     (`memref.extract_strided_metadata` outside), so the base pointer and, if
     dynamic, the offset cross instead. Canonicalization folds the pair back,
-    so nothing may canonicalize between this pass and the outlining.
+    so nothing may canonicalize between this pass and the outlining. A
+    constant global a kernel reads (a causal mask), or a view of one, is
+    taken inside the launch instead (its `memref.get_global` and views
+    cloned there): the host's copy is at a host address, and the outlining
+    copies the global into the kernel's module.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
@@ -66,7 +70,8 @@ def CUDAMergeKernels : Pass<"sinter-cuda-merge-kernels", "mlir::ModuleOp"> {
     kernel into one `gpu.module @sinter_kernels`. Kernels with the same body
     (the same loop of another layer) become one, named after the first
     function that launched it (`<function>_k<N>`), and every launch is
-    retargeted. The kernels' names and source lines, in order, go to the
+    retargeted; the constant globals they read move with them, once each.
+    The kernels' names and source lines, in order, go to the
     module's `sinter.cuda_kernels`: a launch names its kernel by its index
     in that list.
   }];

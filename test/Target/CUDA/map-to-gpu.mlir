@@ -164,3 +164,31 @@ func.func @scatter_add(%ids: memref<5xi32>, %g: memref<5x300xf32>, %t: memref<10
   }
   return
 }
+
+// -----
+
+// A kernel that reads a constant table (a causal mask), here through a
+// reshaping view, takes its own memref.get_global and view: the host's is
+// at a host address.
+// CHECK-LABEL: func.func @mask(
+// CHECK:       gpu.launch
+// CHECK:         %[[TABLE:.*]] = memref.get_global @causal : memref<4x4xi1>
+// CHECK:         %[[FLAT:.*]] = memref.collapse_shape %[[TABLE]]
+// CHECK:         memref.load %[[FLAT]]
+memref.global "private" constant @causal : memref<4x4xi1> = dense<[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]>
+func.func @mask(%s: memref<16xf32>) attributes {sinter.phase = "train"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %m = memref.get_global @causal : memref<4x4xi1>
+  %flat = memref.collapse_shape %m [[0, 1]] : memref<4x4xi1> into memref<16xi1>
+  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+    %future = memref.load %flat[%i] : memref<16xi1>
+    %v = memref.load %s[%i] : memref<16xf32>
+    %w = arith.select %future, %ninf, %v : f32
+    memref.store %w, %s[%i] : memref<16xf32>
+    scf.reduce
+  }
+  return
+}

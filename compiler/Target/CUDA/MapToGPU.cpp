@@ -218,6 +218,19 @@ gpu::LaunchOp launchSingle(Operation *op) {
   return launch;
 }
 
+/// Whether anything between `from` and `to` (in one block) may write
+/// memory: a kernel, a call, a store, a loop.
+bool mayWriteBetween(Operation *from, Operation *to) {
+  for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode()) {
+    if (op->getNumRegions() != 0 || isa<func::CallOp, memref::StoreOp>(op))
+      return true;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects ? !isMemoryEffectFree(op) : effects.hasEffect<MemoryEffects::Write>())
+      return true;
+  }
+  return false;
+}
+
 /// Scalar work on the host between loads and a store (a loss share summed
 /// into its accumulator) belongs in the store's kernel: each load on the
 /// host would wait for the device. The loads and arithmetic the stored
@@ -236,6 +249,9 @@ void storeWithItsScalars(memref::StoreOp store) {
                     return t.isIntOrIndexOrFloat();
                   });
     if (!scalar || !(isa<memref::LoadOp>(def) || isMemoryEffectFree(def)))
+      continue;
+    // A load read again in the kernel must see what it saw on the host.
+    if (isa<memref::LoadOp>(def) && mayWriteBetween(def, store))
       continue;
     slice.insert(def);
     worklist.append(def->operand_begin(), def->operand_end());

@@ -192,3 +192,32 @@ func.func @mask(%s: memref<16xf32>) attributes {sinter.phase = "train"} {
   }
   return
 }
+
+// -----
+
+// A store's kernel reads again the loads it needs, unless something may
+// write their buffer between the load and the store (here a kernel): that
+// load keeps the value it had, on the host.
+// CHECK-LABEL: func.func @load_then_kernel(
+// CHECK-SAME:    %[[ACC:[a-z0-9]+]]: memref<f32>
+// CHECK:       %[[OLD:.*]] = memref.load %[[ACC]][]
+// CHECK:       gpu.launch
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK-NOT:     memref.load %[[ACC]]
+// CHECK:         arith.addf %[[OLD]]
+// CHECK:         memref.store {{.*}}, %[[ACC]][]
+func.func @load_then_kernel(%acc: memref<f32>, %x: memref<4xf32>) attributes {sinter.phase = "train"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1.0 : f32
+  %old = memref.load %acc[] : memref<f32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %v = memref.load %x[%i] : memref<4xf32>
+    memref.store %v, %acc[] : memref<f32>
+    scf.reduce
+  }
+  %new = arith.addf %old, %one : f32
+  memref.store %new, %acc[] : memref<f32>
+  return
+}

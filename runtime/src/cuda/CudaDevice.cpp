@@ -14,7 +14,11 @@
 namespace sinter::rt::cuda {
 namespace {
 
-std::unique_ptr<CudaDevice> opened;
+/// Never destroyed: at exit the CUDA runtime tears itself down before
+/// static destructors would run, and destroying the library handles and
+/// the module after it can crash; the driver frees everything with the
+/// process.
+CudaDevice *opened = nullptr;
 
 /// The names table: "name\tsource\0" per kernel, in index order.
 std::vector<std::pair<std::string, std::string>> kernelTable() {
@@ -39,7 +43,7 @@ const char *const kCompiledForCuda =
 
 } // namespace
 
-CudaDevice *activeDevice() { return opened.get(); }
+CudaDevice *activeDevice() { return opened; }
 
 Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int index) {
   int count = 0;
@@ -224,9 +228,9 @@ Expected<Device *> openCudaDevice(int index) {
     Expected<std::unique_ptr<cuda::CudaDevice>> d = cuda::CudaDevice::open(index);
     if (!d.ok())
       return d.status();
-    cuda::opened = d.take();
+    cuda::opened = d.take().release();
   }
-  return static_cast<Device *>(cuda::opened.get());
+  return static_cast<Device *>(cuda::opened);
 }
 
 } // namespace sinter::rt

@@ -20,6 +20,9 @@ namespace {
 
 constexpr uint64_t kMatmulWorkspace = 32ull << 20;
 
+/// What the memory plan guarantees of every buffer's address.
+constexpr uint32_t kBufferAlignment = 64;
+
 /// Our key bit for bf16 inputs, above abi.h's four flag bits.
 constexpr int64_t kBF16Inputs = 16;
 
@@ -68,6 +71,14 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
   uint64_t limit = kMatmulWorkspace;
   cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit));
+  // The memory plan aligns buffers to 64 bytes, not the 256 cuBLASLt
+  // otherwise assumes of every pointer.
+  uint32_t aligned = kBufferAlignment;
+  for (cublasLtMatmulPreferenceAttributes_t a :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    if (set == CUBLAS_STATUS_SUCCESS)
+      set = cublasLtMatmulPreferenceSetAttribute(preference, a, &aligned, sizeof(aligned));
   cublasLtMatmulHeuristicResult_t found = {};
   int count = 0;
   cublasStatus_t asked =

@@ -68,9 +68,13 @@ echo "$micro" > "$out/gpt124m/micro"
 # Every shared library the programs load but CUDA's (found on the GPU
 # machine), and the loader they were linked for: they then run on any
 # x86-64 Linux with an NVIDIA driver, whatever its glibc.
-for prog in "$out"/ops/ops "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny "$out"/gpt124m/gpt124m*; do
+# The launcher, for runs of several ranks where the machine has the GPUs.
+mkdir -p "$out/bin"
+cp build/bin/sinter-run "$out/bin/"
+for prog in "$out"/ops/ops "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny "$out"/gpt124m/gpt124m* \
+            "$out"/bin/sinter-run; do
   ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
-done | sort -u | grep -v -E 'libcublas|libcudnn|libcuda\.|libnvidia|^$' | while read -r lib; do
+done | sort -u | grep -v -E 'libcublas|libcudnn|libnccl|libcuda\.|libnvidia|^$' | while read -r lib; do
   cp -L "$lib" "$out/lib/"
 done
 

@@ -4,7 +4,8 @@
 #   - every op's forward and gradient against the CPU program on the same
 #     inputs (f32: relative 1e-5);
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
-#     program's parameters (relative 1e-4);
+#     program's parameters (relative 1e-4), and the mlp's on 2 ranks over
+#     NCCL where the machine has 2 GPUs;
 #   - GPT-2 124M, T=1024, in f32 and with compute: BF16: tokens/s and MFU
 #     (6N + 6LCT FLOPs per token over 989 TFLOP/s dense bf16), beside
 #     PyTorch eager and torch.compile (f32 and bf16 autocast).
@@ -68,6 +69,16 @@ stage "ops gradients" "$logs/ops_grad.log" 45  "$here/ops/ops" --config "$here/o
 stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
   --save "$here/got/mlp.safetensors" &&
   row "mlp, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/mlp.safetensors" "$here/ref/mlp.safetensors" 1e-4)"
+# Two ranks over NCCL (one GPU each) compute the same step as one rank.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$gpus" -ge 2 ]; then
+  stage "mlp, 2 ranks" "$logs/mlp_2ranks.log" 60 "$here/bin/sinter-run" -n 2 \
+    "$loader" --library-path "$libpath" "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
+    --save "$here/got/mlp_2ranks.safetensors" &&
+    row "mlp, 2 ranks on NCCL (f32, 1e-4)" "$(compare safetensors "$here/got/mlp_2ranks.safetensors" "$here/ref/mlp.safetensors" 1e-4)"
+else
+  row "mlp, 2 ranks on NCCL" "skipped: $gpus GPU here; NCCL needs one per rank"
+fi
 stage "gpt_tiny, 20 steps" "$logs/gpt_tiny.log" 45  "$here/gpt_tiny/gpt_tiny" \
   --save "$here/got/gpt_tiny.safetensors" &&
   row "gpt_tiny, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/ref/gpt_tiny.safetensors" 1e-4)"

@@ -17,7 +17,8 @@ TEST(NcclCommunicator, ConnectingNeedsAGpuPerRank) {
   w.rank = 0;
   w.size = 2;
   w.localRank = devices; // one past the last GPU, or 0 with none
-  Expected<std::unique_ptr<Communicator>> comm = connectNccl(w, 2);
+  Expected<std::unique_ptr<Communicator>> comm =
+      connectNccl(w, createLocalCommunicator(), /*workQueue=*/nullptr, 2);
   ASSERT_FALSE(comm.ok());
   if (devices == 0)
     EXPECT_NE(comm.message().find("rank 0 of 2: no CUDA device"), std::string::npos)

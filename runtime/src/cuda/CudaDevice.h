@@ -48,6 +48,7 @@ public:
   Status download(void *host, const void *device, uint64_t bytes) override;
   Status copy(void *dst, const void *src, uint64_t bytes) override;
   Status synchronize() override;
+  void *workQueue() const override { return compute; }
 
   // What the generated step asks for, queued on the compute stream.
   void launch(int64_t kernel, const int64_t grid[3], const int64_t block[3],

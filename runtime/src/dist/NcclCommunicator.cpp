@@ -1,17 +1,11 @@
 //===- NcclCommunicator.cpp - Collectives across GPUs (NCCL) --------------===//
-//
-// Built with exceptions, for the rendezvous store (TcpStore.h).
-//
-//===----------------------------------------------------------------------===//
 
 #include "dist/NcclCommunicator.h"
-#include "dist/TcpStore.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <chrono>
-#include <cstring>
 #include <thread>
 
 namespace sinter::rt {
@@ -36,14 +30,13 @@ bool ncclTypeOf(DType dtype, ncclDataType_t &out) {
 class NcclCommunicator final : public Communicator {
 public:
   NcclCommunicator(WorldInfo world, ncclComm_t comm, cudaStream_t stream,
-                   int timeoutSeconds, std::unique_ptr<TcpStoreServer> server,
-                   std::unique_ptr<TcpStore> store)
-      : world(std::move(world)), comm(comm), stream(stream),
-        timeout(timeoutSeconds), server(std::move(server)),
-        store(std::move(store)) {}
+                   cudaStream_t producer, int timeoutSeconds)
+      : world(std::move(world)), comm(comm), stream(stream), producer(producer),
+        timeout(timeoutSeconds) {}
 
   ~NcclCommunicator() override {
-    ncclCommDestroy(comm);
+    if (!aborted) // ncclCommAbort freed it
+      ncclCommDestroy(comm);
     cudaStreamDestroy(stream);
   }
 
@@ -95,36 +88,61 @@ private:
     if (!ncclTypeOf(dtype, t))
       return Pending::done(Status::error("internal error: no NCCL type for " +
                                          std::string(dtypeName(dtype))));
+    if (aborted)
+      return Pending::done(failure(what, "NCCL was stopped by an earlier failure"));
+    // The buffers are the step's: NCCL's stream starts after the work the
+    // step has queued so far.
+    cudaEvent_t queued;
+    cudaError_t e = cudaEventCreateWithFlags(&queued, cudaEventDisableTiming);
+    if (e == cudaSuccess) {
+      e = cudaEventRecord(queued, producer);
+      if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(stream, queued, 0);
+      cudaEventDestroy(queued);
+    }
+    if (e != cudaSuccess)
+      return Pending::done(deviceFailure(what, e));
     ncclResult_t r = call(t);
     if (r != ncclSuccess)
       return Pending::done(failure(what, ncclGetErrorString(r)));
     cudaEvent_t done;
-    cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
-    cudaEventRecord(done, stream);
+    e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+    if (e == cudaSuccess && (e = cudaEventRecord(done, stream)) != cudaSuccess)
+      cudaEventDestroy(done);
+    if (e != cudaSuccess)
+      return Pending::done(deviceFailure(what, e));
     // Waiting polls the event and NCCL's asynchronous error, with a
     // deadline: a lost peer ends in an error, never a hang.
     auto wait = [this, done, what]() -> Status {
       auto deadline =
           std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+      Status outcome;
       for (;;) {
         cudaError_t e = cudaEventQuery(done);
         if (e == cudaSuccess)
           break;
+        if (e != cudaErrorNotReady) { // the GPU failed, not a peer
+          outcome = deviceFailure(what, e);
+          break;
+        }
+        if (aborted) {
+          outcome = failure(what, "NCCL was stopped by an earlier failure");
+          break;
+        }
         ncclResult_t async = ncclSuccess;
         ncclCommGetAsyncError(comm, &async);
-        if (async != ncclSuccess || e != cudaErrorNotReady ||
-            std::chrono::steady_clock::now() > deadline) {
+        if (async != ncclSuccess || std::chrono::steady_clock::now() > deadline) {
+          // Frees the communicator: later collectives and waits fail at once.
           ncclCommAbort(comm);
-          cudaEventDestroy(done);
-          return failure(what, async != ncclSuccess ? ncclGetErrorString(async)
-                         : e != cudaErrorNotReady
-                             ? cudaGetErrorString(e)
-                             : "no progress within the timeout");
+          aborted = true;
+          outcome = failure(what, async != ncclSuccess ? ncclGetErrorString(async)
+                                                       : "no progress within the timeout");
+          break;
         }
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
       cudaEventDestroy(done);
-      return Status::success();
+      return outcome;
     };
     return Pending(std::async(std::launch::deferred, wait).share());
   }
@@ -133,19 +151,68 @@ private:
     return Status::error(where(world) + ": " + what + " failed: " + why +
                          " (another rank died or stopped responding)");
   }
+  Status deviceFailure(const char *what, cudaError_t e) const {
+    return Status::error(where(world) + ": " + what + " failed on this rank's GPU: " +
+                         cudaGetErrorString(e));
+  }
 
   WorldInfo world;
   ncclComm_t comm;
   cudaStream_t stream;
+  cudaStream_t producer; ///< the step's stream
   int timeout;
-  std::unique_ptr<TcpStoreServer> server;
-  std::unique_ptr<TcpStore> store;
+  bool aborted = false; ///< after ncclCommAbort, `comm` is gone
+};
+
+/// Whether `p` is device memory (of any GPU).
+bool onDevice(const void *p) {
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError(); // a host pointer the runtime never saw
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice;
+}
+
+/// A CUDA run's communicator: each collective goes where its memory is.
+class CudaRunCommunicator final : public Communicator {
+public:
+  CudaRunCommunicator(std::unique_ptr<Communicator> host,
+                      std::unique_ptr<Communicator> nccl)
+      : host(std::move(host)), nccl(std::move(nccl)) {}
+
+  int rank() const override { return host->rank(); }
+  int size() const override { return host->size(); }
+  Pending allReduce(void *data, DType dtype, uint64_t count, ReduceOp op) override {
+    return on(data).allReduce(data, dtype, count, op);
+  }
+  Pending broadcast(void *data, DType dtype, uint64_t count, int root) override {
+    return on(data).broadcast(data, dtype, count, root);
+  }
+  Pending reduce(void *data, DType dtype, uint64_t count, ReduceOp op,
+                 int root) override {
+    return on(data).reduce(data, dtype, count, op, root);
+  }
+  Pending reduceScatter(void *in, void *out, DType dtype, uint64_t count,
+                        ReduceOp op) override {
+    return on(in).reduceScatter(in, out, dtype, count, op);
+  }
+  Pending allGather(const void *in, void *out, DType dtype, uint64_t count) override {
+    return on(in).allGather(in, out, dtype, count);
+  }
+  Pending barrier() override { return host->barrier(); }
+
+private:
+  Communicator &on(const void *p) { return onDevice(p) ? *nccl : *host; }
+
+  std::unique_ptr<Communicator> host, nccl;
 };
 
 } // namespace
 
-Expected<std::unique_ptr<Communicator>> connectNccl(const WorldInfo &world,
-                                                    int timeoutSeconds) {
+Expected<std::unique_ptr<Communicator>>
+connectNccl(const WorldInfo &world, std::unique_ptr<Communicator> host,
+            void *workQueue, int timeoutSeconds) {
   int devices = 0;
   cudaError_t e = cudaGetDeviceCount(&devices);
   if (e != cudaSuccess || devices == 0)
@@ -161,34 +228,36 @@ Expected<std::unique_ptr<Communicator>> connectNccl(const WorldInfo &world,
     return Status::error(where(world) + ": cannot use GPU " +
                          std::to_string(world.localRank) + ": " +
                          cudaGetErrorString(e));
-  try {
-    std::chrono::milliseconds timeout(int64_t(timeoutSeconds) * 1000);
-    Rendezvous rendezvous = openRendezvous(world, timeout);
-    std::unique_ptr<TcpStoreServer> server = std::move(rendezvous.server);
-    std::unique_ptr<TcpStore> store = std::move(rendezvous.store);
-    ncclUniqueId id;
-    if (world.rank == 0) {
-      if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
-        return Status::error(where(world) + ": NCCL: " + ncclGetErrorString(r));
-      store->set("nccl_id", std::vector<char>(id.internal,
-                                              id.internal + sizeof id.internal));
-    } else {
-      std::vector<char> bytes = store->get("nccl_id");
-      if (bytes.size() != sizeof id.internal)
-        return Status::error(where(world) + ": a corrupt NCCL id at the rendezvous");
-      std::memcpy(id.internal, bytes.data(), bytes.size());
-    }
-    ncclComm_t comm;
-    if (ncclResult_t r = ncclCommInitRank(&comm, world.size, id, world.rank);
-        r != ncclSuccess)
-      return Status::error(where(world) + ": NCCL: " + ncclGetErrorString(r));
-    cudaStream_t stream;
-    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-    return std::unique_ptr<Communicator>(std::make_unique<NcclCommunicator>(
-        world, comm, stream, timeoutSeconds, std::move(server), std::move(store)));
-  } catch (const std::exception &ex) {
-    return Status::error(where(world) + ": " + ex.what());
+  // Rank 0's id reaches the others over the host communicator; a rank 0
+  // that cannot make one sends zeros, which every rank refuses alike.
+  ncclUniqueId id = {};
+  ncclResult_t made = world.rank == 0 ? ncclGetUniqueId(&id) : ncclSuccess;
+  static_assert(sizeof id.internal % sizeof(int32_t) == 0, "an id of whole words");
+  Status sent = host->broadcast(id.internal, DType::I32,
+                                sizeof id.internal / sizeof(int32_t), 0)
+                    .wait();
+  if (made != ncclSuccess)
+    return Status::error(where(world) + ": NCCL: " + ncclGetErrorString(made));
+  if (!sent.ok())
+    return sent.withPrefix("handing out NCCL's id: ");
+  bool empty = true;
+  for (char c : id.internal)
+    empty &= c == 0;
+  if (empty)
+    return Status::error(where(world) + ": rank 0 could not make NCCL's id");
+  ncclComm_t comm;
+  if (ncclResult_t r = ncclCommInitRank(&comm, world.size, id, world.rank);
+      r != ncclSuccess)
+    return Status::error(where(world) + ": NCCL: " + ncclGetErrorString(r));
+  cudaStream_t stream;
+  if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) {
+    ncclCommDestroy(comm);
+    return Status::error(where(world) + ": NCCL's stream: " + cudaGetErrorString(e));
   }
+  auto nccl = std::make_unique<NcclCommunicator>(
+      world, comm, stream, static_cast<cudaStream_t>(workQueue), timeoutSeconds);
+  return std::unique_ptr<Communicator>(
+      std::make_unique<CudaRunCommunicator>(std::move(host), std::move(nccl)));
 }
 
 } // namespace sinter::rt

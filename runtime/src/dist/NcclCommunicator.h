@@ -1,4 +1,9 @@
 //===- NcclCommunicator.h - Collectives across GPUs (NCCL) --------*- C++ -*-===//
+//
+// Linked into CUDA programs only: the entry point is weak, null in a CPU
+// program.
+//
+//===----------------------------------------------------------------------===//
 #ifndef SINTER_RT_DIST_NCCLCOMMUNICATOR_H
 #define SINTER_RT_DIST_NCCLCOMMUNICATOR_H
 
@@ -6,14 +11,19 @@
 
 namespace sinter::rt {
 
-/// The communicator of a CUDA run: NCCL on this rank's GPU (LOCAL_RANK),
-/// with NCCL's unique id handed from rank 0 to the others through the same
-/// TCP rendezvous as Gloo's. Collectives take device pointers and run on
-/// the communicator's own stream; a Pending waits for them, and a
-/// collective that makes no progress for `timeoutSeconds` aborts the
-/// communicator with an error rather than hang.
-Expected<std::unique_ptr<Communicator>> connectNccl(const WorldInfo &world,
-                                                    int timeoutSeconds);
+/// The communicator of a CUDA run of several ranks. A collective on device
+/// memory (gradient buckets, shards) runs on NCCL on this rank's GPU
+/// (LOCAL_RANK), on NCCL's own stream, after the work queued on
+/// `workQueue` (the step's cudaStream_t) when it starts; its Pending
+/// returns once it is done, so work queued after the wait reads its result.
+/// A collective on host memory (counts, metrics, the host copies of the
+/// parameters at start, barriers) runs on `host` (Gloo). NCCL's unique id
+/// goes from rank 0 to the others through `host`. An NCCL collective that
+/// makes no progress for `timeoutSeconds` aborts NCCL with an error naming
+/// the rank, never a hang.
+Expected<std::unique_ptr<Communicator>>
+connectNccl(const WorldInfo &world, std::unique_ptr<Communicator> host,
+            void *workQueue, int timeoutSeconds) __attribute__((weak));
 
 } // namespace sinter::rt
 

@@ -11,6 +11,7 @@
 #include "data/Npy.h"
 #include "device/Cuda.h"
 #include "dist/Bootstrap.h"
+#include "dist/NcclCommunicator.h"
 #include "program/DataSources.h"
 #include "program/Evaluator.h"
 #include "program/Parameters.h"
@@ -298,13 +299,16 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
                 "; run it on " + std::to_string(step->plan.worldSize) +
                 " ranks, or recompile with --set parallel.world_size=" +
                 std::to_string(world->size));
-  if (step->plan.device == "cuda" && world->size > 1)
-    return fail("this program was compiled for CUDA, which trains on one GPU "
-                "so far: runs of several ranks (NCCL) are not built yet for "
-                "device: CUDA; run it alone, or recompile with device: CPU for " +
-                std::to_string(world->size) + " ranks");
   Expected<std::unique_ptr<Communicator>> comm =
       connectWorld(*world, kCollectiveTimeoutSeconds);
+  // A CUDA run's device buffers are summed by NCCL, its host values by Gloo.
+  if (comm.ok() && step->plan.device == "cuda" && world->size > 1)
+    comm = connectNccl ? connectNccl(*world, std::move(comm.value()),
+                                     step->buffers.device().workQueue(),
+                                     kCollectiveTimeoutSeconds)
+                       : Expected<std::unique_ptr<Communicator>>(Status::error(
+                             "internal error: this CUDA program was linked "
+                             "without NCCL's communicator"));
   if (!comm.ok())
     return fail(comm.message());
   StepRun evalRun = eval ? eval->run() : StepRun();

@@ -250,6 +250,12 @@ int64_t sinter_rt_sum_over_ranks(int64_t value) {
 // Each loss share is already divided by the global batch's count, so the
 // step's gradient is the sum over ranks (DOMAIN.md 2, 3).
 
+/// One rank's gather or scatter: its own row, copied by the step's device
+/// (device memory on CUDA), in order with the step's work.
+static Status ownRow(ActiveStep &s, float *to, const float *from, int64_t count) {
+  return s.buffers->device().copy(to, from, uint64_t(count) * sizeof(float));
+}
+
 static void allReduceNow(void *data, DType dtype, int64_t count) {
   ActiveStep &s = current();
   if (s.world->comm && s.error.ok())
@@ -291,7 +297,7 @@ void sinter_rt_all_gather_f32(const float *shard, float *rows, int64_t count) {
   if (!s.error.ok())
     return;
   if (!s.world->comm) {
-    std::copy(shard, shard + count, rows); // one rank: its own row
+    s.error = ownRow(s, rows, shard, count);
     return;
   }
   s.error = s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)).wait();
@@ -303,7 +309,7 @@ void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
   if (!mayStart(s, id))
     return;
   if (!s.world->comm) {
-    std::copy(rows, rows + count, shard); // one rank: its own row
+    s.error = ownRow(s, shard, rows, count);
     return;
   }
   s.startCollective();
@@ -318,7 +324,7 @@ void sinter_rt_all_gather_start_f32(int64_t id, const float *shard, float *rows,
   if (!mayStart(s, id))
     return;
   if (!s.world->comm) {
-    std::copy(shard, shard + count, rows); // one rank: its own row
+    s.error = ownRow(s, rows, shard, count);
     return;
   }
   s.collectives[id] = {s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)),

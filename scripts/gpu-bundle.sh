@@ -41,6 +41,13 @@ cp -r "$work/ops" "$out/ops"
   --outputs "$out/ref/ops_outputs" >/dev/null
 "$work/ops_cpu" --config "$out/ops/ops.pbtxt" --init "$out/ops/init.safetensors" \
   --gradients "$out/ref/ops_gradients" >/dev/null
+# The same ops with compute: BF16 (matmuls read bf16-rounded inputs).
+(cd "$out/ops" && "$sinterc" --config ops.pbtxt --set precision.compute=BF16 -o "$work/ops_bf16_cpu" &&
+   "$sinterc" --config ops.pbtxt --set precision.compute=BF16 --set device=CUDA -o ops_bf16)
+"$work/ops_bf16_cpu" --config "$out/ops/ops.pbtxt" --eval --init "$out/ops/init.safetensors" \
+  --outputs "$out/ref/ops_bf16_outputs" >/dev/null
+"$work/ops_bf16_cpu" --config "$out/ops/ops.pbtxt" --init "$out/ops/init.safetensors" \
+  --gradients "$out/ref/ops_bf16_gradients" >/dev/null
 
 echo "gpu-bundle: 20 training steps of mlp and gpt_tiny"
 cp -r "$work/mlp" "$out/mlp"
@@ -71,7 +78,7 @@ echo "$micro" > "$out/gpt124m/micro"
 # The launcher, for runs of several ranks where the machine has the GPUs.
 mkdir -p "$out/bin"
 cp build/bin/sinter-run "$out/bin/"
-for prog in "$out"/ops/ops "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny "$out"/gpt124m/gpt124m* \
+for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny "$out"/gpt124m/gpt124m* \
             "$out"/bin/sinter-run; do
   ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
 done | sort -u | grep -v -E 'libcublas|libcudnn|libnccl|libcuda\.|libnvidia|^$' | while read -r lib; do

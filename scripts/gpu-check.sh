@@ -2,7 +2,7 @@
 # The checks of Sinter's CUDA target on one NVIDIA GPU, run in the folder
 # scripts/gpu-bundle.sh made (copied to the GPU machine):
 #   - every op's forward and gradient against the CPU program on the same
-#     inputs (f32: relative 1e-5);
+#     inputs (f32: relative 1e-5; with compute: BF16, 2e-2);
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
 #     program's parameters (relative 1e-4), and the mlp's on 2 ranks over
 #     NCCL where the machine has 2 GPUs;
@@ -66,6 +66,14 @@ stage "ops forward" "$logs/ops_eval.log" 45  "$here/ops/ops" --config "$here/ops
 stage "ops gradients" "$logs/ops_grad.log" 45  "$here/ops/ops" --config "$here/ops/ops.pbtxt" \
   --init "$here/ops/init.safetensors" --gradients "$here/got/ops_gradients" &&
   row "ops gradients (f32, 1e-5)" "$(compare npy "$here/got/ops_gradients" "$here/ref/ops_gradients" 1e-5)"
+stage "ops forward, bf16" "$logs/ops_bf16_eval.log" 45  "$here/ops/ops_bf16" \
+  --config "$here/ops/ops.pbtxt" --eval --init "$here/ops/init.safetensors" \
+  --outputs "$here/got/ops_bf16_outputs" &&
+  row "ops forward (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_outputs" "$here/ref/ops_bf16_outputs" 2e-2)"
+stage "ops gradients, bf16" "$logs/ops_bf16_grad.log" 45  "$here/ops/ops_bf16" \
+  --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+  --gradients "$here/got/ops_bf16_gradients" &&
+  row "ops gradients (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_gradients" "$here/ref/ops_bf16_gradients" 2e-2)"
 stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
   --save "$here/got/mlp.safetensors" &&
   row "mlp, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/mlp.safetensors" "$here/ref/mlp.safetensors" 1e-4)"

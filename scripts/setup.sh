@@ -36,3 +36,11 @@ if ! .venv/bin/python3 -c "import numpy, jax, sklearn, tensorboard" 2>/dev/null;
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check "${python_packages[@]}"
 fi
+
+# Where the CUDA toolkit is, the CUDA runtime's fused attention is built on
+# cuDNN's C++ frontend: headers only, from PyPI, into .venv/.../include.
+if [ -d /usr/local/cuda ] &&
+   ! ls .venv/lib/python3*/site-packages/include/cudnn_frontend.h >/dev/null 2>&1; then
+  echo "setup: installing nvidia-cudnn-frontend into .venv"
+  .venv/bin/pip install -q --disable-pip-version-check nvidia-cudnn-frontend==1.32.0
+fi

@@ -51,6 +51,8 @@ OPS = [
     # embedding wider than one block of columns.
     ("sum_long", "sum(r, axis=-1)"), ("max_long", "max(r, axis=-1)"),
     ("softmax_long", "softmax(r)"), ("embedding_wide", "embedding(ids, tablew)"),
+    # Heads of 16: with compute: BF16, cuDNN's fused attention on CUDA.
+    ("attention_heads16", "scaled_dot_product_attention(qa, ka, va, causal=true)"),
 ]
 # Losses: batch reductions already, each a term of the loss as it is.
 LOSSES = [
@@ -62,7 +64,8 @@ LOSSES = [
 PARAMS = {"a": (B, 3, 4), "b": (B, 3, 4), "c": (B, 4), "p": (B, 3, 4),
           "t01": (B, 3, 4), "logits": (B, 5), "img": (B, 3, 8, 8),
           "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "table": (10, 4),
-          "r": (B, 300), "tablew": (10, 300)}
+          "r": (B, 300), "tablew": (10, 300),
+          "qa": (B, 2, 16, 16), "ka": (B, 2, 16, 16), "va": (B, 2, 16, 16)}
 INPUTS = {"ids": ((6,), 10), "y": ((), 5), "yt": ((3,), 4)}
 
 

@@ -39,6 +39,7 @@ void buildStepPipeline(mlir::OpPassManager &pm) {
   pm.addPass(graph::createGraphFuseAttention());
   pm.addPass(train::createDistSyncBatchNorm());
   pm.addPass(graph::createGraphAutodiff());
+  pm.addPass(graph::createGraphExpandAttentionGrad());
   pm.addPass(graph::createGraphModelToFunc());
   pm.addPass(createConvertGraphToLinalg());
   pm.addPass(mlir::createCanonicalizerPass());

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 9
+#define SINTER_ABI_VERSION 10
 
 #ifdef __cplusplus
 extern "C" {
@@ -204,6 +204,19 @@ void sinter_cuda_conv2d_backward_weights_f32(const float *x, const float *dy,
                                              int64_t ow, int64_t sh, int64_t sw,
                                              int64_t dh, int64_t dw, int64_t ph,
                                              int64_t pw);
+/* Fused scaled dot-product attention (cuDNN), bf16 in and out: for each of
+ * batch x heads, o[tq, dv] = softmax(q[tq, d] k[tk, d]^T / sqrt(d)) v[tk, dv],
+ * with key j masked from query i where j > i when `causal`; sums in f32.
+ * The backward call gives q's, k's and v's gradients from o's, `grad_o`. */
+void sinter_cuda_attention_bf16(const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                                uint16_t *o, int64_t batch, int64_t heads, int64_t tq,
+                                int64_t tk, int64_t d, int64_t dv, int64_t causal);
+void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
+                                         const uint16_t *v, const uint16_t *grad_o,
+                                         uint16_t *grad_q, uint16_t *grad_k,
+                                         uint16_t *grad_v, int64_t batch, int64_t heads,
+                                         int64_t tq, int64_t tk, int64_t d, int64_t dv,
+                                         int64_t causal);
 /* Copies `bytes` at byte `offset` from device buffer `src` to host memory
  * `dst` once the work queued before it is done (it waits). */
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,

@@ -2,6 +2,8 @@
 
 #include "compiler/Conversion/GraphToLinalg/Lowering.h"
 #include "dialects/Graph/IR/GraphOps.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
+#include "dialects/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -42,8 +44,51 @@ Results lowerMatmulTransposed(TensorBuilder &tb, MatmulTransposedOp op,
                                   cast<RankedTensorType>(op.getType()).getShape()));
 }
 
+/// `x` with element type `to` (bf16 rounded to nearest even, or back).
+Value converted(TensorBuilder &tb, Value x, Type to) {
+  return tb.elementwise(shapeOf(x), to, {x},
+                        [&](OpBuilder &b, Location l, ValueRange args) {
+                          return scalar::convert(b, l, args[0], to);
+                        });
+}
+
+/// cuDNN's fused attention (attrs::fusesAttention): the operands rounded
+/// to bf16, the library op, its results back in the graph's type.
+template <typename LibraryOp>
+SmallVector<Value> fusedAttention(TensorBuilder &tb, ValueRange operands,
+                                  TypeRange resultTypes, bool causal) {
+  OpBuilder &b = tb.builder();
+  Type bf16 = b.getBF16Type();
+  SmallVector<Value> inputs;
+  for (Value v : operands)
+    inputs.push_back(converted(tb, v, bf16));
+  SmallVector<Type> bf16Types;
+  for (Type t : resultTypes)
+    bf16Types.push_back(cast<RankedTensorType>(t).clone(bf16));
+  auto op = LibraryOp::create(b, tb.location(), bf16Types, inputs, ValueRange(),
+                              b.getBoolAttr(causal));
+  SmallVector<Value> out;
+  for (auto [result, type] : llvm::zip(op.getResults(), resultTypes))
+    out.push_back(converted(tb, result, cast<RankedTensorType>(type).getElementType()));
+  return out;
+}
+
+Results lowerAttentionGrad(TensorBuilder &tb, AttentionGradOp op,
+                           AttentionGradOp::Adaptor a) {
+  // Elsewhere graph-expand-attention-grad has spelled it out.
+  if (!attrs::fusesAttention(op))
+    return op.emitError("internal error: graph.attention_grad left for a target "
+                        "without fused attention (run graph-expand-attention-grad)");
+  return fusedAttention<train::AttentionBackwardOp>(
+      tb, {a.getQuery(), a.getKey(), a.getValue(), a.getGrad()}, op->getResultTypes(),
+      op.getCausal());
+}
+
 Results lowerAttention(TensorBuilder &tb, AttentionOp op, AttentionOp::Adaptor a) {
   Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
+  if (attrs::fusesAttention(op))
+    return fusedAttention<train::AttentionForwardOp>(tb, {q, k, v}, {op.getType()},
+                                                    op.getCausal());
   ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k);
   int64_t rank = qs.size();
   SmallVector<int64_t> scoreShape(qs.drop_back());
@@ -79,6 +124,7 @@ void populateLinearPatterns(RewritePatternSet &patterns) {
   addLowering<MatmulOp>(patterns, lowerMatmul);
   addLowering<MatmulTransposedOp>(patterns, lowerMatmulTransposed);
   addLowering<AttentionOp>(patterns, lowerAttention);
+  addLowering<AttentionGradOp>(patterns, lowerAttentionGrad);
 }
 
 } // namespace sinter::lowering

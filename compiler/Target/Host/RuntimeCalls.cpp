@@ -74,6 +74,35 @@ LogicalResult callConv(CallBuilder &cb, OpT op, StringRef callee, Value input, V
   return success();
 }
 
+/// A fused attention as the device library's call: its buffers (inputs,
+/// then results), then [batch, heads, Tq, Tk, D, Dv] of q [..., Tq, D],
+/// k [..., Tk, D], v [..., Tk, Dv] (the dimensions before the last two
+/// are batch and heads; more are folded into the batch), and causal.
+LogicalResult callAttention(CallBuilder &cb, Operation *op, StringRef callee,
+                            ValueRange inputs, ValueRange into, bool causal) {
+  SmallVector<Value> args;
+  for (Value v : llvm::concat<const Value>(inputs, into)) {
+    auto t = cast<MemRefType>(v.getType());
+    if (!t.getElementType().isBF16() || !t.getLayout().isIdentity() ||
+        !t.hasStaticShape())
+      return op->emitError("fused attention needs dense static bf16 buffers, not ")
+             << t;
+    args.push_back(cb.pointer(v));
+  }
+  ArrayRef<int64_t> q = cast<MemRefType>(inputs[0].getType()).getShape(),
+                    k = cast<MemRefType>(inputs[1].getType()).getShape(),
+                    v = cast<MemRefType>(inputs[2].getType()).getShape();
+  int64_t rank = q.size(), heads = rank >= 3 ? q[rank - 3] : 1, batch = 1;
+  for (int64_t i = 0; i + 3 < rank; ++i)
+    batch *= q[i];
+  Location loc = op->getLoc();
+  for (int64_t d : {batch, heads, q[rank - 2], k[rank - 2], q[rank - 1], v[rank - 1],
+                    int64_t(causal)})
+    args.push_back(cb.constant(loc, d));
+  cb.call(loc, callee, args);
+  return success();
+}
+
 LogicalResult lower(ModuleOp module, Operation *op) {
   CallBuilder cb(module, op);
   OpBuilder &b = cb.builder();
@@ -216,6 +245,14 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         return callConv(cb, c, library("conv2d_backward_weights_f32"),
                         /*input=*/c.getLhs(), /*grad=*/c.getRhs(),
                         /*weight=*/c.getInto());
+      })
+      .Case([&](AttentionForwardOp a) {
+        return callAttention(cb, a, library("attention_bf16"), a.getInputs(),
+                             a.getInto(), a.getCausal());
+      })
+      .Case([&](AttentionBackwardOp a) {
+        return callAttention(cb, a, library("attention_backward_bf16"), a.getInputs(),
+                             a.getInto(), a.getCausal());
       })
       .Case([&](HyperparameterOp h) {
         // The dialect's names, in abi.h's order (sinter_hyperparameter).

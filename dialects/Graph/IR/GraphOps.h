@@ -72,4 +72,12 @@ public:
 #define GET_OP_CLASSES
 #include "dialects/Graph/IR/GraphOps.h.inc"
 
+namespace sinter::graph {
+/// The three gradients of `op` spelled out in graph ops, built at `b`:
+/// the probabilities recomputed, then dv = p^T g, dp = g v^T,
+/// ds = p (dp - sum(dp p)), dq = ds k / sqrt(D), dk = ds^T q / sqrt(D).
+llvm::SmallVector<mlir::Value, 3> spellOutAttentionGrad(mlir::OpBuilder &b,
+                                                        AttentionGradOp op);
+} // namespace sinter::graph
+
 #endif // SINTER_GRAPH_GRAPHOPS_H

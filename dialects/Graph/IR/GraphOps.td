@@ -942,6 +942,36 @@ def Graph_AttentionOp : Graph_InferOp<"attention", [Pure, Graph_Differentiable]>
   let results = (outs Graph_FloatTensor:$result);
 }
 
+def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
+    AllTypesMatch<["query", "dquery"]>, AllTypesMatch<["key", "dkey"]>,
+    AllTypesMatch<["value", "dvalue"]>]> {
+  let summary = "The gradients of scaled dot-product attention";
+  let description = [{
+    The vector-Jacobian product of `graph.attention` (same operands and
+    `causal`) for the result's gradient `grad`: the gradients of `query`,
+    `key` and `value`. Kept whole where the device's library differentiates
+    attention itself (cuDNN's fused attention on CUDA with compute: BF16);
+    elsewhere `graph-expand-attention-grad` spells it out, recomputing the
+    probabilities.
+
+    Example:
+    ```mlir
+    %dq, %dk, %dv = graph.attention_grad %q, %k, %v, %g {causal = true}
+        : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>,
+          tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$query, Graph_FloatTensor:$key,
+                       Graph_FloatTensor:$value, Graph_FloatTensor:$grad,
+                       BoolAttr:$causal);
+  let results = (outs Graph_FloatTensor:$dquery, Graph_FloatTensor:$dkey,
+                      Graph_FloatTensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $grad attr-dict `:` type($query) `,` type($key)
+    `,` type($value) `,` type($grad)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Losses and metrics
 //===----------------------------------------------------------------------===//

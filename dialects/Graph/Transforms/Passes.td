@@ -58,4 +58,15 @@ def GraphFuseAttention : Pass<"graph-fuse-attention", "mlir::ModuleOp"> {
   }];
 }
 
+def GraphExpandAttentionGrad : Pass<"graph-expand-attention-grad", "mlir::ModuleOp"> {
+  let summary = "graph.attention_grad as graph ops, unless the target fuses it";
+  let description = [{
+    Each `graph.attention_grad` becomes the gradients spelled out in graph
+    ops (the probabilities recomputed from q and k), except where cuDNN's
+    fused attention differentiates attention itself: in a module compiled
+    for CUDA with compute: BF16 (`sinter.device` "cuda", `sinter.compute`
+    "bf16"), static shapes and head sizes a multiple of 8 up to 128.
+  }];
+}
+
 #endif // SINTER_GRAPH_PASSES_TD

@@ -84,6 +84,12 @@ using mlir::UnitAttr;
   inline constexpr Owned<CLASS> ACCESSOR{"sinter." NAME, PLACES};
 #include "dialects/Sinter/IR/SinterAttrs.def"
 
+/// Whether the attention `op` (graph.attention or graph.attention_grad)
+/// runs whole in its device's library: cuDNN's fused attention, on CUDA
+/// with compute: BF16 (it takes bf16 inputs), for static shapes with head
+/// sizes it supports.
+bool fusesAttention(mlir::Operation *op);
+
 } // namespace sinter::attrs
 
 #endif // SINTER_SINTER_IR_SINTERATTRS_H

@@ -109,3 +109,24 @@ void registerSinterDialect(DialectRegistry &registry) {
 }
 
 } // namespace sinter
+
+bool sinter::attrs::fusesAttention(mlir::Operation *op) {
+  auto module = op->getParentOfType<mlir::ModuleOp>();
+  StringAttr device = module ? attrs::device.get(module) : StringAttr();
+  StringAttr compute = module ? attrs::compute.get(module) : StringAttr();
+  if (!device || device.getValue() != "cuda" || !compute || compute.getValue() != "bf16")
+    return false;
+  // cuDNN's fused attention: static shapes, head sizes a multiple of 8 up
+  // to 128 (query, key and value are the first three operands).
+  if (op->getNumOperands() < 3)
+    return false;
+  for (mlir::Value v : op->getOperands().take_front(3)) {
+    auto type = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape() || type.getRank() < 2)
+      return false;
+    int64_t head = type.getShape().back();
+    if (head % 8 != 0 || head > 128)
+      return false;
+  }
+  return true;
+}

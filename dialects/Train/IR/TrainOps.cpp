@@ -288,6 +288,95 @@ CONV_LIBRARY_INTERFACE(ConvBackwardDataOp)
 CONV_LIBRARY_INTERFACE(ConvBackwardWeightsOp)
 #undef CONV_LIBRARY_INTERFACE
 
+// The library attentions: every input read, each result a new buffer.
+template <typename OpT>
+LogicalResult verifyAttentionLibraryOp(OpT op, size_t inputs, size_t results) {
+  bool onTensors = !op.getResults().empty();
+  if (onTensors == !op.getInto().empty())
+    return op.emitOpError("on tensors returns its results; on buffers writes `into`");
+  size_t outputs = onTensors ? op.getResults().size() : op.getInto().size();
+  if (op.getInputs().size() != inputs || outputs != results)
+    return op.emitOpError("takes ") << inputs << " inputs and gives " << results
+                                    << " results";
+  SmallVector<ShapedType> types;
+  for (Value v : op.getInputs())
+    types.push_back(cast<ShapedType>(v.getType()));
+  for (Value v : onTensors ? ValueRange(op.getResults()) : ValueRange(op.getInto()))
+    types.push_back(cast<ShapedType>(v.getType()));
+  for (ShapedType t : types)
+    if (t.getRank() < 2 || !t.hasStaticShape() || !t.getElementType().isBF16())
+      return op.emitOpError("takes static bf16 operands of rank 2 or more");
+  return success();
+}
+
+template <typename OpT>
+LogicalResult bufferizeAttentionLibraryOp(OpT op, RewriterBase &rewriter,
+                                          const BufferizationOptions &options,
+                                          BufferizationState &state) {
+  SmallVector<Value> inputs;
+  for (Value input : op.getInputs()) {
+    FailureOr<Value> buffer = getBuffer(rewriter, input, options, state);
+    if (failed(buffer))
+      return failure();
+    // The library takes dense arrays: a strided view is copied.
+    auto type = cast<MemRefType>(buffer->getType());
+    if (!type.getLayout().isIdentity()) {
+      Value dense = memref::AllocOp::create(
+          rewriter, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType()));
+      memref::CopyOp::create(rewriter, op.getLoc(), *buffer, dense);
+      *buffer = dense;
+    }
+    inputs.push_back(*buffer);
+  }
+  SmallVector<Value> into;
+  for (Value result : op.getResults()) {
+    auto type = cast<RankedTensorType>(result.getType());
+    into.push_back(memref::AllocOp::create(
+        rewriter, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType())));
+  }
+  OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into, op.getCausalAttr());
+  replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
+  return success();
+}
+
+/// As the library convolutions: pure on tensors; on buffers it reads its
+/// inputs and writes `into`.
+template <typename OpT>
+void attentionLibraryOpEffects(
+    OpT op,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  for (OpOperand &operand : op.getInputsMutable())
+    if (!op.getInto().empty())
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  for (OpOperand &operand : op.getIntoMutable())
+    effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                         SideEffects::DefaultResource::get());
+}
+
+#define ATTENTION_LIBRARY_INTERFACE(OpT, INPUTS, RESULTS)                                \
+  LogicalResult OpT::verify() { return verifyAttentionLibraryOp(*this, INPUTS, RESULTS); } \
+  void OpT::getEffects(                                                                  \
+      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {    \
+    attentionLibraryOpEffects(*this, effects);                                           \
+  }                                                                                      \
+  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) { return true; }  \
+  bool OpT::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {                \
+    return false;                                                                        \
+  }                                                                                      \
+  bool OpT::bufferizesToAllocation(Value) { return true; }                               \
+  AliasingValueList OpT::getAliasingValues(OpOperand &, const AnalysisState &) {         \
+    return {};                                                                           \
+  }                                                                                      \
+  LogicalResult OpT::bufferize(RewriterBase &rewriter,                                   \
+                               const BufferizationOptions &options,                      \
+                               BufferizationState &state) {                              \
+    return bufferizeAttentionLibraryOp(*this, rewriter, options, state);                 \
+  }
+ATTENTION_LIBRARY_INTERFACE(AttentionForwardOp, 3, 1)
+ATTENTION_LIBRARY_INTERFACE(AttentionBackwardOp, 4, 3)
+#undef ATTENTION_LIBRARY_INTERFACE
+
 LogicalResult ReduceScatterStartOp::verify() {
   auto rows = cast<ShapedType>(getRows().getType());
   bool onTensors = isa<RankedTensorType>(rows);

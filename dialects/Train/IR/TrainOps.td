@@ -312,6 +312,49 @@ def Train_ConvBackwardWeightsOp : Train_ConvLibraryOp<"conv2d_backward_weights",
   }];
 }
 
+class Train_AttentionLibraryOp<string mnemonic, string summaryText>
+    : Train_Op<mnemonic, [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "bufferizesToAllocation", "getAliasingValues", "bufferize"]>]> {
+  let summary = summaryText;
+  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyMemRef>:$into,
+                   BoolAttr:$causal);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $inputs (`into` $into^)? attr-dict `:` type($inputs) (`into` type($into)^)?
+    (`->` type($results)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_AttentionForwardOp : Train_AttentionLibraryOp<"attention_forward",
+    "Scaled dot-product attention, for the device's fused kernel"> {
+  let description = [{
+    `softmax(q k^T / sqrt(D)) v` of bf16 `q` [..., Tq, D], `k` [..., Tk, D]
+    and `v` [..., Tk, Dv], causally masked (key after query) when `causal`:
+    the CUDA target's call of cuDNN's fused attention. On tensors it returns
+    the bf16 result; on buffers it writes `into`.
+
+    Example:
+    ```mlir
+    %o = train.attention_forward %q, %k, %v {causal = true}
+        : tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>
+        -> tensor<2x4x64x16xbf16>
+    ```
+  }];
+}
+
+def Train_AttentionBackwardOp : Train_AttentionLibraryOp<"attention_backward",
+    "The gradients of scaled dot-product attention, for the device's kernel"> {
+  let description = [{
+    The gradients of `q`, `k` and `v` (bf16, as `train.attention_forward`)
+    for the result's gradient `grad`: cuDNN's fused attention backward, after
+    it recomputes the forward pass's output and row statistics.
+  }];
+}
+
 def Train_MicroBatchInputOp : Train_Op<"micro_batch_input", [
     AllTypesMatch<["dest", "result"]>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,

@@ -76,6 +76,23 @@ void sinter_cuda_conv2d_backward_weights_f32(const float *x, const float *dy,
   device().conv2d(ConvolutionPass::BackwardWeights, x, dy, dwt, shape);
 }
 
+void sinter_cuda_attention_bf16(const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                                uint16_t *o, int64_t batch, int64_t heads, int64_t tq,
+                                int64_t tk, int64_t d, int64_t dv, int64_t causal) {
+  const int64_t shape[7] = {batch, heads, tq, tk, d, dv, causal};
+  device().attention(q, k, v, o, shape);
+}
+
+void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
+                                         const uint16_t *v, const uint16_t *grad_o,
+                                         uint16_t *grad_q, uint16_t *grad_k,
+                                         uint16_t *grad_v, int64_t batch, int64_t heads,
+                                         int64_t tq, int64_t tk, int64_t d, int64_t dv,
+                                         int64_t causal) {
+  const int64_t shape[7] = {batch, heads, tq, tk, d, dv, causal};
+  device().attentionBackward(q, k, v, grad_o, grad_q, grad_k, grad_v, shape);
+}
+
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,
                       int64_t bytes) {
   device().read(dst, src, offset, bytes);

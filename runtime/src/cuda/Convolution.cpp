@@ -46,14 +46,19 @@ bool pickAlgorithm(const Perf *found, int count, ConvolutionAlgorithm &out) {
 
 } // namespace
 
+Status CudaDevice::openDnn() {
+  if (dnn)
+    return Status::success();
+  SINTER_CUDA_CHECK(cudnnCreate(&dnn));
+  SINTER_CUDA_CHECK(cudnnSetStream(dnn, compute));
+  return Status::success();
+}
+
 Expected<CudaDevice::Convolution *> CudaDevice::convolutionPlan(const int64_t s[15]) {
   std::vector<int64_t> key(s, s + 15);
   if (auto it = convolutions.find(key); it != convolutions.end())
     return it->second.get();
-  if (!dnn) {
-    SINTER_CUDA_CHECK(cudnnCreate(&dnn));
-    SINTER_CUDA_CHECK(cudnnSetStream(dnn, compute));
-  }
+  SINTER_RT_RETURN_IF_ERROR(openDnn());
   int n = int(s[0]), c = int(s[1]), h = int(s[2]), w = int(s[3]), o = int(s[4]),
       kh = int(s[5]), kw = int(s[6]), oh = int(s[7]), ow = int(s[8]);
   auto plan = std::make_unique<Convolution>();

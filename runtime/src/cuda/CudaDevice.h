@@ -61,12 +61,19 @@ public:
   /// call takes them, its result, and the convolution's shape.
   void conv2d(ConvolutionPass pass, const float *first, const float *second,
               float *result, const int64_t shape[15]);
+  /// abi.h's fused attention (bf16): o from q, k, v; and the gradients of
+  /// q, k and v from o's. `shape` is [batch, heads, Tq, Tk, D, Dv, causal].
+  void attention(const void *q, const void *k, const void *v, void *o,
+                 const int64_t shape[7]);
+  void attentionBackward(const void *q, const void *k, const void *v, const void *gradO,
+                         void *gradQ, void *gradK, void *gradV, const int64_t shape[7]);
   /// Waits for the queued work, then copies device memory to the host.
   void read(void *dst, const void *src, int64_t offset, int64_t bytes);
 
 private:
   struct Matmul;
   struct Convolution;
+  struct Attention;
   CudaDevice() = default;
   Status loadKernels();
   /// Records the first failure of queued work; true when `s` is one.
@@ -78,6 +85,9 @@ private:
                                 int64_t flags);
   Expected<Convolution *> convolutionPlan(const int64_t shape[15]);
   Status chooseAlgorithm(Convolution &plan, ConvolutionPass pass);
+  Expected<Attention *> attentionPlan(const int64_t shape[7]);
+  /// The cuDNN handle, made at the first convolution or attention.
+  Status openDnn();
 
   int index = 0;
   std::string name;
@@ -94,6 +104,8 @@ private:
            std::unique_ptr<Matmul>>
       matmuls;
   std::map<std::vector<int64_t>, std::unique_ptr<Convolution>> convolutions;
+  /// Shared: the plans' type is known only where they are made.
+  std::map<std::vector<int64_t>, std::shared_ptr<Attention>> attentions;
   Status firstError;
 };
 

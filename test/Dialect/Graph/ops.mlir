@@ -196,6 +196,8 @@ func.func @nn(%x: tensor<?x4x32x32xf32>, %w: tensor<16x2x3x3xf32>, %ids: tensor<
   %4 = graph.embedding %ids, %table : (tensor<?x8xi32>, tensor<50x16xf32>) -> tensor<?x8x16xf32>
   %5 = graph.dropout %q {p = 0.1 : f64} : (tensor<?x4x8x16xf32>) -> tensor<?x4x8x16xf32>
   %6 = graph.attention %q, %q, %v {causal = true} : (tensor<?x4x8x16xf32>, tensor<?x4x8x16xf32>, tensor<?x4x8x32xf32>) -> tensor<?x4x8x32xf32>
+  // CHECK: graph.attention_grad %[[Q]], %[[Q]], %[[V]], %{{.*}} {causal = true} : tensor<?x4x8x16xf32>, tensor<?x4x8x16xf32>, tensor<?x4x8x32xf32>, tensor<?x4x8x32xf32>
+  %dq, %dk, %dv = graph.attention_grad %q, %q, %v, %6 {causal = true} : tensor<?x4x8x16xf32>, tensor<?x4x8x16xf32>, tensor<?x4x8x32xf32>, tensor<?x4x8x32xf32>
   return
 }
 

@@ -23,3 +23,22 @@ func.func @bucket_without_gradients() {
   "train.bucket_ready"() {bucket = 0 : i64} : () -> ()
   return
 }
+
+// -----
+
+func.func @attention_f32(%q: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @below {{takes static bf16 operands of rank 2 or more}}
+  %o = train.attention_forward %q, %q, %q {causal = true}
+      : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  return %o : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @attention_backward_one_result(%q: tensor<2x8x16xbf16>) -> tensor<2x8x16xbf16> {
+  // expected-error @below {{takes 4 inputs and gives 3 results}}
+  %d = train.attention_backward %q, %q, %q, %q {causal = true}
+      : tensor<2x8x16xbf16>, tensor<2x8x16xbf16>, tensor<2x8x16xbf16>, tensor<2x8x16xbf16>
+      -> tensor<2x8x16xbf16>
+  return %d : tensor<2x8x16xbf16>
+}

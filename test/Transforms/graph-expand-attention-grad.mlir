@@ -1,0 +1,62 @@
+// RUN: sinter-opt %s -graph-expand-attention-grad -split-input-file | FileCheck %s
+
+// For the CPU, attention's gradients are spelled out in graph ops: the
+// probabilities recomputed (a causal `where` on the scores, the softmax),
+// then the three matmuls of the gradients.
+// CHECK-LABEL: func.func @cpu(
+// CHECK-NOT:   graph.attention_grad
+// CHECK:       graph.where
+// CHECK:       graph.softmax
+// CHECK-COUNT-3: graph.matmul
+// CHECK:       return
+module attributes {sinter.device = "cpu"} {
+func.func @cpu(%q: tensor<2x4x8x16xf32>, %g: tensor<2x4x8x16xf32>)
+    -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %g {causal = true}
+      : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+  return %dq, %dk, %dv : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+}
+}
+
+// -----
+
+// On CUDA with compute: BF16, cuDNN differentiates attention itself: the op
+// stays whole.
+// CHECK-LABEL: func.func @cuda_bf16(
+// CHECK:       graph.attention_grad
+// CHECK-NOT:   graph.softmax
+module attributes {sinter.device = "cuda", sinter.compute = "bf16"} {
+func.func @cuda_bf16(%q: tensor<2x4x8x16xf32>, %g: tensor<2x4x8x16xf32>)
+    -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %g {causal = true}
+      : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+  return %dq, %dk, %dv : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+}
+}
+
+// -----
+
+// cuDNN's fused attention takes head sizes that are multiples of 8 (up to
+// 128), and f32 steps keep f32 attention: both are spelled out.
+// CHECK-LABEL: func.func @head_of_12(
+// CHECK-NOT:   graph.attention_grad
+// CHECK:       graph.softmax
+// CHECK-LABEL: func.func @f32(
+// CHECK-NOT:   graph.attention_grad
+// CHECK:       graph.softmax
+module attributes {sinter.device = "cuda", sinter.compute = "bf16"} {
+func.func @head_of_12(%q: tensor<2x4x8x12xf32>, %g: tensor<2x4x8x12xf32>)
+    -> (tensor<2x4x8x12xf32>, tensor<2x4x8x12xf32>, tensor<2x4x8x12xf32>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %g {causal = false}
+      : tensor<2x4x8x12xf32>, tensor<2x4x8x12xf32>, tensor<2x4x8x12xf32>, tensor<2x4x8x12xf32>
+  return %dq, %dk, %dv : tensor<2x4x8x12xf32>, tensor<2x4x8x12xf32>, tensor<2x4x8x12xf32>
+}
+}
+module attributes {sinter.device = "cuda"} {
+func.func @f32(%q: tensor<2x4x8x16xf32>, %g: tensor<2x4x8x16xf32>)
+    -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %g {causal = false}
+      : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+  return %dq, %dk, %dv : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+}
+}

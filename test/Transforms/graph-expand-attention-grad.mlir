@@ -60,3 +60,19 @@ func.func @f32(%q: tensor<2x4x8x16xf32>, %g: tensor<2x4x8x16xf32>)
   return %dq, %dk, %dv : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
 }
 }
+
+// -----
+
+// One query against one key: cuDNN's backward pass refuses it, so it is
+// spelled out even on CUDA with compute: BF16.
+// CHECK-LABEL: func.func @one_token(
+// CHECK-NOT:   graph.attention_grad
+// CHECK:       graph.softmax
+module attributes {sinter.device = "cuda", sinter.compute = "bf16"} {
+func.func @one_token(%q: tensor<2x4x1x16xf32>, %g: tensor<2x4x1x16xf32>)
+    -> (tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %g {causal = false}
+      : tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>
+  return %dq, %dk, %dv : tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>
+}
+}

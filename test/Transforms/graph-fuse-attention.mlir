@@ -75,3 +75,25 @@ graph.model @not phase "train" {
   %l = graph.add %l1, %mc : (tensor<f32>, tensor<f32>) -> tensor<f32>
   graph.loss %l : tensor<f32>
 }
+
+// -----
+
+// A key and value shared by the heads ([2, 1, 8, 16], broadcast by the
+// matmuls) are not graph.attention's one set of batch dimensions: the
+// spelled-out form stays.
+// CHECK-LABEL: graph.model @shared_kv
+// CHECK-NOT:   graph.attention
+// CHECK:       graph.softmax
+graph.model @shared_kv phase "train" {
+  %q = graph.input "q" : tensor<2x4x8x16xf32>
+  %k = graph.input "k" : tensor<2x1x8x16xf32>
+  %v = graph.input "v" : tensor<2x1x8x16xf32>
+  %5 = graph.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x1x8x16xf32>) -> tensor<2x1x16x8xf32>
+  %6 = graph.matmul %q, %5 : (tensor<2x4x8x16xf32>, tensor<2x1x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %15 = graph.constant dense<2.500000e-01> : tensor<f32>
+  %16 = graph.mul %6, %15 : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %17 = graph.softmax %16 {axis = -1 : i64} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %18 = graph.matmul %17, %v : (tensor<2x4x8x8xf32>, tensor<2x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %21 = graph.reduce_mean %18 {axes = array<i64>, keepdim = false} : (tensor<2x4x8x16xf32>) -> tensor<f32>
+  graph.loss %21 : tensor<f32>
+}

@@ -192,6 +192,14 @@ LogicalResult fuse(MatmulOp out) {
   Value v = out.getRhs();
   if (typeOf(v).getRank() != rank || typeOf(q).getElementType() != typeOf(v).getElementType())
     return failure();
+  // graph.attention takes one set of batch dimensions; the matmuls may have
+  // broadcast them (a key and value shared by the heads).
+  ArrayRef<int64_t> qs = typeOf(q).getShape(), ks = typeOf(k).getShape(),
+                    vs = typeOf(v).getShape();
+  if (int64_t(qs.size()) != rank || int64_t(ks.size()) != rank ||
+      qs.drop_back(2) != ks.drop_back(2) || ks.drop_back(2) != vs.drop_back(2) ||
+      ks[rank - 2] != vs[rank - 2])
+    return failure();
   OpBuilder b(out);
   auto fused = AttentionOp::create(b, out.getLoc(), out.getType(), q, k, v,
                                    b.getBoolAttr(causal));

@@ -117,8 +117,15 @@ bool sinter::attrs::fusesAttention(mlir::Operation *op) {
   if (!device || device.getValue() != "cuda" || !compute || compute.getValue() != "bf16")
     return false;
   // cuDNN's fused attention: static shapes, head sizes a multiple of 8 up
-  // to 128 (query, key and value are the first three operands).
+  // to 128 (query, key and value are the first three operands), not one
+  // query against one key (its backward pass refuses that).
   if (op->getNumOperands() < 3)
+    return false;
+  auto rows = [&](unsigned i) {
+    auto type = llvm::dyn_cast<mlir::RankedTensorType>(op->getOperand(i).getType());
+    return type && type.getRank() >= 2 ? type.getShape()[type.getRank() - 2] : 0;
+  };
+  if (rows(0) == 1 && rows(1) == 1)
     return false;
   for (mlir::Value v : op->getOperands().take_front(3)) {
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());

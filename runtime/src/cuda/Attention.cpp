@@ -80,9 +80,8 @@ std::shared_ptr<fe::graph::Graph> emptyGraph() {
 } // namespace
 
 /// One shape's graphs: the forward pass without statistics (the forward
-/// call), with them (inside the backward call), and the backward pass; and
-/// the memory the backward call keeps the recomputed output and statistics
-/// in.
+/// call); with them, and the backward pass, and the memory the backward
+/// call keeps the recomputed output and statistics in (prepareBackward).
 struct CudaDevice::Attention {
   std::shared_ptr<fe::graph::Graph> forward, forwardWithStats, backward;
   int64_t forwardBytes = 0, forwardWithStatsBytes = 0, backwardBytes = 0;
@@ -94,70 +93,107 @@ struct CudaDevice::Attention {
   }
 };
 
-Expected<CudaDevice::Attention *> CudaDevice::attentionPlan(const int64_t s[7]) {
-  std::vector<int64_t> key(s, s + 7);
-  if (auto it = attentions.find(key); it != attentions.end())
-    return it->second.get();
-  SINTER_RT_RETURN_IF_ERROR(openDnn());
+namespace {
+
+/// The frontend reports most failures as error_t but can also throw
+/// (std::bad_alloc, a runtime_error from a graph it cannot build): either
+/// becomes a Status here, before it could unwind into code without
+/// exceptions.
+template <typename F> Status guarded(F &&body) {
+  try {
+    return body();
+  } catch (const std::exception &e) {
+    return Status::error(std::string("cuDNN's fused attention: ") + e.what());
+  }
+}
+
+/// The forward pass's graph of one shape (s as abi.h's call gives it), with
+/// or without the row statistics the backward pass reads.
+std::shared_ptr<fe::graph::Graph> forwardGraph(const int64_t s[7], bool stats) {
   int64_t b = s[0], h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
-  bool causal = s[6] != 0;
-  float scale = float(1.0 / std::sqrt(double(d)));
-  auto plan = std::shared_ptr<Attention>(new Attention());
+  auto g = emptyGraph();
+  auto q = packed(*g, "Q", kQ, b, h, tq, d), k = packed(*g, "K", kK, b, h, tk, d),
+       v = packed(*g, "V", kV, b, h, tk, dv);
+  auto options = fe::graph::SDPA_attributes()
+                     .set_name("attention")
+                     .set_generate_stats(stats)
+                     .set_attn_scale(float(1.0 / std::sqrt(double(d))))
+                     .set_causal_mask(s[6] != 0);
+  auto [o, lse] = g->sdpa(q, k, v, options);
+  setPacked(*o, kO, b, h, tq, dv);
+  if (stats)
+    setPacked(lse->set_data_type(fe::DataType_t::FLOAT), kStats, b, h, tq, 1);
+  return g;
+}
 
-  auto forward = [&](bool stats) {
-    auto g = emptyGraph();
-    auto q = packed(*g, "Q", kQ, b, h, tq, d), k = packed(*g, "K", kK, b, h, tk, d),
-         v = packed(*g, "V", kV, b, h, tk, dv);
-    auto options = fe::graph::SDPA_attributes()
-                       .set_name("attention")
-                       .set_generate_stats(stats)
-                       .set_attn_scale(scale)
-                       .set_causal_mask(causal);
-    auto [o, lse] = g->sdpa(q, k, v, options);
-    setPacked(*o, kO, b, h, tq, dv);
-    if (stats)
-      setPacked(lse->set_data_type(fe::DataType_t::FLOAT), kStats, b, h, tq, 1);
-    return g;
-  };
-  plan->forward = forward(false);
-  plan->forwardWithStats = forward(true);
-  Expected<int64_t> bytes = build(*plan->forward, dnn);
-  if (!bytes.ok())
-    return bytes.status();
-  plan->forwardBytes = *bytes;
-  bytes = build(*plan->forwardWithStats, dnn);
-  if (!bytes.ok())
-    return bytes.status();
-  plan->forwardWithStatsBytes = *bytes;
-
+std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7]) {
+  int64_t b = s[0], h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
   auto g = emptyGraph();
   auto q = packed(*g, "Q", kQ, b, h, tq, d), k = packed(*g, "K", kK, b, h, tk, d),
        v = packed(*g, "V", kV, b, h, tk, dv), o = packed(*g, "O", kO, b, h, tq, dv),
        gradO = packed(*g, "dO", kGradO, b, h, tq, dv);
   auto lse = packed(*g, "Stats", kStats, b, h, tq, 1);
   lse->set_data_type(fe::DataType_t::FLOAT);
+  // Deterministic: the same bits from the same inputs, at the cost of a
+  // workspace of b x h x tq x tk bf16 on Hopper.
   auto options = fe::graph::SDPA_backward_attributes()
                      .set_name("attention_backward")
-                     .set_attn_scale(scale)
-                     .set_causal_mask(causal)
+                     .set_attn_scale(float(1.0 / std::sqrt(double(d))))
+                     .set_causal_mask(s[6] != 0)
                      .set_deterministic_algorithm(true);
   auto [gradQ, gradK, gradV] = g->sdpa_backward(q, k, v, o, gradO, lse, options);
   setPacked(*gradQ, kGradQ, b, h, tq, d);
   setPacked(*gradK, kGradK, b, h, tk, d);
   setPacked(*gradV, kGradV, b, h, tk, dv);
-  plan->backward = g;
-  bytes = build(*plan->backward, dnn);
-  if (!bytes.ok())
-    return bytes.status();
-  plan->backwardBytes = *bytes;
+  return g;
+}
 
-  plan->outputBytes = uint64_t(b * h * tq * dv) * 2;
-  uint64_t statsBytes = uint64_t(b * h * tq) * 4;
-  SINTER_CUDA_CHECK(
-      cudaMalloc(&plan->saved, (plan->outputBytes + 255) / 256 * 256 + statsBytes));
+} // namespace
+
+Expected<CudaDevice::Attention *> CudaDevice::attentionPlan(const int64_t s[7]) {
+  std::vector<int64_t> key(s, s + 7);
+  if (auto it = attentions.find(key); it != attentions.end())
+    return it->second.get();
+  SINTER_RT_RETURN_IF_ERROR(openDnn());
+  auto plan = std::shared_ptr<Attention>(new Attention());
+  SINTER_RT_RETURN_IF_ERROR(guarded([&] {
+    plan->forward = forwardGraph(s, /*stats=*/false);
+    Expected<int64_t> bytes = build(*plan->forward, dnn);
+    if (!bytes.ok())
+      return bytes.status();
+    plan->forwardBytes = *bytes;
+    return Status::success();
+  }));
   Attention *made = plan.get();
   attentions[key] = std::move(plan);
   return made;
+}
+
+/// The backward call's graphs and the memory it keeps the recomputed
+/// output and statistics in, made at the first backward call of a shape
+/// (an eval step never makes them).
+Status CudaDevice::prepareBackward(Attention &plan, const int64_t s[7]) {
+  if (plan.backward)
+    return Status::success();
+  SINTER_RT_RETURN_IF_ERROR(guarded([&] {
+    plan.forwardWithStats = forwardGraph(s, /*stats=*/true);
+    Expected<int64_t> bytes = build(*plan.forwardWithStats, dnn);
+    if (!bytes.ok())
+      return bytes.status();
+    plan.forwardWithStatsBytes = *bytes;
+    auto backward = backwardGraph(s);
+    bytes = build(*backward, dnn);
+    if (!bytes.ok())
+      return bytes.status();
+    plan.backwardBytes = *bytes;
+    plan.backward = backward;
+    return Status::success();
+  }));
+  plan.outputBytes = uint64_t(s[0] * s[1] * s[2] * s[5]) * 2;
+  uint64_t statsBytes = uint64_t(s[0] * s[1] * s[2]) * 4;
+  SINTER_CUDA_CHECK(
+      cudaMalloc(&plan.saved, (plan.outputBytes + 255) / 256 * 256 + statsBytes));
+  return Status::success();
 }
 
 namespace {
@@ -199,6 +235,8 @@ void CudaDevice::attentionBackward(const void *q, const void *k, const void *v,
   if (failed(made.status().withPrefix(prefix)))
     return;
   Attention &plan = **made;
+  if (failed(prepareBackward(plan, shape).withPrefix(prefix)))
+    return;
   Expected<void *> work =
       workspace(uint64_t(std::max(plan.forwardWithStatsBytes, plan.backwardBytes)));
   if (failed(work.status()))
@@ -210,8 +248,10 @@ void CudaDevice::attentionBackward(const void *q, const void *k, const void *v,
                                                  {kV, const_cast<void *>(v)},
                                                  {kO, o},
                                                  {kStats, stats}};
-  if (failed(checked(plan.forwardWithStats->execute(dnn, forward, *work), "execute")
-                 .withPrefix(prefix)))
+  if (failed(guarded([&] {
+               return checked(plan.forwardWithStats->execute(dnn, forward, *work),
+                              "execute");
+             }).withPrefix(prefix)))
     return;
   std::unordered_map<int64_t, void *> backward = {{kQ, const_cast<void *>(q)},
                                                   {kK, const_cast<void *>(k)},
@@ -222,8 +262,9 @@ void CudaDevice::attentionBackward(const void *q, const void *k, const void *v,
                                                   {kGradQ, gradQ},
                                                   {kGradK, gradK},
                                                   {kGradV, gradV}};
-  failed(checked(plan.backward->execute(dnn, backward, *work), "execute")
-             .withPrefix(prefix));
+  failed(guarded([&] {
+           return checked(plan.backward->execute(dnn, backward, *work), "execute");
+         }).withPrefix(prefix));
 }
 
 } // namespace sinter::rt::cuda

@@ -62,6 +62,10 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int index) {
   if (count == 0)
     return Status::error(std::string("no NVIDIA GPU is present; ") +
                          kCompiledForCuda);
+  // A rank that sees one GPU (CUDA_VISIBLE_DEVICES set per rank, as srun's
+  // --gpus-per-task does) uses it, whatever its LOCAL_RANK.
+  if (count == 1)
+    index = 0;
   if (index < 0 || index >= count)
     return Status::error("LOCAL_RANK=" + std::to_string(index) +
                          " asks for GPU " + std::to_string(index) +

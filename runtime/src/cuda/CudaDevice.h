@@ -86,6 +86,7 @@ private:
   Expected<Convolution *> convolutionPlan(const int64_t shape[15]);
   Status chooseAlgorithm(Convolution &plan, ConvolutionPass pass);
   Expected<Attention *> attentionPlan(const int64_t shape[7]);
+  Status prepareBackward(Attention &plan, const int64_t shape[7]);
   /// The cuDNN handle, made at the first convolution or attention.
   Status openDnn();
 

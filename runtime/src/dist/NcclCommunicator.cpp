@@ -220,14 +220,15 @@ connectNccl(const WorldInfo &world, std::unique_ptr<Communicator> host,
                          (e != cudaSuccess ? cudaGetErrorString(e)
                                            : "none present") +
                          "); NCCL needs one GPU per rank");
-  if (world.localRank >= devices)
+  // As the CUDA device: a rank that sees one GPU uses it.
+  int gpu = devices == 1 ? 0 : world.localRank;
+  if (gpu >= devices)
     return Status::error(where(world) + ": LOCAL_RANK=" +
                          std::to_string(world.localRank) + " but this machine has " +
                          std::to_string(devices) + " GPU(s)");
-  if ((e = cudaSetDevice(world.localRank)) != cudaSuccess)
-    return Status::error(where(world) + ": cannot use GPU " +
-                         std::to_string(world.localRank) + ": " +
-                         cudaGetErrorString(e));
+  if ((e = cudaSetDevice(gpu)) != cudaSuccess)
+    return Status::error(where(world) + ": cannot use GPU " + std::to_string(gpu) +
+                         ": " + cudaGetErrorString(e));
   // Rank 0's id reaches the others over the host communicator; a rank 0
   // that cannot make one sends zeros, which every rank refuses alike.
   ncclUniqueId id = {};

@@ -218,6 +218,42 @@ template <typename OpT> LogicalResult verifyConvLibraryOp(OpT op) {
   return success();
 }
 
+/// A buffer the library can take: `buffer` itself when dense, else a dense
+/// copy of it (a slice).
+static Value denseBuffer(RewriterBase &rewriter, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getLayout().isIdentity())
+    return buffer;
+  Value copy = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  memref::CopyOp::create(rewriter, loc, buffer, copy);
+  return copy;
+}
+
+/// A new buffer for a library op's tensor result.
+static Value newBuffer(RewriterBase &rewriter, Location loc, Type tensor) {
+  auto type = cast<RankedTensorType>(tensor);
+  return memref::AllocOp::create(rewriter, loc,
+                                 MemRefType::get(type.getShape(), type.getElementType()));
+}
+
+/// What the library ops share in bufferization: every operand read, none
+/// written in place, each result a new buffer (made by BUFFERIZE).
+#define LIBRARY_OP_BUFFERIZATION(OpT, BUFFERIZE)                                         \
+  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) { return true; }  \
+  bool OpT::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {                \
+    return false;                                                                        \
+  }                                                                                      \
+  bool OpT::bufferizesToAllocation(Value) { return true; }                               \
+  AliasingValueList OpT::getAliasingValues(OpOperand &, const AnalysisState &) {         \
+    return {};                                                                           \
+  }                                                                                      \
+  LogicalResult OpT::bufferize(RewriterBase &rewriter,                                   \
+                               const BufferizationOptions &options,                      \
+                               BufferizationState &state) {                              \
+    return BUFFERIZE(*this, rewriter, options, state);                                   \
+  }
+
 template <typename OpT>
 LogicalResult bufferizeConvLibraryOp(OpT op, RewriterBase &rewriter,
                                      const BufferizationOptions &options,
@@ -226,20 +262,9 @@ LogicalResult bufferizeConvLibraryOp(OpT op, RewriterBase &rewriter,
   FailureOr<Value> rhs = getBuffer(rewriter, op.getRhs(), options, state);
   if (failed(lhs) || failed(rhs))
     return failure();
-  // The library takes dense arrays: a strided view (a slice) is copied.
-  for (Value *buffer : {&*lhs, &*rhs}) {
-    auto type = cast<MemRefType>(buffer->getType());
-    if (type.getLayout().isIdentity())
-      continue;
-    Value dense = memref::AllocOp::create(
-        rewriter, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType()));
-    memref::CopyOp::create(rewriter, op.getLoc(), *buffer, dense);
-    *buffer = dense;
-  }
-  auto type = cast<RankedTensorType>(op.getResult().getType());
-  Value into = memref::AllocOp::create(
-      rewriter, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType()));
-  OpT::create(rewriter, op.getLoc(), Type(), *lhs, *rhs, into, op.getStrideAttr(),
+  Value into = newBuffer(rewriter, op.getLoc(), op.getResult().getType());
+  OpT::create(rewriter, op.getLoc(), Type(), denseBuffer(rewriter, op.getLoc(), *lhs),
+              denseBuffer(rewriter, op.getLoc(), *rhs), into, op.getStrideAttr(),
               op.getPaddingAttr(), op.getDilationAttr());
   replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
   return success();
@@ -270,19 +295,7 @@ void convLibraryOpEffects(
       SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {    \
     convLibraryOpEffects(*this, effects);                                                \
   }                                                                                      \
-  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) { return true; }  \
-  bool OpT::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {                \
-    return false;                                                                        \
-  }                                                                                      \
-  bool OpT::bufferizesToAllocation(Value) { return true; }                               \
-  AliasingValueList OpT::getAliasingValues(OpOperand &, const AnalysisState &) {         \
-    return {};                                                                           \
-  }                                                                                      \
-  LogicalResult OpT::bufferize(RewriterBase &rewriter,                                   \
-                               const BufferizationOptions &options,                      \
-                               BufferizationState &state) {                              \
-    return bufferizeConvLibraryOp(*this, rewriter, options, state);                      \
-  }
+  LIBRARY_OP_BUFFERIZATION(OpT, bufferizeConvLibraryOp)
 CONV_LIBRARY_INTERFACE(ConvForwardOp)
 CONV_LIBRARY_INTERFACE(ConvBackwardDataOp)
 CONV_LIBRARY_INTERFACE(ConvBackwardWeightsOp)
@@ -318,22 +331,11 @@ LogicalResult bufferizeAttentionLibraryOp(OpT op, RewriterBase &rewriter,
     FailureOr<Value> buffer = getBuffer(rewriter, input, options, state);
     if (failed(buffer))
       return failure();
-    // The library takes dense arrays: a strided view is copied.
-    auto type = cast<MemRefType>(buffer->getType());
-    if (!type.getLayout().isIdentity()) {
-      Value dense = memref::AllocOp::create(
-          rewriter, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType()));
-      memref::CopyOp::create(rewriter, op.getLoc(), *buffer, dense);
-      *buffer = dense;
-    }
-    inputs.push_back(*buffer);
+    inputs.push_back(denseBuffer(rewriter, op.getLoc(), *buffer));
   }
   SmallVector<Value> into;
-  for (Value result : op.getResults()) {
-    auto type = cast<RankedTensorType>(result.getType());
-    into.push_back(memref::AllocOp::create(
-        rewriter, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType())));
-  }
+  for (Value result : op.getResults())
+    into.push_back(newBuffer(rewriter, op.getLoc(), result.getType()));
   OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into, op.getCausalAttr());
   replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
   return success();
@@ -360,22 +362,11 @@ void attentionLibraryOpEffects(
       SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {    \
     attentionLibraryOpEffects(*this, effects);                                           \
   }                                                                                      \
-  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) { return true; }  \
-  bool OpT::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {                \
-    return false;                                                                        \
-  }                                                                                      \
-  bool OpT::bufferizesToAllocation(Value) { return true; }                               \
-  AliasingValueList OpT::getAliasingValues(OpOperand &, const AnalysisState &) {         \
-    return {};                                                                           \
-  }                                                                                      \
-  LogicalResult OpT::bufferize(RewriterBase &rewriter,                                   \
-                               const BufferizationOptions &options,                      \
-                               BufferizationState &state) {                              \
-    return bufferizeAttentionLibraryOp(*this, rewriter, options, state);                 \
-  }
+  LIBRARY_OP_BUFFERIZATION(OpT, bufferizeAttentionLibraryOp)
 ATTENTION_LIBRARY_INTERFACE(AttentionForwardOp, 3, 1)
 ATTENTION_LIBRARY_INTERFACE(AttentionBackwardOp, 4, 3)
 #undef ATTENTION_LIBRARY_INTERFACE
+#undef LIBRARY_OP_BUFFERIZATION
 
 LogicalResult ReduceScatterStartOp::verify() {
   auto rows = cast<ShapedType>(getRows().getType());

@@ -44,14 +44,6 @@ Results lowerMatmulTransposed(TensorBuilder &tb, MatmulTransposedOp op,
                                   cast<RankedTensorType>(op.getType()).getShape()));
 }
 
-/// `x` with element type `to` (bf16 rounded to nearest even, or back).
-Value converted(TensorBuilder &tb, Value x, Type to) {
-  return tb.elementwise(shapeOf(x), to, {x},
-                        [&](OpBuilder &b, Location l, ValueRange args) {
-                          return scalar::convert(b, l, args[0], to);
-                        });
-}
-
 /// cuDNN's fused attention (attrs::fusesAttention): the operands rounded
 /// to bf16, the library op, its results back in the graph's type.
 template <typename LibraryOp>
@@ -61,7 +53,7 @@ SmallVector<Value> fusedAttention(TensorBuilder &tb, ValueRange operands,
   Type bf16 = b.getBF16Type();
   SmallVector<Value> inputs;
   for (Value v : operands)
-    inputs.push_back(converted(tb, v, bf16));
+    inputs.push_back(tb.convert(v, bf16));
   SmallVector<Type> bf16Types;
   for (Type t : resultTypes)
     bf16Types.push_back(cast<RankedTensorType>(t).clone(bf16));
@@ -69,7 +61,7 @@ SmallVector<Value> fusedAttention(TensorBuilder &tb, ValueRange operands,
                               b.getBoolAttr(causal));
   SmallVector<Value> out;
   for (auto [result, type] : llvm::zip(op.getResults(), resultTypes))
-    out.push_back(converted(tb, result, cast<RankedTensorType>(type).getElementType()));
+    out.push_back(tb.convert(result, cast<RankedTensorType>(type).getElementType()));
   return out;
 }
 

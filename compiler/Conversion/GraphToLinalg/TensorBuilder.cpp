@@ -116,6 +116,13 @@ Value TensorBuilder::filled(ArrayRef<int64_t> shape, Type elementType,
       .getResult(0);
 }
 
+Value TensorBuilder::convert(Value x, Type to) {
+  return elementwise(typeOf(x).getShape(), to, ValueRange{x},
+                     [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                       return scalar::convert(nb, nloc, a[0], to);
+                     });
+}
+
 Value TensorBuilder::elementwise(ArrayRef<int64_t> shape, Type elementType,
                                  ValueRange inputs, const ScalarFn &fn) {
   int64_t rank = shape.size();
@@ -202,10 +209,7 @@ Value TensorBuilder::reduce(Value input, ArrayRef<int64_t> axes,
       });
   Value result = generic.getResult(0);
   if (acc != et)
-    result = elementwise(keptShape, et, ValueRange{result},
-                         [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                           return scalar::convert(nb, nloc, a[0], et);
-                         });
+    result = convert(result, et);
   if (!keepdim)
     return result;
   SmallVector<int64_t> shape;
@@ -521,10 +525,7 @@ Value TensorBuilder::sumExpShifted(Value x, Value m, int64_t axis) {
   Value sum = generic.getResult(0);
   if (acc == et)
     return sum;
-  return elementwise(typeOf(m).getShape(), et, ValueRange{sum},
-                     [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                       return scalar::convert(nb, nloc, a[0], et);
-                     });
+  return convert(sum, et);
 }
 
 /// `shape` with `axis` of size 1.

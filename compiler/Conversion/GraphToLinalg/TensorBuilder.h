@@ -43,6 +43,8 @@ public:
   /// A map over `inputs` broadcast NumPy-style to `shape`.
   mlir::Value elementwise(llvm::ArrayRef<int64_t> shape, mlir::Type elementType,
                           mlir::ValueRange inputs, const ScalarFn &fn);
+  /// `x` with element type `to` (arith's rounding: to nearest even).
+  mlir::Value convert(mlir::Value x, mlir::Type to);
   /// Reduces `input` over `axes` (empty: all). The result keeps size-1 axes
   /// when `keepdim`.
   mlir::Value reduce(mlir::Value input, llvm::ArrayRef<int64_t> axes,

@@ -128,6 +128,8 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
     pm.addPass(cpu::createCPUFoldTransposes());
   // compute: BF16 rounds the inputs of the matmuls, their forms settled.
   pm.addPass(createBF16Matmuls());
+  // Each rounding joins the loop that computed its value, which writes both.
+  pm.addPass(createFuseElementwise());
   if (!cuda)
     pm.addPass(cpu::createCPUMathApproximations());
   // Gradients accumulate in the matmul call.

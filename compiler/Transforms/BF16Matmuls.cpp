@@ -46,9 +46,36 @@ bool isF32Matmul(linalg::LinalgOp op) {
 class Rounding {
 public:
   Value of(Value v) {
-    auto [it, fresh] = rounded.try_emplace(v);
-    if (!fresh)
-      return it->second;
+    if (Value done = rounded.lookup(v))
+      return done;
+    Value r = reshapedRounding(v);
+    if (!r)
+      r = roundingGeneric(v);
+    rounded[v] = r;
+    return r;
+  }
+
+  /// A reshaped value's rounding is the rounded source, reshaped: the
+  /// rounding then reads the loop's own result, and fusion puts it in
+  /// that loop (a layer-norm writes its f32 and its bf16 output at once).
+  Value reshapedRounding(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      return {};
+    Value source = of(def->getOperand(0));
+    OpBuilder b(def);
+    b.setInsertionPointAfter(def);
+    auto type = cast<RankedTensorType>(v.getType()).clone(b.getBF16Type());
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+      return tensor::CollapseShapeOp::create(b, def->getLoc(), type, source,
+                                             collapse.getReassociationIndices());
+    auto expand = cast<tensor::ExpandShapeOp>(def);
+    return tensor::ExpandShapeOp::create(b, def->getLoc(), type, source,
+                                         expand.getReassociationIndices(),
+                                         expand.getMixedOutputShape());
+  }
+
+  Value roundingGeneric(Value v) {
     OpBuilder b(v.getContext());
     if (Operation *def = v.getDefiningOp())
       b.setInsertionPointAfter(def);
@@ -68,8 +95,7 @@ public:
           Value r = arith::TruncFOp::create(nb, nl, bf16, args[0]);
           linalg::YieldOp::create(nb, nl, r);
         });
-    it->second = round.getResult(0);
-    return it->second;
+    return round.getResult(0);
   }
 
   /// The rounding of `v`, when it is `v`'s only use.

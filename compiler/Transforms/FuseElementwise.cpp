@@ -34,23 +34,100 @@ bool movesDataOnly(Operation *producer) {
   });
 }
 
-/// Fuse only into all-parallel generics (see the pass description), and
-/// only a producer whose value has no other user unless it just moves data.
-/// Fusing a computing producer into each of its users would copy its work
-/// into every one of them; along a residual stream (x + f(x), layer after
-/// layer) the copies nest, and the program grows with the square of depth.
-bool intoParallelMap(OpOperand *operand) {
-  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
-  if (!consumer || consumer.getNumLoops() != consumer.getNumParallelLoops())
-    return false;
-  Value fused = operand->get();
-  return fused.hasOneUse() || movesDataOnly(fused.getDefiningOp());
+/// Whether every user of `producer`'s results other than `consumer` comes
+/// after `consumer` in its block. The fused op takes the consumer's place
+/// and yields the producer's results for those users too, so it must come
+/// before them; the producer's work then happens once, in the fused op.
+bool otherUsersFollow(Operation *producer, Operation *consumer) {
+  for (Operation *user : producer->getUsers())
+    if (user != consumer &&
+        (user->getBlock() != consumer->getBlock() || !consumer->isBeforeInBlock(user)))
+      return false;
+  return true;
 }
+
+/// Whether `consumer` reads `producer` through one operand only and does
+/// not write into it: the fused loop then has no other use for the
+/// producer's values, and the producer can go.
+bool readsOnce(linalg::GenericOp consumer, Operation *producer) {
+  return llvm::count_if(consumer->getOperands(), [&](Value v) {
+           return v.getDefiningOp() == producer;
+         }) == 1 &&
+         !llvm::any_of(consumer.getDpsInits(),
+                       [&](Value init) { return init.getDefiningOp() == producer; });
+}
+
+/// Whether `consumer` is the only op that uses `producer`'s values.
+bool onlyUser(Operation *producer, Operation *consumer) {
+  return llvm::all_of(producer->getUsers(), [&](Operation *u) { return u == consumer; });
+}
+
+/// Whether `consumer` reads each element of `operand` once: its map is a
+/// permutation of the consumer's loops, so no element of a fused producer
+/// is computed twice.
+bool readsEachElementOnce(linalg::GenericOp consumer, OpOperand *operand) {
+  return consumer.getMatchingIndexingMap(operand).isPermutation();
+}
+
+/// Fusions that leave no copy of the producer's work behind (see the pass
+/// description): into an all-parallel map, a producer used by it alone, or
+/// one that only moves data; into a reduction that is not a contraction, a
+/// producer used by it alone that it reads element by element (x - mean
+/// squared, summed into a variance, never stored).
+bool fusableAlone(OpOperand *operand) {
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  if (!consumer)
+    return false;
+  Operation *producer = operand->get().getDefiningOp();
+  if (consumer.getNumLoops() != consumer.getNumParallelLoops()) {
+    if (linalg::isaContractionOpInterface(consumer) ||
+        linalg::isaConvolutionOpInterface(consumer))
+      return false;
+    return onlyUser(producer, consumer) && readsEachElementOnce(consumer, operand);
+  }
+  return onlyUser(producer, consumer) || movesDataOnly(producer);
+}
+
+/// A computing producer whose values other ops use too (a value kept for
+/// the backward pass) fuses into an all-parallel consumer that reads it
+/// element by element and comes before all of those users: the fused loop yields the producer's values as
+/// well, the other users read them from it, and the producer is gone. Its
+/// work is done once, and the second loop that read its result back is
+/// gone. (Upstream's pattern leaves the producer for its other users, which
+/// copies its work into the consumer; along a residual stream, x + f(x)
+/// layer after layer, the copies nest and the program grows with the
+/// square of depth.)
+struct FuseKeepingProducerValues : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (consumer.getNumLoops() != consumer.getNumParallelLoops())
+      return failure();
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      Operation *producer = operand.get().getDefiningOp();
+      if (!producer || !linalg::areElementwiseOpsFusable(&operand) ||
+          fusableAlone(&operand) || !readsEachElementOnce(consumer, &operand) ||
+          !otherUsersFollow(producer, consumer) || !readsOnce(consumer, producer))
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceAllUsesWith(original, replacement);
+      rewriter.eraseOp(consumer);
+      rewriter.eraseOp(producer);
+      return success();
+    }
+    return failure();
+  }
+};
 
 struct FuseElementwise : public impl::FuseElementwiseBase<FuseElementwise> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, intoParallelMap);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, fusableAlone);
+    patterns.add<FuseKeepingProducerValues>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

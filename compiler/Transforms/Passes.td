@@ -8,10 +8,14 @@ def FuseElementwise : Pass<"sinter-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Fuses elementwise linalg maps into elementwise consumers";
   let description = [{
     Chains of elementwise maps (and the broadcasts and transposes feeding
-    them) become one loop nest. Producers are fused only into consumers whose
-    iterators are all parallel: fusing into a reduction would recompute the
-    producer for every reduced element, and fusing into a contraction would
-    turn a library matmul or convolution into naive loops.
+    them) become one loop nest. A producer whose value is also used later
+    (kept for the backward pass) is fused into its first consumer, which
+    then yields the producer's value as well: one loop writes both, and the
+    second loop that read the value back is gone. A producer read element
+    by element by a reduction, and by nothing else, is fused into it, so
+    `(x - mean)^2` is summed without being stored. Nothing is fused into a
+    contraction: that would turn a library matmul or convolution into naive
+    loops.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::affine::AffineDialect"];

@@ -112,3 +112,38 @@ module attributes {sinter.compute = "bf16"} {
     return %0#0, %1#1 : tensor<8x6xf32>, tensor<8x6xf32>
   }
 }
+
+// -----
+
+// A matmul input that is a reshape of a loop's result (a layer's [B, T, C]
+// activations seen as [B*T, C]) is rounded before the reshape, where it
+// reads the loop's own result: fusion can then give the rounding to that
+// loop, which writes both values.
+// CHECK-LABEL: func.func @reshaped(
+// CHECK:         %[[H:.+]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x4x4xf32>) outs(%{{.+}} : tensor<2x4x4xf32>)
+// CHECK:         %[[H16:.+]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x4x4xf32>) outs(%{{.+}} : tensor<2x4x4xbf16>)
+// CHECK:         %[[FLAT:.+]] = tensor.collapse_shape %[[H16]] {{\[}}[0, 1], [2]] : tensor<2x4x4xbf16> into tensor<8x4xbf16>
+// CHECK:         linalg.matmul indexing_maps = [{{.+}}] ins(%[[FLAT]], %{{.+}} : tensor<8x4xbf16>, tensor<6x4xbf16>)
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#nk = affine_map<(d0, d1, d2) -> (d1, d2)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+module attributes {sinter.compute = "bf16"} {
+  func.func @reshaped(%x: tensor<2x4x4xf32>, %w: tensor<6x4xf32>)
+      -> (tensor<8x6xf32>, tensor<2x4x4xf32>) {
+    %e0 = tensor.empty() : tensor<2x4x4xf32>
+    %h = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x : tensor<2x4x4xf32>) outs(%e0 : tensor<2x4x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %t = math.tanh %in : f32
+      linalg.yield %t : f32
+    } -> tensor<2x4x4xf32>
+    %flat = tensor.collapse_shape %h [[0, 1], [2]] : tensor<2x4x4xf32> into tensor<8x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x6xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %y = linalg.matmul indexing_maps = [#mk, #nk, #mn]
+        ins(%flat, %w : tensor<8x4xf32>, tensor<6x4xf32>) outs(%c : tensor<8x6xf32>) -> tensor<8x6xf32>
+    return %y, %h : tensor<8x6xf32>, tensor<2x4x4xf32>
+  }
+}

@@ -48,17 +48,16 @@ func.func @chain(%x: tensor<8x4xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// A map is not fused into a reduction: the fused loop would compute exp
-// again for every element it sums. The exp stays a loop of its own and the
-// sum reads its result.
+// A map that only a reduction reads, element by element, joins it: the sum
+// computes each exp once, and no tensor of them is stored.
 // CHECK-LABEL: func.func @into_reduction(
-// CHECK:       %[[E:.*]] = linalg.generic
-// CHECK-SAME:    iterator_types = ["parallel", "parallel"]
-// CHECK:         math.exp
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<4x8xf32>)
 // CHECK:       %[[SUM:.*]] = linalg.generic
 // CHECK-SAME:    iterator_types = ["parallel", "reduction"]
-// CHECK-SAME:    ins(%[[E]] : tensor<4x8xf32>)
-// CHECK-NOT:     math.exp
+// CHECK-SAME:    ins(%[[X]] : tensor<4x8xf32>)
+// CHECK:         math.exp
+// CHECK:         arith.addf
+// CHECK-NOT:   linalg.generic
 // CHECK:       return %[[SUM]]
 #id = affine_map<(i, j) -> (i, j)>
 #rows = affine_map<(i, j) -> (i)>
@@ -80,6 +79,114 @@ func.func @into_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
     linalg.yield %s : f32
   } -> tensor<4xf32>
   return %sum : tensor<4xf32>
+}
+
+// -----
+
+// A reduction that reads a map's value once per reduced element (a row's
+// exp, broadcast along the summed axis) would compute it again for each of
+// them: the map stays a loop of its own.
+// CHECK-LABEL: func.func @broadcast_into_reduction(
+// CHECK:       %[[E:.*]] = linalg.generic
+// CHECK-SAME:    iterator_types = ["parallel"]
+// CHECK:         math.exp
+// CHECK:       linalg.generic
+// CHECK-SAME:    iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:    ins(%{{.*}}, %[[E]] : tensor<4x8xf32>, tensor<4xf32>)
+// CHECK-NOT:     math.exp
+#id = affine_map<(i, j) -> (i, j)>
+#rows = affine_map<(i, j) -> (i)>
+#id1 = affine_map<(i) -> (i)>
+func.func @broadcast_into_reduction(%x: tensor<4x8xf32>, %r: tensor<4xf32>) -> tensor<4xf32> {
+  %init1 = tensor.empty() : tensor<4xf32>
+  %e = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%r : tensor<4xf32>) outs(%init1 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%init1 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #rows, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %e : tensor<4x8xf32>, tensor<4xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %p = arith.mulf %in, %s : f32
+    %a = arith.addf %p, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %sum : tensor<4xf32>
+}
+
+// -----
+
+// A value kept for later (h, returned beside g = tanh(h)) is written by the
+// loop that computes its consumer: one loop yields both, and h is computed
+// once and never read back.
+// CHECK-LABEL: func.func @kept_value(
+// CHECK:       %[[R:.*]]:2 = linalg.generic
+// CHECK:         %[[H:.*]] = arith.addf
+// CHECK-NEXT:    %[[G:.*]] = math.tanh %[[H]]
+// CHECK-NEXT:    linalg.yield %[[H]], %[[G]] : f32, f32
+// CHECK-NOT:   linalg.generic
+// CHECK:       return %[[R]]#0, %[[R]]#1
+#id2 = affine_map<(i, j) -> (i, j)>
+#row2 = affine_map<(i, j) -> (j)>
+func.func @kept_value(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %init = tensor.empty() : tensor<4x8xf32>
+  %h = linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %out: f32):
+    %s = arith.addf %l, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %g = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.tanh %in : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %h, %g : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A value that a reduction reads before the map does stays a loop of its
+// own: a fused loop in the map's place would come after the reduction.
+// CHECK-LABEL: func.func @used_before(
+// CHECK:       %[[H:.*]] = linalg.generic
+// CHECK:         arith.addf
+// CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[H]]
+// CHECK:       linalg.generic {{.*}}ins(%[[H]]
+// CHECK:         math.tanh
+#id2 = affine_map<(i, j) -> (i, j)>
+#row2 = affine_map<(i, j) -> (j)>
+#col2 = affine_map<(i, j) -> (i)>
+func.func @used_before(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
+    -> (tensor<4xf32>, tensor<4x8xf32>) {
+  %init = tensor.empty() : tensor<4x8xf32>
+  %h = linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %out: f32):
+    %s = arith.addf %l, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #col2], iterator_types = ["parallel", "reduction"]}
+      ins(%h : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %g = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.tanh %in : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %sum, %g : tensor<4xf32>, tensor<4x8xf32>
 }
 
 // -----
@@ -114,10 +221,14 @@ func.func @into_matmul(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf
 // A residual stream: each sum is used by the next sum and by a tanh. A sum
 // that feeds two maps is computed once, not once in each of them; copied
 // into every user, the sums would nest, and the IR would grow with the
-// square of the number of layers.
+// square of the number of layers. Here one loop computes the four sums and
+// yields the three values returned.
 // CHECK-LABEL: func.func @residual_stream(
+// CHECK:         linalg.generic
 // CHECK-COUNT-4: arith.addf
 // CHECK-NOT:     arith.addf
+// CHECK:         linalg.yield %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, f32
+// CHECK-NOT:   linalg.generic
 #id1 = affine_map<(i) -> (i)>
 func.func @residual_stream(%x: tensor<16xf32>, %y: tensor<16xf32>)
     -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) {

@@ -124,8 +124,8 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(host::createRecordPlan());
   // Threads take a generic's parallel loops; its reductions run inside.
   pm.addPass(createParallelReductions());
-  if (!cuda)
-    pm.addPass(cpu::createCPUFoldTransposes());
+  // Matmuls read their operands transposed in place, not through copies.
+  pm.addPass(host::createFoldMatmulTransposes());
   // compute: BF16 rounds the inputs of the matmuls, their forms settled.
   pm.addPass(createBF16Matmuls());
   // Each rounding joins the loop that computed its value, which writes both.

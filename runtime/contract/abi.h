@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 10
+#define SINTER_ABI_VERSION 11
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,7 +57,7 @@ extern const int64_t sinter_config_dir_size;
  * Dense row-major f32 arrays.
  * c[batch, m, n] = a[batch, m, k] @ b[batch or 1, k, n]. Flags: bit 0, b is
  * shared by every batch; bit 1, b is stored transposed, as [n, k]; bit 2, a
- * is stored transposed, as [k, m] (CPU only); bit 3, the product is added
+ * is stored transposed, as [k, m] (not batched); bit 3, the product is added
  * to c (c += a @ b) instead of replacing it. */
 void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                            int64_t batch, int64_t m, int64_t n, int64_t k,

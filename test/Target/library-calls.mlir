@@ -7,6 +7,7 @@
 // CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c9_i64)
 // CUDA: call @sinter_cuda_conv2d_f32(
 // CUDA: call @sinter_cuda_matmul_bf16(
+// CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c5_i64{{.*}})
 // CUDA-NOT: sinter_cpu_
 
 // f32 matmuls on dense buffers become calls of the runtime's library, with
@@ -128,5 +129,23 @@ func.func @matmul_bf16(%a: memref<6x4xbf16>, %b: memref<4x5xbf16>, %c: memref<6x
 }
 func.func @matmul_mixed(%a: memref<6x4xbf16>, %b: memref<4x5xf32>, %c: memref<6x5xf32>) {
   linalg.matmul ins(%a, %b : memref<6x4xbf16>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
+  return
+}
+
+// -----
+
+// A weight gradient, x^T @ dy, reads x ([k, m]) transposed in place (flag
+// 4), on either device.
+// CHECK-LABEL: func.func @matmul_transposed_a
+// CHECK:       call @sinter_cpu_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c5_i64{{.*}})
+// CHECK-NOT:   linalg.matmul
+#km = affine_map<(d0, d1, d2) -> (d2, d0)>
+#kn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @matmul_transposed_a(%a: memref<4x6xf32>, %b: memref<4x5xf32>, %c: memref<6x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x5xf32>)
+  linalg.matmul indexing_maps = [#km, #kn, #mn]
+      ins(%a, %b : memref<4x6xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
   return
 }

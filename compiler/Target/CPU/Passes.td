@@ -17,25 +17,6 @@ def CPUMathApproximations
                            "mlir::vector::VectorDialect"];
 }
 
-def CPUFoldTransposes : Pass<"sinter-cpu-fold-transposes", "mlir::ModuleOp"> {
-  let summary = "Matmuls read transposed operands in place instead of copies";
-  let description = [{
-    On tensors, before bufferization. The backward pass of `x @ w^T` reads
-    w, x and the output gradient transposed; each transpose was a copy made
-    by generated loops, every micro-batch. oneDNN's matmul reads either
-    operand transposed through its strides, so:
-
-    - a `linalg.matmul` operand that is a `linalg.transpose` (permutation
-      [1, 0]) is read in place, with the operand's indexing map swapped;
-    - a `linalg.transpose` of a matmul's product C = A @ B (its only use,
-      accumulated onto zeros) becomes the matmul B^T @ A^T.
-
-    Only the four forms A or A^T times B or B^T remain, which
-    `sinter-library-calls` hands to the library.
-  }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
-}
-
 def CPUOutlineLoops : Pass<"sinter-cpu-outline-loops", "mlir::ModuleOp"> {
   let summary = "Moves each outermost loop nest into a function, once per kind";
   let description = [{

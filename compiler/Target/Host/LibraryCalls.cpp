@@ -142,9 +142,8 @@ struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
     for (Operation *op : ops) {
       // Only the forms the library reads in place; the rest stay loops.
       if (auto mm = dyn_cast<linalg::MatmulOp>(op)) {
-        // A read transposed in place is the CPU library's only.
         std::optional<MatmulForm> form = matmulFormOf(mm);
-        if (form && (!form->transposedA || device == "cpu"))
+        if (form)
           callMatmul(module, device, mm, /*batched=*/false, form->transposedA,
                      form->transposedB);
       } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {

@@ -49,20 +49,31 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
   auto key = std::make_tuple(batch, m, n, k, flags);
   if (auto it = matmuls.find(key); it != matmuls.end())
     return it->second.get();
-  bool sharedB = flags & 1, transposedB = flags & 2;
+  bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4;
+  if (transposedA && batch != 1)
+    return Status::error("internal error: a batched matmul read its first "
+                         "operand transposed");
   cudaDataType_t inputs = (flags & kBF16Inputs) ? CUDA_R_16BF : CUDA_R_32F;
   auto plan = std::make_unique<Matmul>();
   SINTER_CUDA_CHECK(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // Row-major c = a @ b is column-major c^T = b^T a^T: cuBLASLt's first
+  // operand is our b, its second our a.
   cublasOperation_t opFirst = transposedB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond = transposedA ? CUBLAS_OP_T : CUBLAS_OP_N;
   SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
       plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &opFirst, sizeof(opFirst)));
+  SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
+      plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &opSecond, sizeof(opSecond)));
   // Our B: [k, n] row-major is n x k column-major; stored [n, k] it is
-  // k x n, read transposed.
+  // k x n, read transposed. The same for our A: [m, k] is k x m; stored
+  // [k, m] it is m x k, read transposed.
   int64_t strideB = sharedB ? 0 : k * n;
   SINTER_RT_RETURN_IF_ERROR(
       transposedB ? layout(plan->first, inputs, k, n, k, batch, strideB)
                   : layout(plan->first, inputs, n, k, n, batch, strideB));
-  SINTER_RT_RETURN_IF_ERROR(layout(plan->second, inputs, k, m, k, batch, m * k));
+  SINTER_RT_RETURN_IF_ERROR(
+      transposedA ? layout(plan->second, inputs, m, k, m, batch, m * k)
+                  : layout(plan->second, inputs, k, m, k, batch, m * k));
   SINTER_RT_RETURN_IF_ERROR(
       layout(plan->result, CUDA_R_32F, n, m, n, batch, m * n));
 

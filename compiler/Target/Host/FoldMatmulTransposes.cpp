@@ -1,7 +1,7 @@
-//===- FoldTransposes.cpp - Matmuls read transposed operands in place -----===//
+//===- FoldMatmulTransposes.cpp - Matmuls read transposed operands --------===//
 
-#include "compiler/Target/CPU/Passes.h"
 #include "compiler/Target/Host/MatmulForm.h"
+#include "compiler/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -9,20 +9,15 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPUFOLDTRANSPOSES
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
+namespace sinter::host {
+#define GEN_PASS_DEF_FOLDMATMULTRANSPOSES
+#include "compiler/Target/Host/Passes.h.inc"
+} // namespace sinter::host
 
 using namespace mlir;
 
-namespace sinter::cpu {
+namespace sinter::host {
 namespace {
-
-using host::isZeros;
-using host::MatmulForm;
-using host::matmulFormOf;
-using host::matmulMaps;
 
 /// The input of a 2-D transpose that swaps the axes.
 Value transposed(Value v) {
@@ -88,7 +83,8 @@ struct FoldResultTranspose : OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
-struct CPUFoldTransposes : public impl::CPUFoldTransposesBase<CPUFoldTransposes> {
+struct FoldMatmulTransposes
+    : public impl::FoldMatmulTransposesBase<FoldMatmulTransposes> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldOperandTranspose, FoldResultTranspose>(&getContext());
@@ -98,4 +94,4 @@ struct CPUFoldTransposes : public impl::CPUFoldTransposesBase<CPUFoldTransposes>
 };
 
 } // namespace
-} // namespace sinter::cpu
+} // namespace sinter::host

@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -sinter-cpu-fold-transposes | FileCheck %s
+// RUN: sinter-opt %s -sinter-fold-matmul-transposes | FileCheck %s
 
 // The backward pass of y = x @ w^T: dx = dy @ w (w^T read transposed is w
 // itself), dw = (x^T @ dy)^T = dy^T @ x. No transpose is left: the matmuls

@@ -138,11 +138,7 @@ void CudaDevice::release(void *p) {
 }
 
 Status CudaDevice::upload(void *device, const void *host, uint64_t bytes) {
-  // From pageable memory the copy has taken the host's bytes when it
-  // returns, so the host copy may change at once.
-  SINTER_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
-                                    compute));
-  return Status::success();
+  return staging.upload(compute, device, host, bytes);
 }
 
 Status CudaDevice::download(void *host, const void *device, uint64_t bytes) {

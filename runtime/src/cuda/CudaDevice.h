@@ -14,6 +14,7 @@
 #ifndef SINTER_RT_CUDA_CUDADEVICE_H
 #define SINTER_RT_CUDA_CUDADEVICE_H
 
+#include "cuda/StagedUploads.h"
 #include "device/Device.h"
 
 #include <cublasLt.h>
@@ -95,6 +96,7 @@ private:
   cudaStream_t compute = nullptr;
   cublasLtHandle_t blasLt = nullptr;
   cudnnHandle_t dnn = nullptr; ///< made at the first convolution
+  StagedUploads staging; ///< the step's inputs, copied without waiting
   void *scratch = nullptr;
   uint64_t scratchBytes = 0;
   CUmodule module = nullptr;

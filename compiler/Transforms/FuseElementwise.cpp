@@ -123,8 +123,32 @@ struct FuseKeepingProducerValues : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Whether `v` is a matmul's operand or product.
+bool meetsMatmul(Value v) {
+  auto isMatmul = [](Operation *op) {
+    return isa_and_nonnull<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
+  };
+  return isMatmul(v.getDefiningOp()) || llvm::any_of(v.getUsers(), isMatmul);
+}
+
+/// A transpose is a map that only moves data: as a generic it fuses like
+/// one (splitting attention's heads reads the projection and writes bf16
+/// in one loop). One next to a matmul stays named: the library reads it in
+/// place (sinter-fold-matmul-transposes).
+void generalizeTransposes(ModuleOp module) {
+  IRRewriter rewriter(module.getContext());
+  module.walk([&](linalg::TransposeOp op) {
+    if (!op.hasPureTensorSemantics() || meetsMatmul(op.getInput()) ||
+        meetsMatmul(op->getResult(0)))
+      return;
+    rewriter.setInsertionPoint(op);
+    (void)linalg::generalizeNamedOp(rewriter, op);
+  });
+}
+
 struct FuseElementwise : public impl::FuseElementwiseBase<FuseElementwise> {
   void runOnOperation() override {
+    generalizeTransposes(getOperation());
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, fusableAlone);
     patterns.add<FuseKeepingProducerValues>(&getContext());

@@ -303,3 +303,40 @@ func.func @shared_broadcast(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
   } -> tensor<4x8xf32>
   return %sum, %prod : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A transpose only moves data: splitting attention's heads and rounding
+// them to bf16 is one loop that reads the projection through the
+// transpose's map. A transpose a matmul reads stays named (the library
+// reads it in place).
+// CHECK-DAG:   #[[HEADS:[a-z0-9_]+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+// CHECK-LABEL: func.func @split_heads(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<2x8x4x16xf32>, %[[W:[a-z0-9]+]]: tensor<6x4xf32>, %[[V:[a-z0-9]+]]: tensor<8x4xf32>)
+// CHECK:       linalg.generic {indexing_maps = [#[[HEADS]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME:    ins(%[[X]] : tensor<2x8x4x16xf32>) outs(%{{.*}} : tensor<2x4x8x16xbf16>)
+// CHECK:         arith.truncf
+// CHECK:       %[[WT:.*]] = linalg.transpose ins(%[[W]] : tensor<6x4xf32>)
+// CHECK:       linalg.matmul ins(%[[V]], %[[WT]]
+#id4 = affine_map<(a, b, c, d) -> (a, b, c, d)>
+func.func @split_heads(%x: tensor<2x8x4x16xf32>, %w: tensor<6x4xf32>, %v: tensor<8x4xf32>)
+    -> (tensor<2x4x8x16xbf16>, tensor<8x6xf32>) {
+  %e = tensor.empty() : tensor<2x4x8x16xf32>
+  %t = linalg.transpose ins(%x : tensor<2x8x4x16xf32>) outs(%e : tensor<2x4x8x16xf32>)
+      permutation = [0, 2, 1, 3]
+  %e16 = tensor.empty() : tensor<2x4x8x16xbf16>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%t : tensor<2x4x8x16xf32>) outs(%e16 : tensor<2x4x8x16xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %h = arith.truncf %in : f32 to bf16
+    linalg.yield %h : bf16
+  } -> tensor<2x4x8x16xbf16>
+  %ew = tensor.empty() : tensor<4x6xf32>
+  %wt = linalg.transpose ins(%w : tensor<6x4xf32>) outs(%ew : tensor<4x6xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %em = tensor.empty() : tensor<8x6xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%em : tensor<8x6xf32>) -> tensor<8x6xf32>
+  %mm = linalg.matmul ins(%v, %wt : tensor<8x4xf32>, tensor<4x6xf32>)
+                      outs(%acc : tensor<8x6xf32>) -> tensor<8x6xf32>
+  return %r, %mm : tensor<2x4x8x16xbf16>, tensor<8x6xf32>
+}

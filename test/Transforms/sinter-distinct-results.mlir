@@ -28,18 +28,37 @@ func.func @step(%x: memref<4xf32>, %d: memref<?xf32>)
 
 // -----
 
-// A view of an allocation is not a buffer the caller can take over either:
-// the result gets a copy.
+// A reshaped view of an allocation that nothing else returns is allocated
+// in the returned shape: the loop writes it through the inverse reshape,
+// and the caller takes the buffer over, with no copy.
 // CHECK-LABEL: func.func @view(
-// CHECK:       %[[FLAT:.*]] = memref.collapse_shape
-// CHECK-NEXT:  %[[C:.*]] = memref.alloc() : memref<8xf32>
-// CHECK-NEXT:  memref.copy %[[FLAT]], %[[C]] : memref<8xf32> to memref<8xf32>
-// CHECK-NEXT:  return %[[C]] : memref<8xf32>
+// CHECK:       %[[WHOLE:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:  %[[AS:.*]] = memref.expand_shape %[[WHOLE]] {{\[}}[0, 1]] output_shape [2, 4] : memref<8xf32> into memref<2x4xf32>
+// CHECK-NEXT:  linalg.copy ins(%{{.*}} : memref<2x4xf32>) outs(%[[AS]] : memref<2x4xf32>)
+// CHECK-NOT:   memref.copy
+// CHECK:       return %[[WHOLE]] : memref<8xf32>
 func.func @view(%x: memref<2x4xf32>) -> memref<8xf32> attributes {sinter.phase = "train"} {
   %a = memref.alloc() : memref<2x4xf32>
   linalg.copy ins(%x : memref<2x4xf32>) outs(%a : memref<2x4xf32>)
   %flat = memref.collapse_shape %a [[0, 1]] : memref<2x4xf32> into memref<8xf32>
   return %flat : memref<8xf32>
+}
+
+// -----
+
+// When the allocation is also returned itself, the view gets a copy.
+// CHECK-LABEL: func.func @view_and_buffer(
+// CHECK:       %[[A:.*]] = memref.alloc() : memref<2x4xf32>
+// CHECK:       %[[FLAT:.*]] = memref.collapse_shape %[[A]]
+// CHECK-NEXT:  %[[C:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:  memref.copy %[[FLAT]], %[[C]] : memref<8xf32> to memref<8xf32>
+// CHECK-NEXT:  return %[[C]], %[[A]] : memref<8xf32>, memref<2x4xf32>
+func.func @view_and_buffer(%x: memref<2x4xf32>) -> (memref<8xf32>, memref<2x4xf32>)
+    attributes {sinter.phase = "train"} {
+  %a = memref.alloc() : memref<2x4xf32>
+  linalg.copy ins(%x : memref<2x4xf32>) outs(%a : memref<2x4xf32>)
+  %flat = memref.collapse_shape %a [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  return %flat, %a : memref<8xf32>, memref<2x4xf32>
 }
 
 // -----

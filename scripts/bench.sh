@@ -18,6 +18,10 @@
 #   scripts/bench.sh compile         sinterc's time and peak memory for GPT
 #                                    shapes from 2 to 48 layers
 #                                    (bench/compile_time.py)
+#   scripts/bench.sh gpu-traffic     GPT-2 124M's CUDA step: kernel launches
+#                                    and the bytes they are given, counted
+#                                    from sinterc's output (no GPU needed;
+#                                    bench/gpu/kernel_traffic.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -25,6 +29,10 @@ scripts/build.sh
 if [ "${1:-}" = "compile" ]; then
   shift
   exec python3 bench/compile_time.py "$@"
+fi
+if [ "${1:-}" = "gpu-traffic" ]; then
+  shift
+  exec python3 bench/gpu/kernel_traffic.py "$@"
 fi
 if [ "${1:-}" = "train-step" ]; then
   shift

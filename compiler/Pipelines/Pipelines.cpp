@@ -57,6 +57,8 @@ void buildGraphToLinalgPipeline(mlir::OpPassManager &pm) {
 
 void buildTrainToLinalgPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createConvertTrainUpdateToLinalg());
+  // A gradient summed from zero-padded slices is the slices in place.
+  pm.addPass(createMergePaddedSums());
   // Elementwise maps and broadcasts fold into their consumers, so a chain
   // such as exp(x - max) / sum becomes few loops.
   pm.addPass(createFuseElementwise());

@@ -21,6 +21,21 @@ def FuseElementwise : Pass<"sinter-fuse-elementwise", "mlir::ModuleOp"> {
                            "mlir::affine::AffineDialect"];
 }
 
+def MergePaddedSums : Pass<"sinter-merge-padded-sums", "mlir::ModuleOp"> {
+  let summary = "Sums of zero-padded pieces become one tensor of the pieces";
+  let description = [{
+    A value read through several slices (attention's q, k and v, sliced
+    from one projection) gets the sum of their gradients, each padded with
+    zeros to the value's shape. When an elementwise sum's inputs are each a
+    chain of `tensor.insert_slice`s of pieces and zeros (into zeros, or
+    into an empty tensor they cover), and no two pieces overlap, the sum is
+    the pieces inserted into one tensor (zeros where none is): no
+    full-size zero tensors, no additions.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def SplitEmptyTensors : Pass<"sinter-split-empty-tensors", "mlir::ModuleOp"> {
   let summary = "Gives every use of a tensor.empty its own tensor.empty";
   let description = [{
@@ -100,10 +115,12 @@ def DistinctResults : Pass<"sinter-distinct-results", "mlir::ModuleOp"> {
   let description = [{
     After bufferization, a step or a repeated block's function may return
     one buffer for two results (two outputs of equal value) or return an
-    argument or a view. Each such result gets a
-    copy in a fresh allocation, so that every result can become the
-    caller's output buffer, computed in place (buffer-results-to-out-params
-    with hoisted allocations).
+    argument or a view. A reshaped view of an allocation nothing else
+    returns is allocated in the returned shape instead (the computation
+    writes it through the inverse reshape); every other such result gets a
+    copy in a fresh allocation. So every result can become the caller's
+    output buffer, computed in place (buffer-results-to-out-params with
+    hoisted allocations).
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }

@@ -1,0 +1,86 @@
+"""What GPT-2 124M's CUDA step asks of memory, counted from the compiler's
+output (no GPU needed, nothing timed): for each function of the step
+(`sinterc --emit=gpu`), its kernel launches and the bytes of the buffers
+they are given. Each buffer argument counts once, as if read or written
+whole: an estimate of the traffic of the generated kernels, without the
+library calls (matmuls, attention). bf16, T=1024, micro-batch 16.
+
+    scripts/bench.sh gpu-traffic [--build DIR] [--kernels FUNCTION]
+
+--kernels FUNCTION lists that function's launches in order, with their
+blocks and buffer types (for example gpt.h.bwd, a layer's backward pass).
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from sinter_build import ROOT, sinterc_of, take_build_dir  # noqa: E402
+
+CONFIG = os.path.join(ROOT, "examples/gpt/gpt124m.pbtxt")
+SETTINGS = ["device=CUDA", "precision.compute=BF16", "batch.micro=16"]
+BYTES = {"f64": 8, "i64": 8, "f32": 4, "i32": 4, "bf16": 2, "f16": 2, "i8": 1, "i1": 1}
+MEMREF = re.compile(r"memref<((?:\d+x)*)(f64|i64|f32|i32|bf16|f16|i8|i1)>")
+FUNC = re.compile(r"\s*func\.func (?:private )?@([\w.]+)\(")
+LAUNCH = re.compile(r"@sinter_kernels::@(\w+) blocks in \(%c(\d+)")
+
+
+def buffer_bytes(args):
+    total = 0
+    for dims, element in MEMREF.findall(args):
+        count = 1
+        for d in filter(None, dims.split("x")):
+            count *= int(d)
+        total += count * BYTES[element]
+    return total
+
+
+def main(args):
+    build = take_build_dir(args)
+    listed = None
+    if "--kernels" in args:
+        listed = args[args.index("--kernels") + 1]
+    sets = [a for s in SETTINGS for a in ("--set", s)]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "step.mlir")
+        subprocess.run([sinterc_of(build), "--config", CONFIG, *sets, "--emit=gpu",
+                        "-o", out], check=True)
+        lines = open(out).read().splitlines()
+    functions = OrderedDict()
+    function = None
+    for line in lines:
+        m = FUNC.match(line)
+        if m:
+            function = m.group(1)
+        if function is None:
+            continue
+        if "gpu.launch_func" in line:
+            launch = LAUNCH.search(line)
+            args_text = line.split("args(", 1)[1] if "args(" in line else ""
+            functions.setdefault(function, []).append(
+                (launch.group(1), int(launch.group(2)), buffer_bytes(args_text),
+                 MEMREF.findall(args_text)))
+        elif "call @sinter_cuda_" in line and function == listed:
+            functions.setdefault(function, []).append(
+                (line.split("call @")[1].split("(")[0], 0, 0, []))
+    print("GPT-2 124M, CUDA, bf16, T=1024, micro-batch 16 (" + ", ".join(SETTINGS) + ")")
+    print(f"{'function':24s} {'launches':>9s} {'buffer bytes':>14s}")
+    for name, launches in functions.items():
+        kernels = [k for k in launches if k[1] > 0]
+        total = sum(k[2] for k in kernels)
+        print(f"{name:24s} {len(kernels):9d} {total / 1e9:11.2f} GB")
+    if listed:
+        print(f"\n{listed}, in order:")
+        for kernel, blocks, size, buffers in functions.get(listed, []):
+            if blocks == 0:
+                print(f"  call {kernel}")
+                continue
+            shapes = ", ".join(f"{d}{e}" for d, e in buffers)
+            print(f"  {kernel:20s} {blocks:7d} blocks {size / 1e6:8.1f} MB  {shapes}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

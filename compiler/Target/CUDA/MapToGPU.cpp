@@ -7,9 +7,12 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <algorithm>
 
 namespace sinter::cuda {
 #define GEN_PASS_DEF_CUDAMAPTOGPU
@@ -22,6 +25,9 @@ namespace sinter::cuda {
 namespace {
 
 constexpr int64_t kThreadsPerBlock = 256;
+/// Threads a column nest that splits its rows aims for: enough to fill a
+/// large GPU (132 SMs), few enough that each walks many positions.
+constexpr int64_t kRowSplitThreads = 64 * 1024;
 
 /// Whether `op` or an op inside it reads or writes a buffer.
 bool touchesMemory(Operation *op) {
@@ -178,29 +184,95 @@ scf::ForOp independentColumns(scf::ForOp outer) {
   return independent ? inner : scf::ForOp();
 }
 
+/// The row at which a column nest's inner loop reads and writes every
+/// buffer it writes, when that is one value computed before the inner loop
+/// (an embedding gradient's row: the position's id), and the rows of those
+/// buffers. Threads can then split the rows as well as the columns: each
+/// element still has one thread, which adds into it in the positions'
+/// order. {null, 0} otherwise.
+std::pair<Value, int64_t> sharedRow(scf::ForOp inner) {
+  Value column = inner.getInductionVar();
+  DenseSet<Value> written;
+  inner.getBody()->walk([&](memref::StoreOp store) { written.insert(store.getMemRef()); });
+  Value row;
+  int64_t rows = ShapedType::kDynamic;
+  bool shared = true;
+  inner.getBody()->walk([&](Operation *op) {
+    Value buffer;
+    ValueRange indices;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      buffer = load.getMemRef();
+      indices = load.getIndices();
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      buffer = store.getMemRef();
+      indices = store.getIndices();
+    }
+    if (!buffer || !written.contains(buffer))
+      return;
+    if (indices.size() != 2 || !llvm::is_contained(indices, column)) {
+      shared = false;
+      return;
+    }
+    unsigned at = indices[0] == column ? 1 : 0;
+    Value here = indices[at];
+    int64_t extent = cast<MemRefType>(buffer.getType()).getDimSize(at);
+    shared &= (!row || row == here) && here != column && !ShapedType::isDynamic(extent) &&
+              !inner->isAncestor(here.getParentRegion()->getParentOp());
+    row = here;
+    rows = ShapedType::isDynamic(rows) ? extent : std::min(rows, extent);
+  });
+  if (!shared || !row)
+    return {Value(), 0};
+  return {row, rows};
+}
+
 /// Runs `outer` with a thread per iteration of `inner` (see
 /// independentColumns): each thread walks the outer loop, in order, over
-/// its own column.
+/// its own column. When the inner loop writes at one row (sharedRow), the
+/// rows are split among groups of blocks too: a thread then adds only into
+/// the rows of its group, so a few hundred columns still fill the GPU.
 void launchColumns(scf::ForOp outer, scf::ForOp inner) {
   OpBuilder b(outer);
   Location loc = outer.getLoc();
   Value span = arith::SubIOp::create(b, loc, inner.getUpperBound(), inner.getLowerBound());
   Value count = arith::CeilDivUIOp::create(b, loc, span, inner.getStep());
   Value threads = index(b, loc, kThreadsPerBlock);
-  Value blocks = arith::MaxUIOp::create(
+  Value columnBlocks = arith::MaxUIOp::create(
       b, loc, arith::CeilDivUIOp::create(b, loc, count, threads), index(b, loc, 1));
+  auto [row, rows] = sharedRow(inner);
+  std::optional<int64_t> lb = getConstantIntValue(inner.getLowerBound()),
+                         ub = getConstantIntValue(inner.getUpperBound()),
+                         step = getConstantIntValue(inner.getStep());
+  int64_t groups = 1;
+  if (row && lb && ub && step && *step > 0) {
+    int64_t columns = std::max<int64_t>(llvm::divideCeil(*ub - *lb, *step), 1);
+    int64_t columnThreads =
+        llvm::divideCeil(columns, kThreadsPerBlock) * kThreadsPerBlock;
+    groups = std::clamp<int64_t>(kRowSplitThreads / columnThreads, 1, rows);
+  }
+  Value blocks = arith::MulIOp::create(b, loc, columnBlocks, index(b, loc, groups));
   gpu::LaunchOp launch = createLaunch(b, loc, blocks, threads);
+  Value block = launch.getBlockIds().x;
+  Value group = arith::DivUIOp::create(b, loc, block, columnBlocks);
+  Value columnBlock = arith::RemUIOp::create(b, loc, block, columnBlocks);
   Value flat = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
-      launch.getThreadIds().x);
+      b, loc, arith::MulIOp::create(b, loc, columnBlock, threads), launch.getThreadIds().x);
   Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, count);
   auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
   Value column = arith::AddIOp::create(
       b, loc, inner.getLowerBound(), arith::MulIOp::create(b, loc, flat, inner.getStep()));
   outer->moveBefore(guard.getThenRegion().front().getTerminator());
-  // The inner loop's body takes its place, at this thread's column.
+  // The inner loop's body takes its place, at this thread's column, for the
+  // rows of this thread's group.
   OpBuilder here(inner);
+  if (groups > 1) {
+    Value mine = arith::CmpIOp::create(
+        here, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(here, loc, row, index(here, loc, groups)), group);
+    auto ours = scf::IfOp::create(here, loc, mine, /*withElseRegion=*/false);
+    here.setInsertionPointToStart(&ours.getThenRegion().front());
+  }
   IRMapping map;
   map.map(inner.getInductionVar(), column);
   for (Operation &op : inner.getBody()->without_terminator())

@@ -108,22 +108,31 @@ func.func @slice(%a: memref<4x8xf32>, %out: memref<4x2xf32>) attributes {sinter.
 
 // A scatter-add of rows (an embedding's gradient): ids may repeat, so the
 // positions stay in order, but each column is its own: a thread per column
-// walks every position. A nest whose inner loop writes an element of
-// another column (the row sum below), or reads a written buffer at another
-// column, stays on one thread.
+// walks every position. The rows are split too: the 300 columns' 2 blocks
+// are repeated for 10 groups of rows (as many as the table has, here), and
+// a thread adds only into the rows of its group (id mod 10), so every
+// element still has one thread, which adds in the positions' order. A nest
+// whose inner loop writes an element of another column (the row sum
+// below), or reads a written buffer at another column, stays on one thread.
 // CHECK-LABEL: func.func @scatter_add(
 // CHECK-SAME:    %[[IDS:[a-z0-9]+]]: memref<5xi32>, %[[G:[a-z0-9]+]]: memref<5x300xf32>, %[[T:[a-z0-9]+]]: memref<10x300xf32>
-// CHECK:       gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}) threads(%[[TID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c256
-// CHECK:         %[[COL:.*]] = arith.addi {{.*}}, %[[TID]]
+// CHECK:       gpu.launch blocks(%[[BID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c20{{.*}}) threads(%[[TID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c256
+// CHECK:         %[[GROUP:.*]] = arith.divui %[[BID]], %c2
+// CHECK:         %[[CB:.*]] = arith.remui %[[BID]], %c2
+// CHECK:         %[[BASE:.*]] = arith.muli %[[CB]], %c256
+// CHECK:         %[[COL:.*]] = arith.addi %[[BASE]], %[[TID]]
 // CHECK:         %[[IN:.*]] = arith.cmpi ult, %[[COL]], %c300
 // CHECK:         scf.if %[[IN]] {
 // CHECK:           scf.for %[[P:[a-z0-9]+]] =
 // CHECK:             %[[ID:.*]] = memref.load %[[IDS]][%[[P]]]
 // CHECK:             %[[ROW:.*]] = arith.index_cast %[[ID]]
-// CHECK:             %[[X:.*]] = memref.load %[[G]][%[[P]], %[[COL]]]
-// CHECK:             %[[OLD:.*]] = memref.load %[[T]][%[[ROW]], %[[COL]]]
-// CHECK:             %[[NEW:.*]] = arith.addf %[[OLD]], %[[X]]
-// CHECK:             memref.store %[[NEW]], %[[T]][%[[ROW]], %[[COL]]]
+// CHECK:             %[[R:.*]] = arith.remui %[[ROW]], %c10
+// CHECK:             %[[MINE:.*]] = arith.cmpi eq, %[[R]], %[[GROUP]]
+// CHECK:             scf.if %[[MINE]] {
+// CHECK:               %[[X:.*]] = memref.load %[[G]][%[[P]], %[[COL]]]
+// CHECK:               %[[OLD:.*]] = memref.load %[[T]][%[[ROW]], %[[COL]]]
+// CHECK:               %[[NEW:.*]] = arith.addf %[[OLD]], %[[X]]
+// CHECK:               memref.store %[[NEW]], %[[T]][%[[ROW]], %[[COL]]]
 // CHECK-NOT:         scf.for
 // CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
 // CHECK-NEXT:    scf.for

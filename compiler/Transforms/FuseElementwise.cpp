@@ -39,6 +39,10 @@ bool movesDataOnly(Operation *producer) {
 /// and yields the producer's results for those users too, so it must come
 /// before them; the producer's work then happens once, in the fused op.
 bool otherUsersFollow(Operation *producer, Operation *consumer) {
+  // A producer outside the consumer's loop would be computed in every
+  // iteration.
+  if (producer->getBlock() != consumer->getBlock())
+    return false;
   for (Operation *user : producer->getUsers())
     if (user != consumer &&
         (user->getBlock() != consumer->getBlock() || !consumer->isBeforeInBlock(user)))

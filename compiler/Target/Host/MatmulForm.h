@@ -1,8 +1,8 @@
 //===- MatmulForm.h - The matmuls the libraries take ------------*- C++ -*-===//
 //
 // C[m, n] += A · B as linalg.matmul with A stored as [m, k] or, transposed,
-// [k, m], and B as [k, n] or [n, k]: the four forms that oneDNN reads in
-// place through strides (cuBLASLt: B transposed only).
+// [k, m], and B as [k, n] or [n, k]: the four forms that oneDNN and
+// cuBLASLt read in place.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_TARGET_HOST_MATMULFORM_H

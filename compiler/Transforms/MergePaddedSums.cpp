@@ -122,6 +122,8 @@ struct MergePaddedSum : OpRewritePattern<linalg::GenericOp> {
     if (op.getNumDpsInputs() < 2 || !sumsItsInputs(op))
       return failure();
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type.hasStaticShape())
+      return failure();
     SmallVector<std::pair<Value, Box>> pieces;
     for (Value in : op.getDpsInputs()) {
       if (in.getType() != type)

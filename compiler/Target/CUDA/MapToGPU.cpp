@@ -244,7 +244,7 @@ void launchColumns(scf::ForOp outer, scf::ForOp inner) {
                          ub = getConstantIntValue(inner.getUpperBound()),
                          step = getConstantIntValue(inner.getStep());
   int64_t groups = 1;
-  if (row && lb && ub && step && *step > 0) {
+  if (row && rows > 1 && lb && ub && step && *step > 0) {
     int64_t columns = std::max<int64_t>(llvm::divideCeil(*ub - *lb, *step), 1);
     int64_t columnThreads =
         llvm::divideCeil(columns, kThreadsPerBlock) * kThreadsPerBlock;

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace sinter {
@@ -123,44 +124,88 @@ private:
   DenseMap<Value, Value> rounded;
 };
 
+/// Every call of each private function whose calls are all known (no
+/// other reference to it).
+llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> knownCalls(ModuleOp module) {
+  llvm::MapVector<StringAttr, SmallVector<func::CallOp>> calls;
+  DenseSet<StringAttr> otherUses;
+  module.walk([&](Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op))
+      calls[call.getCalleeAttr().getAttr()].push_back(call);
+    else if (!isa<func::FuncOp>(op))
+      for (NamedAttribute attr : op->getAttrs())
+        if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
+          otherUses.insert(ref.getAttr());
+  });
+  llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> known;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    auto it = calls.find(f.getSymNameAttr());
+    if (f.isPrivate() && !f.isExternal() && it != calls.end() &&
+        !otherUses.contains(f.getSymNameAttr()))
+      known[f] = it->second;
+  }
+  return known;
+}
+
 /// A private function's argument that is only rounded (only matmuls read
 /// it) becomes a bf16 argument, rounded by its callers: a layer's weight is
 /// then rounded once, in the step before its micro-batch loop, not in every
-/// call of its forward and backward functions. Repeated until no argument
-/// moves (a caller's own argument may move next).
-void roundInCallers(ModuleOp module, Rounding &rounding) {
+/// call of its forward and backward functions. True when one moved.
+bool roundArgumentsInCallers(func::FuncOp f, ArrayRef<func::CallOp> calls,
+                             Rounding &rounding) {
+  bool moved = false;
+  for (BlockArgument arg : f.getArguments()) {
+    if (!rounding.onlyUse(arg))
+      continue;
+    rounding.becomeRounded(arg);
+    for (func::CallOp call : calls) {
+      OpOperand &operand = call->getOpOperand(arg.getArgNumber());
+      operand.set(rounding.of(operand.get()));
+    }
+    moved = true;
+  }
+  return moved;
+}
+
+/// A private function's result that every caller only rounds (an
+/// activation the forward pass keeps for a matmul of the backward pass)
+/// becomes a bf16 result, rounded in the function: there the rounding
+/// joins the loop that computes the value (which may round it for its own
+/// matmul already), and the f32 value need not be written at all. True
+/// when one moved.
+bool roundResultsInCallee(func::FuncOp f, ArrayRef<func::CallOp> calls,
+                          Rounding &rounding) {
+  bool moved = false;
+  for (unsigned i = 0; i < f.getNumResults(); ++i) {
+    if (isa<BFloat16Type>(cast<RankedTensorType>(f.getResultTypes()[i]).getElementType()) ||
+        !llvm::all_of(calls, [&](func::CallOp call) {
+          return bool(rounding.onlyUse(call.getResult(i)));
+        }))
+      continue;
+    f.walk([&](func::ReturnOp ret) {
+      OpOperand &operand = ret->getOpOperand(i);
+      operand.set(rounding.of(operand.get()));
+    });
+    for (func::CallOp call : calls)
+      rounding.becomeRounded(call.getResult(i));
+    moved = true;
+  }
+  return moved;
+}
+
+/// Moves roundings across calls (above) until none moves: a caller's own
+/// argument, or a callee's result, may move next.
+void roundAcrossCalls(ModuleOp module, Rounding &rounding) {
   for (bool moved = true; moved;) {
     moved = false;
-    llvm::MapVector<StringAttr, SmallVector<func::CallOp>> calls;
-    DenseSet<StringAttr> otherUses;
-    module.walk([&](Operation *op) {
-      if (auto call = dyn_cast<func::CallOp>(op))
-        calls[call.getCalleeAttr().getAttr()].push_back(call);
-      else if (!isa<func::FuncOp>(op))
-        for (NamedAttribute attr : op->getAttrs())
-          if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-            otherUses.insert(ref.getAttr());
-    });
-    for (auto f : module.getOps<func::FuncOp>()) {
-      auto it = calls.find(f.getSymNameAttr());
-      if (!f.isPrivate() || f.isExternal() || it == calls.end() ||
-          otherUses.contains(f.getSymNameAttr()))
-        continue;
-      bool changed = false;
-      for (BlockArgument arg : f.getArguments()) {
-        if (!rounding.onlyUse(arg))
-          continue;
-        rounding.becomeRounded(arg);
-        for (func::CallOp call : it->second) {
-          OpOperand &operand = call->getOpOperand(arg.getArgNumber());
-          operand.set(rounding.of(operand.get()));
-        }
-        changed = true;
-      }
+    for (auto &[f, calls] : knownCalls(module)) {
+      bool changed = roundArgumentsInCallers(f, calls, rounding);
+      changed |= roundResultsInCallee(f, calls, rounding);
       if (!changed)
         continue;
+      auto ret = cast<func::ReturnOp>(f.front().getTerminator());
       f.setFunctionType(FunctionType::get(f.getContext(), f.front().getArgumentTypes(),
-                                          f.getResultTypes()));
+                                          ret->getOperandTypes()));
       moved = true;
     }
   }
@@ -215,7 +260,13 @@ struct BF16Matmuls : impl::BF16MatmulsBase<BF16Matmuls> {
       op->replaceAllUsesWith(made->getResults());
       op->erase();
     }
-    roundInCallers(module, rounding);
+    // The f32 reshapes the roundings replaced, so a value's rounding is
+    // its only use.
+    module.walk([](Operation *op) {
+      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) && isOpTriviallyDead(op))
+        op->erase();
+    });
+    roundAcrossCalls(module, rounding);
   }
 };
 

@@ -147,3 +147,60 @@ module attributes {sinter.compute = "bf16"} {
     return %y, %h : tensor<8x6xf32>, tensor<2x4x4xf32>
   }
 }
+
+// -----
+
+// An activation the forward function keeps only for a matmul of the
+// backward function: the backward takes it in bf16, and the forward
+// returns it in bf16, rounded where it is computed (next to the rounding
+// its own matmul reads), so the f32 value is never passed on. A result
+// something else reads in f32 (y, returned by the step) stays f32.
+// CHECK-LABEL: func.func private @forward(
+// CHECK-SAME:    -> (tensor<8x6xf32>, tensor<8x4xbf16>)
+// CHECK:         %[[H:.+]] = linalg.generic {{.*}} ins(%arg0 : tensor<8x4xf32>)
+// CHECK:         math.tanh
+// CHECK:         %[[H16:.+]] = linalg.generic {{.*}} ins(%[[H]] : tensor<8x4xf32>) outs(%{{.+}} : tensor<8x4xbf16>)
+// CHECK:         %[[Y:.+]] = linalg.matmul ins(%[[H16]], %{{.+}} : tensor<8x4xbf16>, tensor<4x6xbf16>)
+// CHECK:         return %[[Y]], %[[H16]] : tensor<8x6xf32>, tensor<8x4xbf16>
+// CHECK-LABEL: func.func private @backward(
+// CHECK-SAME:    %[[SAVED:.+]]: tensor<8x4xbf16>, %[[DY:.+]]: tensor<8x6xbf16>)
+// CHECK-NOT:     arith.truncf
+// CHECK:         linalg.matmul {{.*}}ins(%[[SAVED]], %[[DY]] : tensor<8x4xbf16>, tensor<8x6xbf16>)
+// CHECK-LABEL: func.func @step(
+// CHECK:         %[[F:.+]]:2 = call @forward(
+// CHECK:         call @backward(%[[F]]#1, %{{.+}})
+#id2 = affine_map<(i, j) -> (i, j)>
+#km = affine_map<(d0, d1, d2) -> (d2, d0)>
+#kn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+module attributes {sinter.compute = "bf16"} {
+  func.func private @forward(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>)
+      -> (tensor<8x6xf32>, tensor<8x4xf32>) {
+    %e0 = tensor.empty() : tensor<8x4xf32>
+    %h = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<8x4xf32>) outs(%e0 : tensor<8x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %t = math.tanh %in : f32
+      linalg.yield %t : f32
+    } -> tensor<8x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x6xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %y = linalg.matmul ins(%h, %w : tensor<8x4xf32>, tensor<4x6xf32>) outs(%c : tensor<8x6xf32>) -> tensor<8x6xf32>
+    return %y, %h : tensor<8x6xf32>, tensor<8x4xf32>
+  }
+  func.func private @backward(%h: tensor<8x4xf32>, %dy: tensor<8x6xf32>) -> tensor<4x6xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x6xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+    %dw = linalg.matmul indexing_maps = [#km, #kn, #mn]
+        ins(%h, %dy : tensor<8x4xf32>, tensor<8x6xf32>) outs(%c : tensor<4x6xf32>) -> tensor<4x6xf32>
+    return %dw : tensor<4x6xf32>
+  }
+  func.func @step(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>, %dy: tensor<8x6xf32>)
+      -> (tensor<8x6xf32>, tensor<4x6xf32>) {
+    %f:2 = call @forward(%x, %w) : (tensor<8x4xf32>, tensor<4x6xf32>) -> (tensor<8x6xf32>, tensor<8x4xf32>)
+    %dw = call @backward(%f#1, %dy) : (tensor<8x4xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+    return %f#0, %dw : tensor<8x6xf32>, tensor<4x6xf32>
+  }
+}

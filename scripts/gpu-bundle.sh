@@ -9,7 +9,9 @@
 #   scripts/gpu-bundle.sh [DIR]       (default: build/gpu-bundle)
 #
 # GPT-2 124M is compiled for a micro-batch of $GPT124M_MICRO (default 16)
-# sequences of 1024 tokens.
+# sequences of 1024 tokens in f32, and with compute: BF16 for the largest
+# of 64, 32 and 16 that sinterc's memory report fits in three quarters of
+# an H200 (139 GiB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -64,13 +66,23 @@ echo "gpu-bundle: GPT-2 124M, micro-batch $micro x 1024 tokens"
 mkdir -p "$out/gpt124m"
 "$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA \
   --set "data.train={synthetic {}}" --set batch.micro="$micro" \
-  --set batch.global="$micro" --set steps=20 --set log.every=1 \
+  --set batch.global="$micro" --set steps=30 --set log.every=1 \
   -o "$out/gpt124m/gpt124m"
-"$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA \
-  --set "data.train={synthetic {}}" --set batch.micro="$micro" \
-  --set batch.global="$micro" --set steps=20 --set log.every=1 \
-  --set precision.compute=BF16 -o "$out/gpt124m/gpt124m_bf16"
 echo "$micro" > "$out/gpt124m/micro"
+# The bf16 step's largest micro-batch: its planned bytes (the memory
+# report's total) within three quarters of the GPU.
+for micro_bf16 in 64 32 16; do
+  mib=$("$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA \
+    --set precision.compute=BF16 --set batch.micro="$micro_bf16" \
+    --set batch.global="$micro_bf16" --report-memory | awk '$1 == "total" { print int($2) }')
+  [ "$mib" -le $((139 * 1024 * 3 / 4)) ] && break
+done
+echo "gpu-bundle: GPT-2 124M bf16, micro-batch $micro_bf16 x 1024 tokens ($mib MiB planned)"
+"$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA \
+  --set "data.train={synthetic {}}" --set batch.micro="$micro_bf16" \
+  --set batch.global="$micro_bf16" --set steps=30 --set log.every=1 \
+  --set precision.compute=BF16 -o "$out/gpt124m/gpt124m_bf16"
+echo "$micro_bf16" > "$out/gpt124m/micro_bf16"
 
 # Every shared library the programs load but CUDA's (found on the GPU
 # machine), and the loader they were linked for: they then run on any

@@ -6,9 +6,11 @@
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
 #     program's parameters (relative 1e-4), and the mlp's on 2 ranks over
 #     NCCL where the machine has 2 GPUs;
-#   - GPT-2 124M, T=1024, in f32 and with compute: BF16: tokens/s and MFU
-#     (6N + 6LCT FLOPs per token over 989 TFLOP/s dense bf16), beside
-#     PyTorch eager and torch.compile (f32 and bf16 autocast).
+#   - GPT-2 124M, T=1024, 30 steps in f32 (micro-batch 16) and with
+#     compute: BF16 (the largest micro-batch the bundle found to fit):
+#     tokens/s and MFU (6N + 6LCT FLOPs per token over 989 TFLOP/s dense
+#     bf16), beside PyTorch eager and torch.compile on the same batches
+#     (f32, and bf16 autocast).
 # Prints a table last; logs go to $OUT (or ./logs). Under 8 minutes.
 #
 #   ./gpu-check.sh
@@ -91,8 +93,9 @@ stage "gpt_tiny, 20 steps" "$logs/gpt_tiny.log" 45  "$here/gpt_tiny/gpt_tiny" \
   --save "$here/got/gpt_tiny.safetensors" &&
   row "gpt_tiny, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/ref/gpt_tiny.safetensors" 1e-4)"
 
-micro=$(cat "$here/gpt124m/micro")
+declare -A micros=([f32]=$(cat "$here/gpt124m/micro") [bf16]=$(cat "$here/gpt124m/micro_bf16"))
 for precision in f32 bf16; do
+  micro=${micros[$precision]}
   prog="$here/gpt124m/gpt124m"
   [ "$precision" = bf16 ] && prog="$here/gpt124m/gpt124m_bf16"
   stage "GPT-2 124M $precision" "$logs/gpt124m_$precision.log" 150 "$prog" || continue
@@ -109,15 +112,20 @@ PY
 )
   row "GPT-2 124M $precision, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
 done
-if [ "$SECONDS" -gt "$deadline" ]; then
-  row "PyTorch" "skipped: the check's 8 minutes are up"
-elif PYTHONPATH="$here" timeout 180 "$py" "$here/torch_gpt2.py" "$micro" >"$logs/torch.log" 2>&1; then
-  while IFS=$'\t' read -r name value; do
-    row "$name, B=$micro x 1024" "$value tokens/s"
-  done <"$logs/torch.log"
-else
-  row "PyTorch" "FAILED: $(tail -n 1 "$logs/torch.log" | cut -c1-100)"
-fi
+# PyTorch on the same batches as Sinter's two programs.
+for precision in f32 bf16; do
+  micro=${micros[$precision]}
+  if [ "$SECONDS" -gt "$deadline" ]; then
+    row "PyTorch $precision" "skipped: the check's 8 minutes are up"
+  elif PYTHONPATH="$here" timeout 150 "$py" "$here/torch_gpt2.py" "$micro" 15 "$precision" \
+      >"$logs/torch_$precision.log" 2>&1; then
+    while IFS=$'\t' read -r name value; do
+      row "$name, B=$micro x 1024" "$value tokens/s"
+    done <"$logs/torch_$precision.log"
+  else
+    row "PyTorch $precision" "FAILED: $(tail -n 1 "$logs/torch_$precision.log" | cut -c1-100)"
+  fi
+done
 
 echo
 echo "Sinter CUDA check on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -n 1)"

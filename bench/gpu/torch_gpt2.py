@@ -3,7 +3,9 @@ table of scripts/gpu-check.sh: the same model (bench/models_torch.py), the
 same batch, AdamW, eager and torch.compile, in f32 (TF32 off, as Sinter's
 f32) and with bf16 autocast.
 
-    python3 torch_gpt2.py MICRO_BATCH [STEPS]
+    python3 torch_gpt2.py MICRO_BATCH [STEPS] [f32|bf16]
+
+With f32 or bf16, only that precision's two rows.
 """
 import statistics
 import sys
@@ -42,10 +44,12 @@ def tokens_per_second(micro, steps, compiled, bf16):
 def main():
     micro = int(sys.argv[1])
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 15
+    precisions = {"f32": (False,), "bf16": (True,)}.get(
+        sys.argv[3] if len(sys.argv) > 3 else "", (False, True))
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     for compiled in (False, True):
-        for bf16 in (False, True):
+        for bf16 in precisions:
             name = ("torch.compile" if compiled else "PyTorch eager") + (
                 " bf16" if bf16 else " f32")
             try:

@@ -59,6 +59,9 @@ def main(args):
             continue
         if "gpu.launch_func" in line:
             launch = LAUNCH.search(line)
+            if not launch:  # a grid of run-time size: not counted
+                print(f"warning: {function}: a launch of run-time size", file=sys.stderr)
+                continue
             args_text = line.split("args(", 1)[1] if "args(" in line else ""
             functions.setdefault(function, []).append(
                 (launch.group(1), int(launch.group(2)), buffer_bytes(args_text),

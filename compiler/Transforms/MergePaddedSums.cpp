@@ -9,12 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/Zeros.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -51,11 +51,6 @@ struct Box {
 struct Padded {
   SmallVector<std::pair<Value, Box>> pieces;
 };
-
-bool isZeros(Value v) {
-  auto fill = v.getDefiningOp<linalg::FillOp>();
-  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
-}
 
 std::optional<Box> boxOf(tensor::InsertSliceOp insert) {
   if (!insert.hasUnitStride() || ShapedType::isDynamicShape(insert.getStaticOffsets()) ||

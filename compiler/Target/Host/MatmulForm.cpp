@@ -2,7 +2,6 @@
 
 #include "compiler/Target/Host/MatmulForm.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 
@@ -25,17 +24,6 @@ std::optional<MatmulForm> matmulFormOf(linalg::MatmulOp op) {
       if (maps == matmulMaps(op.getContext(), {ta, tb}))
         return MatmulForm{ta, tb};
   return std::nullopt;
-}
-
-bool fillsZeros(linalg::FillOp fill) {
-  auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
-  return f && f.getValue().isZero();
-}
-
-bool isZeros(Value init) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  return fill && fillsZeros(fill);
 }
 
 } // namespace sinter::host

@@ -8,6 +8,7 @@
 #ifndef SINTER_TARGET_HOST_MATMULFORM_H
 #define SINTER_TARGET_HOST_MATMULFORM_H
 
+#include "compiler/Transforms/Zeros.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <optional>
@@ -23,13 +24,6 @@ llvm::SmallVector<mlir::AffineMap> matmulMaps(mlir::MLIRContext *ctx, MatmulForm
 
 /// The form of `op`, if its maps are one of the four.
 std::optional<MatmulForm> matmulFormOf(mlir::linalg::MatmulOp op);
-
-/// Whether `fill` writes zeros.
-bool fillsZeros(mlir::linalg::FillOp fill);
-
-/// Whether `init` is a tensor filled with zeros: a matmul onto it is a
-/// plain product.
-bool isZeros(mlir::Value init);
 
 } // namespace sinter::host
 

@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/Timeouts.h"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <csignal>
@@ -40,9 +42,11 @@ const char *const kUsage =
     "                  else 29500)\n";
 
 // After a rank fails, the others have this long to notice and say so
-// before they are asked to stop, and then this long before they are killed.
+// before they are asked to stop, and then until this long before they are
+// killed: past their own collective deadline, so that a survivor whose
+// transport missed the closed connection still names the rank it lost.
 constexpr time_t kTermAfterSeconds = 10;
-constexpr time_t kKillAfterSeconds = 30;
+constexpr time_t kKillAfterSeconds = sinter::rt::kCollectiveTimeoutSeconds + 20;
 
 volatile sig_atomic_t forwarded = 0;
 void onSignal(int signal) { forwarded = signal; }

@@ -12,6 +12,7 @@
 #include "device/Cuda.h"
 #include "dist/Bootstrap.h"
 #include "dist/NcclCommunicator.h"
+#include "dist/Timeouts.h"
 #include "program/DataSources.h"
 #include "program/Evaluator.h"
 #include "program/Parameters.h"
@@ -197,10 +198,6 @@ openData(const config::TrainConfig &cfg, bool eval, const std::string &baseDir,
     return source.status();
   return std::shared_ptr<const BatchSource>(source.take());
 }
-
-/// How long a rank waits for the others in a collective or at the
-/// rendezvous before it gives up: a dead rank stops the run within this.
-constexpr int kCollectiveTimeoutSeconds = 30;
 
 const char *const kNoTrainStep =
     "this program has no training step (see sinterc's warning when it was "

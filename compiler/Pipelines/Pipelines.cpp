@@ -77,6 +77,9 @@ static void addBufferizationPasses(mlir::OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       mlir::bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(mlir::bufferization::createOneShotBufferizePass(bufferize));
+  // A function that updates an argument in place (a block's gradient
+  // accumulators) returns nothing for it: its callers keep their buffer.
+  pm.addPass(mlir::bufferization::createDropEquivalentBufferResultsPass());
   // A loop that updates its buffers in place yields them unchanged; folding
   // that lets its results be the caller's output buffers (below).
   pm.addPass(mlir::createCanonicalizerPass());

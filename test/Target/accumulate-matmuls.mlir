@@ -83,3 +83,107 @@ func.func @shared_zeros(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>, %c: tensor<8x5
   %h = linalg.matmul ins(%a, %c : tensor<4x8xf32>, tensor<8x5xf32>) outs(%z : tensor<4x5xf32>) -> tensor<4x5xf32>
   return %g, %h : tensor<4x5xf32>, tensor<4x5xf32>
 }
+
+// -----
+
+// A block's backward function returns a weight's gradient, and both of its
+// callers add it to their accumulator: the function takes the accumulator
+// as a new last argument and makes the product onto it; the callers pass
+// theirs and their adds are gone. The other result is left as it was.
+// CHECK-LABEL: func.func private @block_bwd(
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<8x4xf32>, %[[DY:[^:]*]]: tensor<8x5xf32>, %[[ACC:[^:]*]]: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<8x5xf32>)
+// CHECK-NOT:   linalg.fill
+// CHECK:       %[[G:.*]] = linalg.matmul {{.*}} ins(%[[X]], %[[DY]] : {{.*}}) outs(%[[ACC]] : tensor<4x5xf32>)
+// CHECK:       return %[[G]], %[[DY]]
+// CHECK-LABEL: func.func @two_callers(
+// CHECK-SAME:    %[[ACC0:[^:]*]]: tensor<4x5xf32>)
+// CHECK-NOT:   linalg.generic
+// CHECK:       %[[R1:.*]]:2 = call @block_bwd(%{{.*}}, %{{.*}}, %[[ACC0]])
+// CHECK:       %[[R2:.*]]:2 = call @block_bwd(%{{.*}}, %[[R1]]#1, %[[R1]]#0)
+// CHECK-NOT:   linalg.generic
+// CHECK:       return %[[R2]]#0
+#ta2 = affine_map<(m, n, k) -> (k, m)>
+#b2 = affine_map<(m, n, k) -> (k, n)>
+#c2 = affine_map<(m, n, k) -> (m, n)>
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func private @block_bwd(%x: tensor<8x4xf32>, %dy: tensor<8x5xf32>) -> (tensor<4x5xf32>, tensor<8x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %g = linalg.matmul indexing_maps = [#ta2, #b2, #c2] ins(%x, %dy : tensor<8x4xf32>, tensor<8x5xf32>) outs(%z : tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %g, %dy : tensor<4x5xf32>, tensor<8x5xf32>
+}
+func.func @two_callers(%x: tensor<8x4xf32>, %dy: tensor<8x5xf32>, %acc: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %r1:2 = call @block_bwd(%x, %dy) : (tensor<8x4xf32>, tensor<8x5xf32>) -> (tensor<4x5xf32>, tensor<8x5xf32>)
+  %a1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%r1#0 : tensor<4x5xf32>) outs(%acc : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  %r2:2 = call @block_bwd(%x, %r1#1) : (tensor<8x4xf32>, tensor<8x5xf32>) -> (tensor<4x5xf32>, tensor<8x5xf32>)
+  %a2 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%r2#0 : tensor<4x5xf32>) outs(%a1 : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  return %a2 : tensor<4x5xf32>
+}
+
+// -----
+
+// One caller uses the product as it is: the function keeps returning it.
+// CHECK-LABEL: func.func private @used_plain(
+// CHECK-SAME:    -> tensor<4x5xf32>
+// CHECK:       linalg.fill
+// CHECK-LABEL: func.func @one_adds_one_does_not(
+// CHECK:       call @used_plain(%{{[^,]*}}, %{{[^,]*}})
+// CHECK:       linalg.generic
+func.func private @used_plain(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>) -> tensor<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %g = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x5xf32>) outs(%z : tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %g : tensor<4x5xf32>
+}
+func.func @one_adds_one_does_not(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>, %acc: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+  %g1 = call @used_plain(%a, %b) : (tensor<4x8xf32>, tensor<8x5xf32>) -> tensor<4x5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%g1 : tensor<4x5xf32>) outs(%acc : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  %g2 = call @used_plain(%a, %b) : (tensor<4x8xf32>, tensor<8x5xf32>) -> tensor<4x5xf32>
+  return %r, %g2 : tensor<4x5xf32>, tensor<4x5xf32>
+}
+
+// -----
+
+// The accumulator is made after the call: it cannot be passed to it.
+// CHECK-LABEL: func.func private @late_acc(
+// CHECK-SAME:    -> tensor<4x5xf32>
+// CHECK-LABEL: func.func @accumulator_after_call(
+// CHECK:       call @late_acc(%{{[^,]*}}, %{{[^,]*}})
+// CHECK:       linalg.generic
+func.func private @late_acc(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>) -> tensor<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %g = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x5xf32>) outs(%z : tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %g : tensor<4x5xf32>
+}
+func.func @accumulator_after_call(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>) -> tensor<4x5xf32> {
+  %g = call @late_acc(%a, %b) : (tensor<4x8xf32>, tensor<8x5xf32>) -> tensor<4x5xf32>
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %acc = linalg.fill ins(%one : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<4x5xf32>) outs(%acc : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}

@@ -6,14 +6,22 @@
 // arrays; linalg.matmul onto acc means the same (C += A·B), and the
 // library runs it as one call that adds into acc (beta = 1).
 //
+// A repeated block's backward function returns its weights' gradients, and
+// its callers add them to their accumulators. When every caller does, the
+// function takes the accumulator as an argument and adds the product into
+// it, so the add and the temporary go there too.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/Host/MatmulForm.h"
 #include "compiler/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace sinter::host {
@@ -92,8 +100,91 @@ struct OwnZeros : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 };
 
+/// The product `f` returns at `index`, if it is a matmul onto zeros that
+/// nothing else in `f` reads.
+linalg::MatmulOp returnedProduct(func::FuncOp f, unsigned index) {
+  Value v = f.getBody().back().getTerminator()->getOperand(index);
+  auto mm = v.getDefiningOp<linalg::MatmulOp>();
+  if (!mm || !v.hasOneUse() || !mm.hasPureTensorSemantics() || !matmulFormOf(mm) ||
+      !isZeros(mm.getDpsInits()[0]))
+    return {};
+  return mm;
+}
+
+/// The `acc + r` that is the only use of `r`, if it is one.
+linalg::GenericOp accumulationOf(Value r) {
+  if (!r.hasOneUse())
+    return {};
+  auto add = dyn_cast<linalg::GenericOp>(r.use_begin()->getOwner());
+  if (!add || !add.hasPureTensorSemantics() || add.getResult(0).getType() != r.getType())
+    return {};
+  OpOperand *x = addend(add);
+  return x && x->get() == r ? add : linalg::GenericOp();
+}
+
+/// Makes result `index` of `f`, which every call adds to an accumulator,
+/// the product added into an accumulator argument, and has each call pass
+/// its own. `calls` are replaced by the new calls.
+void accumulateInCallee(func::FuncOp f, unsigned index, linalg::MatmulOp product,
+                        SmallVectorImpl<func::CallOp> &calls) {
+  unsigned argIndex = f.getNumArguments();
+  Type type = f.getResultTypes()[index];
+  if (failed(f.insertArgument(argIndex, type, DictionaryAttr(), product.getLoc())))
+    return;
+  Operation *zeros = product.getDpsInits()[0].getDefiningOp();
+  product.getDpsInitsMutable()[0].set(f.getArgument(argIndex));
+  if (zeros->use_empty())
+    zeros->erase();
+  for (func::CallOp &call : calls) {
+    linalg::GenericOp add = accumulationOf(call.getResult(index));
+    SmallVector<Value> operands(call.getOperands());
+    operands.push_back(add.getDpsInits()[0]);
+    OpBuilder b(call);
+    auto next = func::CallOp::create(b, call.getLoc(), f, operands);
+    next->setDiscardableAttrs(call->getDiscardableAttrDictionary());
+    add.getResult(0).replaceAllUsesWith(next.getResult(index));
+    add.erase();
+    call.replaceAllUsesWith(next.getResults());
+    call.erase();
+    call = next;
+  }
+}
+
+/// Every private function's returned products that all its callers add to
+/// an accumulator they already hold.
+void accumulateAcrossCalls(ModuleOp module) {
+  SymbolTableCollection tables;
+  SymbolUserMap users(tables, module);
+  DominanceInfo dominance(module);
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (f.isPublic() || f.isExternal() || !f.getBody().hasOneBlock())
+      continue;
+    SmallVector<func::CallOp> calls;
+    bool onlyCalled = true;
+    for (Operation *user : users.getUsers(f)) {
+      auto call = dyn_cast<func::CallOp>(user);
+      onlyCalled &= bool(call);
+      if (call)
+        calls.push_back(call);
+    }
+    if (!onlyCalled || calls.empty())
+      continue;
+    for (unsigned index = 0; index < f.getNumResults(); ++index) {
+      linalg::MatmulOp product = returnedProduct(f, index);
+      // The accumulator must exist before the call that now takes it.
+      auto accumulates = [&](func::CallOp call) {
+        linalg::GenericOp add = accumulationOf(call.getResult(index));
+        return add && dominance.properlyDominates(add.getDpsInits()[0], call);
+      };
+      if (product && llvm::all_of(calls, accumulates))
+        accumulateInCallee(f, index, product, calls);
+    }
+  }
+}
+
 struct AccumulateMatmuls : public impl::AccumulateMatmulsBase<AccumulateMatmuls> {
   void runOnOperation() override {
+    accumulateAcrossCalls(getOperation());
     RewritePatternSet patterns(&getContext());
     patterns.add<AccumulateIntoMatmul, OwnZeros>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -31,7 +31,10 @@ def AccumulateMatmuls : Pass<"sinter-accumulate-matmuls", "mlir::ModuleOp"> {
     `sinter-library-calls` turns into one call that adds into `acc` (beta
     = 1). And a fill of zeros that several products start from becomes a
     fill of each product's own, just before it, so that after bufferization
-    the library call can drop it.
+    the library call can drop it. Across calls: a product that a private
+    function returns and every caller adds to an accumulator it already
+    holds (a block's weight gradient) is added into that accumulator, passed
+    as a new argument, inside the function.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }

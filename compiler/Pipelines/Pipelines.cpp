@@ -137,7 +137,8 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(createFuseElementwise());
   if (!cuda)
     pm.addPass(cpu::createCPUMathApproximations());
-  // Gradients accumulate in the matmul call.
+  // Biases are added in the matmul call, gradients accumulate in it.
+  pm.addPass(host::createMatmulBias());
   pm.addPass(host::createAccumulateMatmuls());
   addBufferizationPasses(pm);
 }

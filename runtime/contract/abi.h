@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 11
+#define SINTER_ABI_VERSION 12
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,16 +58,18 @@ extern const int64_t sinter_config_dir_size;
  * c[batch, m, n] = a[batch, m, k] @ b[batch or 1, k, n]. Flags: bit 0, b is
  * shared by every batch; bit 1, b is stored transposed, as [n, k]; bit 2, a
  * is stored transposed, as [k, m] (not batched); bit 3, the product is added
- * to c (c += a @ b) instead of replacing it. */
+ * to c (c += a @ b) instead of replacing it; bit 4, bias[n] (f32) is added
+ * to each row of c (c = a @ b + bias; not batched, not with bit 3). `bias`
+ * is null without bit 4. */
 void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                            int64_t batch, int64_t m, int64_t n, int64_t k,
-                           int64_t flags);
+                           int64_t flags, const float *bias);
 /* The same with a and b in bf16 (their 16-bit patterns) and c in f32: the
  * products of bf16 values are exact in f32, and they are summed in f32
  * (precision { compute: BF16 }). */
 void sinter_cpu_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
                             int64_t batch, int64_t m, int64_t n, int64_t k,
-                            int64_t flags);
+                            int64_t flags, const float *bias);
 /* What a train step asks of the runtime while it runs, on the thread that
  * called sinter_step_train. The train step is the whole step of one rank: it
  * loops over the step's micro-batches itself.
@@ -180,13 +182,14 @@ void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
                         int64_t bx, int64_t by, int64_t bz,
                         int64_t shared_bytes, int64_t nargs, void *args);
 /* As sinter_cpu_matmul_f32 and the sinter_cpu_conv2d_* calls, on device
- * buffers (cuBLASLt with f32 compute, cuDNN in f32 FMA math). */
+ * buffers (cuBLASLt with f32 compute, the bias as its epilogue; cuDNN in
+ * f32 FMA math). */
 void sinter_cuda_matmul_f32(const float *a, const float *b, float *c,
                             int64_t batch, int64_t m, int64_t n, int64_t k,
-                            int64_t flags);
+                            int64_t flags, const float *bias);
 void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
                              int64_t batch, int64_t m, int64_t n, int64_t k,
-                             int64_t flags);
+                             int64_t flags, const float *bias);
 void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
                             int64_t n, int64_t c, int64_t h, int64_t wd,
                             int64_t o, int64_t kh, int64_t kw, int64_t oh,

@@ -146,14 +146,23 @@ TEST(Dnnl, MatmulOverwritesOrAccumulates) {
       for (int64_t l = 0; l < k; ++l)
         product[size_t(i * n + j)] += double(a[size_t(i * k + l)]) * b[size_t(l * n + j)];
   std::vector<float> c(product.size(), 5.0f);
-  sinter_cpu_matmul_f32(a.data(), b.data(), c.data(), 1, m, n, k, 0);
+  sinter_cpu_matmul_f32(a.data(), b.data(), c.data(), 1, m, n, k, 0, nullptr);
   expectClose(c, product, double(k), "C = A B");
   std::vector<float> onto(product.size(), 5.0f);
   std::vector<double> plusFive(product);
   for (double &v : plusFive)
     v += 5.0;
-  sinter_cpu_matmul_f32(a.data(), b.data(), onto.data(), 1, m, n, k, 8);
+  sinter_cpu_matmul_f32(a.data(), b.data(), onto.data(), 1, m, n, k, 8, nullptr);
   expectClose(onto, plusFive, double(k), "C += A B");
+  // Bit 4: a bias over the columns, whatever c held before.
+  std::vector<float> bias = randoms(size_t(n), 13);
+  std::vector<double> plusBias(product);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      plusBias[size_t(i * n + j)] += bias[size_t(j)];
+  std::vector<float> biased(product.size(), 5.0f);
+  sinter_cpu_matmul_f32(a.data(), b.data(), biased.data(), 1, m, n, k, 16, bias.data());
+  expectClose(biased, plusBias, double(k), "C = A B + bias");
 }
 
 /// The bf16 nearest to x (ties to even): its 16-bit pattern.
@@ -171,14 +180,14 @@ double fromBF16(uint16_t h) {
 }
 
 using MatmulBF16 = void (*)(const uint16_t *, const uint16_t *, float *, int64_t, int64_t,
-                            int64_t, int64_t, int64_t);
+                            int64_t, int64_t, int64_t, const float *);
 
 /// Every form of abi.h's flags (B shared by a batch of 3 or one per batch,
 /// B or A stored transposed, C overwritten or added to), against float64
 /// sums of the same bf16 values: exact products summed in f32 are within an
 /// f32 sum's error of them. A kernel that rounded its sums to bf16 would be
-/// off by 2^-9 of their size.
-void checkMatmulBF16(MatmulBF16 matmul) {
+/// off by 2^-9 of their size. With `withBias`, bit 4 too.
+void checkMatmulBF16(MatmulBF16 matmul, bool withBias = true) {
   const int64_t m = 9, n = 40, k = 70;
   for (int64_t flags = 0; flags < 16; ++flags) {
     bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4,
@@ -203,8 +212,18 @@ void checkMatmulBF16(MatmulBF16 matmul) {
             want[size_t((p * m + i) * n + j)] += fromBF16(a[ai]) * fromBF16(b[bi]);
           }
     std::vector<float> c(want.size(), 0.5f);
-    matmul(a.data(), b.data(), c.data(), batch, m, n, k, flags);
+    matmul(a.data(), b.data(), c.data(), batch, m, n, k, flags, nullptr);
     expectClose(c, want, double(k), "C (+)= A B in bf16");
+    // Bit 4 instead of bit 3 (not batched): a bias over the columns.
+    if (!withBias || batch != 1 || accumulate)
+      continue;
+    std::vector<float> bias = randoms(size_t(n), 61 + unsigned(flags));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        want[size_t(i * n + j)] += bias[size_t(j)];
+    std::vector<float> biased(want.size(), 0.5f);
+    matmul(a.data(), b.data(), biased.data(), batch, m, n, k, flags | 16, bias.data());
+    expectClose(biased, want, double(k), "C = A B + bias in bf16");
   }
 }
 
@@ -213,7 +232,12 @@ TEST(Dnnl, MatmulBF16SumsExactProductsInF32) {
 }
 
 TEST(Dnnl, MatmulBF16WidenedWhereTheCPUHasNone) {
-  checkMatmulBF16(sinter::rt::matmulBF16Widened);
+  checkMatmulBF16(
+      [](const uint16_t *a, const uint16_t *b, float *c, int64_t batch, int64_t m,
+         int64_t n, int64_t k, int64_t flags, const float *) {
+        sinter::rt::matmulBF16Widened(a, b, c, batch, m, n, k, flags);
+      },
+      /*withBias=*/false);
 }
 
 } // namespace

@@ -4,23 +4,25 @@
 // On CUDA the same matmuls and convolutions call cuBLASLt and cuDNN, through
 // functions of the same arguments.
 // CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}})
-// CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c9_i64)
+// CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c9_i64, %{{.*}})
 // CUDA: call @sinter_cuda_conv2d_f32(
 // CUDA: call @sinter_cuda_matmul_bf16(
 // CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c5_i64{{.*}})
+// CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c17_i64{{.*}})
 // CUDA-NOT: sinter_cpu_
 
 // f32 matmuls on dense buffers become calls of the runtime's library, with
 // the buffers' aligned pointers and the sizes; a weight shared by the batch
 // is flagged. A product onto a buffer just filled with zeros writes it: the
-// fill goes, and no other flag is set.
-// CHECK:       func.func private @sinter_cpu_matmul_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64)
+// fill goes, no other flag is set, and the bias pointer is null.
+// CHECK:       func.func private @sinter_cpu_matmul_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr)
 // CHECK-LABEL: func.func @matmul
 // CHECK-NOT:   linalg.fill
 // CHECK:       %[[PA:.*]] = memref.extract_aligned_pointer_as_index %arg0
 // CHECK:       %[[IA:.*]] = arith.index_cast %[[PA]] : index to i64
 // CHECK:       %[[A:.*]] = llvm.inttoptr %[[IA]] : i64 to !llvm.ptr
-// CHECK:       call @sinter_cpu_matmul_f32(%[[A]], %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}})
+// CHECK:       %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:       call @sinter_cpu_matmul_f32(%[[A]], %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}}, %[[NULL]])
 // CHECK-NOT:   linalg.matmul
 func.func @matmul(%a: memref<6x4xf32>, %b: memref<4x5xf32>, %c: memref<6x5xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -113,7 +115,7 @@ func.func @conv_accumulates(%x: memref<1x3x10x10xf32>, %w: memref<4x3x3x3xf32>, 
 
 // compute: BF16: a matmul of two bf16 buffers into an f32 one calls the
 // bf16 matmul, with the same arguments; one of mixed inputs stays linalg.
-// CHECK:       func.func private @sinter_cpu_matmul_bf16(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64)
+// CHECK:       func.func private @sinter_cpu_matmul_bf16(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr)
 // CHECK-LABEL: func.func @matmul_bf16
 // CHECK-NOT:   linalg.fill
 // CHECK:       call @sinter_cpu_matmul_bf16(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}})
@@ -147,5 +149,45 @@ func.func @matmul_transposed_a(%a: memref<4x6xf32>, %b: memref<4x5xf32>, %c: mem
   linalg.fill ins(%zero : f32) outs(%c : memref<6x5xf32>)
   linalg.matmul indexing_maps = [#km, #kn, #mn]
       ins(%a, %b : memref<4x6xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
+  return
+}
+
+// -----
+
+// A product onto a bias broadcast over its rows just before it
+// (sinter-matmul-bias): the broadcast goes, and the library adds the bias
+// (flag 16, with the bias's pointer) instead of adding into C.
+// CHECK-LABEL: func.func @matmul_bias
+// CHECK-NOT:   linalg.broadcast
+// CHECK:       %[[PB:.*]] = memref.extract_aligned_pointer_as_index %arg3
+// CHECK:       %[[IB:.*]] = arith.index_cast %[[PB]] : index to i64
+// CHECK:       %[[BIAS:.*]] = llvm.inttoptr %[[IB]] : i64 to !llvm.ptr
+// CHECK:       call @sinter_cpu_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c17_i64{{.*}}, %[[BIAS]])
+// CHECK-NOT:   linalg.matmul
+func.func @matmul_bias(%a: memref<6x4xf32>, %b: memref<4x5xf32>, %c: memref<6x5xf32>,
+                       %bias: memref<5xf32>) {
+  linalg.broadcast ins(%bias : memref<5xf32>) outs(%c : memref<6x5xf32>) dimensions = [0]
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
+  return
+}
+
+// -----
+
+// The rows are read before the product, or the broadcast is along the
+// other dimension: it stays, and the library adds into what it wrote.
+// CHECK-LABEL: func.func @bias_read_first
+// CHECK:       linalg.broadcast
+// CHECK:       memref.copy
+// CHECK:       call @sinter_cpu_matmul_f32({{.*}}, %c4_i64{{.*}}, %c9_i64{{[_0-9]*}}, %{{.*}})
+// CHECK:       linalg.broadcast
+// CHECK:       call @sinter_cpu_matmul_f32({{.*}}, %c4_i64{{.*}}, %c9_i64{{[_0-9]*}}, %{{.*}})
+func.func @bias_read_first(%a: memref<6x4xf32>, %b: memref<4x5xf32>, %c: memref<6x5xf32>,
+                           %bias: memref<5xf32>, %seen: memref<6x5xf32>,
+                           %column: memref<6xf32>) {
+  linalg.broadcast ins(%bias : memref<5xf32>) outs(%c : memref<6x5xf32>) dimensions = [0]
+  memref.copy %c, %seen : memref<6x5xf32> to memref<6x5xf32>
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
+  linalg.broadcast ins(%column : memref<6xf32>) outs(%c : memref<6x5xf32>) dimensions = [1]
+  linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
   return
 }

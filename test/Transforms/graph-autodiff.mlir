@@ -129,6 +129,34 @@ graph.model @m phase "train" {
 
 // -----
 
+// A bias added to a matmul's product is saved, not computed again: the
+// matmul call adds it as it writes the product (sinter-matmul-bias), so the
+// sum is written anyway and the product alone never is.
+
+// CHECK-LABEL: func.func private @m.l.fwd(
+// CHECK:         %[[P:.*]] = graph.matmul %arg0, %arg1
+// CHECK:         %[[Y:.*]] = graph.add %[[P]], %arg2
+// CHECK:         return %{{.*}}, %[[Y]] :
+// CHECK-LABEL: func.func private @m.l.bwd(
+// CHECK-NOT:     graph.add %{{.*}} : (tensor<4x8xf32>, tensor<8xf32>)
+// CHECK:         return
+func.func private @m.l(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> attributes {sinter.block = "l"} {
+  %p = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %y = graph.add %p, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %r = graph.relu %y : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+graph.model @m phase "train" {
+  %x = graph.input "x" : tensor<4x8xf32>
+  %w = graph.param "l.0.w" {init = "ones", init_args = array<f64>} : tensor<8x8xf32>
+  %b = graph.param "l.0.b" {init = "ones", init_args = array<f64>} : tensor<8xf32>
+  %h = func.call @m.l(%x, %w, %b) : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %l = graph.reduce_sum %h {axes = array<i64>, keepdim = false} : (tensor<4x8xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+
+// -----
+
 // A result of the block that the backward pass reads is not computed again:
 // the forward call returns it anyway (m, the ReLU's input).
 

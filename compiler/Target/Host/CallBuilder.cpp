@@ -29,6 +29,10 @@ Value CallBuilder::pointer(Value memref) {
                                   LLVM::LLVMPointerType::get(b.getContext()), i64);
 }
 
+Value CallBuilder::nullPointer(Location loc) {
+  return LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()));
+}
+
 Value CallBuilder::constant(Location loc, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
 }

@@ -23,6 +23,8 @@ public:
   /// Where a memref's elements start (its aligned pointer, plus its offset
   /// for a view), as `!llvm.ptr`.
   mlir::Value pointer(mlir::Value memref);
+  /// A null `!llvm.ptr`: an optional buffer not given.
+  mlir::Value nullPointer(mlir::Location loc);
   mlir::Value constant(mlir::Location loc, int64_t v);
   /// Calls `name`, declaring it on first use with these argument and result
   /// types; returns its results.

@@ -45,28 +45,45 @@ StringRef matmulInputs(linalg::LinalgOp op) {
   return ta.isF32() ? "f32" : ta.isBF16() ? "bf16" : "";
 }
 
-/// The fill of zeros that writes `op`'s output just before it, if there is
-/// one: only ops that touch no memory (views, allocations, constants) may
-/// stand between them, so nothing reads those zeros but `op`.
-linalg::FillOp zerosBefore(linalg::LinalgOp op) {
-  Value out = op.getDpsInits()[0];
+/// The op just before `op` that touches memory, past those that touch none
+/// (views, allocations, constants): when it writes `op`'s output, nothing
+/// but `op` reads what it wrote.
+Operation *memoryOpBefore(Operation *op) {
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (auto fill = dyn_cast<linalg::FillOp>(prev))
-      return fill.getDpsInits()[0] == out && fillsZeros(fill) ? fill : linalg::FillOp();
     auto effects = dyn_cast<MemoryEffectOpInterface>(prev);
     if (!effects || effects.hasEffect<MemoryEffects::Read>() ||
         effects.hasEffect<MemoryEffects::Write>() ||
         effects.hasEffect<MemoryEffects::Free>())
-      return linalg::FillOp();
+      return prev;
   }
-  return linalg::FillOp();
+  return nullptr;
+}
+
+/// The fill of zeros that writes `op`'s output just before it, if any.
+linalg::FillOp zerosBefore(linalg::LinalgOp op) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(memoryOpBefore(op));
+  return fill && fill.getDpsInits()[0] == op.getDpsInits()[0] && fillsZeros(fill)
+             ? fill
+             : linalg::FillOp();
+}
+
+/// The broadcast of a bias over the rows of `op`'s output, written just
+/// before it (sinter-matmul-bias), if any.
+linalg::BroadcastOp biasBefore(linalg::LinalgOp op) {
+  auto rows = dyn_cast_or_null<linalg::BroadcastOp>(memoryOpBefore(op));
+  if (!rows || rows.getInit() != op.getDpsInits()[0] || !isDenseF32(rows.getInput()) ||
+      cast<MemRefType>(rows.getInput().getType()).getRank() != 1 ||
+      rows.getDimensions() != ArrayRef<int64_t>{0})
+    return {};
+  return rows;
 }
 
 /// C[batch, m, n] (+)= A[batch, m, k] @ B[batch or 1, k, n], with A stored as
 /// [k, m] when `transposedA` (not batched) and B as [n, k] when
 /// `transposedB`. linalg adds the product to C; when C was just filled with
-/// zeros the fill is dropped and the library writes C, otherwise it adds
-/// into C.
+/// zeros the fill is dropped and the library writes C; when C was just
+/// filled with a bias's rows, the library adds the bias as it writes C;
+/// otherwise it adds into C.
 void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool batched,
                 bool transposedA = false, bool transposedB = false) {
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1], c = op.getDpsInits()[0];
@@ -77,8 +94,13 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
           k = at.getDimSize(at.getRank() - (transposedA ? 2 : 1));
   int64_t n = bt.getDimSize(bt.getRank() - (transposedB ? 2 : 1));
   bool accumulate = true;
+  Value bias;
   if (linalg::FillOp zeros = zerosBefore(op)) {
     zeros->erase();
+    accumulate = false;
+  } else if (linalg::BroadcastOp rows = batched ? nullptr : biasBefore(op)) {
+    bias = rows.getInput();
+    rows->erase();
     accumulate = false;
   }
   CallBuilder cb(module, op);
@@ -87,7 +109,9 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
           {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
            cb.constant(loc, m), cb.constant(loc, n), cb.constant(loc, k),
            cb.constant(loc, (batched ? 0 : 1) | (transposedB ? 2 : 0) |
-                                (transposedA ? 4 : 0) | (accumulate ? 8 : 0))});
+                                (transposedA ? 4 : 0) | (accumulate ? 8 : 0) |
+                                (bias ? 16 : 0)),
+           bias ? cb.pointer(bias) : cb.nullPointer(loc)});
   op->erase();
 }
 

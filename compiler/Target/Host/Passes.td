@@ -21,6 +21,24 @@ def RecordPlan : Pass<"sinter-record-plan", "mlir::ModuleOp"> {
   }];
 }
 
+def MatmulBias : Pass<"sinter-matmul-bias", "mlir::ModuleOp"> {
+  let summary = "Adds a bias in the matmul that makes the product";
+  let description = [{
+    On linalg on tensors, after the target's matmul forms are settled: in an
+    elementwise `linalg.generic`, `p + b` where `p` is an f32
+    `linalg.matmul` onto zeros (possibly through an `expand_shape` that
+    keeps its columns last) read nowhere else and at the same place, and `b`
+    a vector read along the last loop: the matmul starts from `b`
+    broadcast over its rows (`linalg.broadcast`), and the loop reads the sum
+    instead of adding. A loop result that then only repeats an input is
+    replaced by that input, and unused operands and results are dropped.
+    `sinter-library-calls` turns the broadcast and the matmul into one call
+    with a bias (cuBLASLt's bias epilogue).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def AccumulateMatmuls : Pass<"sinter-accumulate-matmuls", "mlir::ModuleOp"> {
   let summary = "Adds products into their accumulators in the library call";
   let description = [{

@@ -47,13 +47,25 @@ bool savesNoMore(Operation *op) {
   return large <= 1;
 }
 
+/// A bias added to a matmul's product: the matmul call adds it as it writes
+/// the product (sinter-matmul-bias), so the sum is what is written.
+bool isBiasOfProduct(Operation *op) {
+  if (!isa<AddOp>(op))
+    return false;
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (isa_and_nonnull<MatmulOp, MatmulTransposedOp>(v.getDefiningOp()))
+      return cast<ShapedType>(op->getOperand(1 - i).getType()).getRank() == 1;
+  return false;
+}
+
 /// Whether the forward pass fuses `op` into its users there, so that its
-/// result is never written to memory unless saved. A result of the block, or
-/// one that a convolution or matmul reads, is written anyway: saving it
-/// costs memory only, while computing it again would write it a second time.
+/// result is never written to memory unless saved. A result of the block,
+/// one that a convolution or matmul reads, or a matmul's product plus its
+/// bias, is written anyway: saving it costs memory only, while computing it
+/// again would write it a second time.
 bool fusesIntoForwardUsers(Operation *op, const DenseSet<Operation *> &forwardOps,
                            ArrayRef<Value> results) {
-  if (llvm::is_contained(results, op->getResult(0)))
+  if (llvm::is_contained(results, op->getResult(0)) || isBiasOfProduct(op))
     return false;
   for (Operation *user : op->getUsers())
     if (forwardOps.contains(user) && !isCheapArithmetic(user) && !movesData(user))

@@ -296,17 +296,29 @@ bool bf16MatmulSupported() {
   return supported;
 }
 
+/// abi.h's bias (bit 4) as c's starting rows, which the product is then
+/// added to (bit 3): the flags that remain.
+int64_t startFromBias(float *c, int64_t m, int64_t n, int64_t flags, const float *bias) {
+  if (!(flags & 16))
+    return flags;
+  for (int64_t row = 0; row < m; ++row)
+    std::memcpy(c + row * n, bias, size_t(n) * sizeof(float));
+  return (flags & ~int64_t(16)) | 8;
+}
+
 } // namespace
 
 extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                                       int64_t batch, int64_t m, int64_t n, int64_t k,
-                                      int64_t flags) {
+                                      int64_t flags, const float *bias) {
+  flags = startFromBias(c, m, n, flags, bias);
   matmul(dnnl_f32, a, b, c, batch, m, n, k, flags);
 }
 
 extern "C" void sinter_cpu_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
                                        int64_t batch, int64_t m, int64_t n, int64_t k,
-                                       int64_t flags) {
+                                       int64_t flags, const float *bias) {
+  flags = startFromBias(c, m, n, flags, bias);
   if (bf16MatmulSupported())
     return matmul(dnnl_bf16, a, b, c, batch, m, n, k, flags);
   sinter::rt::matmulBF16Widened(a, b, c, batch, m, n, k, flags);

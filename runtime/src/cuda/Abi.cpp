@@ -37,14 +37,14 @@ void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
 
 void sinter_cuda_matmul_f32(const float *a, const float *b, float *c,
                             int64_t batch, int64_t m, int64_t n, int64_t k,
-                            int64_t flags) {
-  device().matmul(a, b, c, batch, m, n, k, flags);
+                            int64_t flags, const float *bias) {
+  device().matmul(a, b, c, batch, m, n, k, flags, bias);
 }
 
 void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
                              int64_t batch, int64_t m, int64_t n, int64_t k,
-                             int64_t flags) {
-  device().matmul(a, b, c, batch, m, n, k, flags, /*bf16Inputs=*/true);
+                             int64_t flags, const float *bias) {
+  device().matmul(a, b, c, batch, m, n, k, flags, bias, /*bf16Inputs=*/true);
 }
 
 void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,

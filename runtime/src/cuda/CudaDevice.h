@@ -55,9 +55,10 @@ public:
   void launch(int64_t kernel, const int64_t grid[3], const int64_t block[3],
               int64_t sharedBytes, int64_t nargs, void *args);
   /// abi.h's matmul, with a and b in f32 or, with `bf16Inputs`, in bf16;
-  /// c and the sums in f32 either way.
+  /// c, the bias and the sums in f32 either way.
   void matmul(const void *a, const void *b, float *c, int64_t batch, int64_t m,
-              int64_t n, int64_t k, int64_t flags, bool bf16Inputs = false);
+              int64_t n, int64_t k, int64_t flags, const float *bias,
+              bool bf16Inputs = false);
   /// One pass of abi.h's conv2d: its two operands in the order abi.h's
   /// call takes them, its result, and the convolution's shape.
   void conv2d(ConvolutionPass pass, const float *first, const float *second,

@@ -6,7 +6,9 @@
 // B, its second our A. Each shape's descriptors and algorithm are made
 // once (the heuristic's first choice) and kept. Compute is f32, not TF32:
 // f32 results stay within f32's error of the CPU's. bf16 inputs
-// (precision { compute: BF16 }) keep f32 compute and an f32 result.
+// (precision { compute: BF16 }) keep f32 compute and an f32 result. A
+// bias over the columns of our C is, column-major, a bias over the rows of
+// C^T: cuBLASLt's bias epilogue, which adds it as it writes the product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,8 +25,11 @@ constexpr uint64_t kMatmulWorkspace = 32ull << 20;
 /// What the memory plan guarantees of every buffer's address.
 constexpr uint32_t kBufferAlignment = 64;
 
-/// Our key bit for bf16 inputs, above abi.h's four flag bits.
-constexpr int64_t kBF16Inputs = 16;
+/// abi.h's flag bits: the product added to c; a bias added to its rows.
+constexpr int64_t kAccumulate = 8, kBias = 16;
+
+/// Our key bit for bf16 inputs, above abi.h's five flag bits.
+constexpr int64_t kBF16Inputs = 32;
 
 /// A column-major matrix of `type` of `rows` x `cols`, `batch` of them
 /// `stride` elements apart.
@@ -64,6 +69,17 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
       plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &opFirst, sizeof(opFirst)));
   SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
       plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &opSecond, sizeof(opSecond)));
+  if (flags & kBias) {
+    if (batch != 1 || (flags & kAccumulate))
+      return Status::error("internal error: a bias on a batched or accumulating "
+                           "matmul");
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    cudaDataType_t biasType = CUDA_R_32F;
+    SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
+        plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+    SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
+        plan->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType, sizeof(biasType)));
+  }
   // Our B: [k, n] row-major is n x k column-major; stored [n, k] it is
   // k x n, read transposed. The same for our A: [m, k] is k x m; stored
   // [k, m] it is m x k, read transposed.
@@ -103,8 +119,9 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
   SINTER_RT_RETURN_IF_ERROR(check(asked, "cublasLtMatmulAlgoGetHeuristic"));
   if (count == 0)
     return Status::error(std::string("cuBLASLt has no ") +
-                         (inputs == CUDA_R_16BF ? "bf16" : "f32") +
-                         " algorithm for a matmul of " +
+                         (inputs == CUDA_R_16BF ? "bf16" : "f32") + " algorithm" +
+                         ((flags & kBias) ? " with a bias epilogue" : "") +
+                         " for a matmul of " +
                          std::to_string(batch) + " x [" + std::to_string(m) +
                          ", " + std::to_string(k) + "] @ [" + std::to_string(k) +
                          ", " + std::to_string(n) + "]");
@@ -117,7 +134,7 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
 
 void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, int64_t flags,
-                        bool bf16Inputs) {
+                        const float *bias, bool bf16Inputs) {
   if (!firstError.ok())
     return;
   auto shape = [&] {
@@ -132,8 +149,15 @@ void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
   Expected<void *> work = workspace((*plan)->workspaceBytes);
   if (failed(work.status()))
     return;
-  // Bit 3: the product is added to c (abi.h).
-  const float one = 1.0f, beta = (flags & 8) ? 1.0f : 0.0f;
+  // The plan is shared by every call of this shape; the bias is this call's.
+  if ((flags & kBias) &&
+      failed(check(cublasLtMatmulDescSetAttribute((*plan)->op,
+                                                  CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                  &bias, sizeof(bias)),
+                   "cublasLtMatmulDescSetAttribute")
+                 .withPrefix("matmul " + shape())))
+    return;
+  const float one = 1.0f, beta = (flags & kAccumulate) ? 1.0f : 0.0f;
   failed(check(cublasLtMatmul(blasLt, (*plan)->op, &one, b, (*plan)->first, a,
                               (*plan)->second, &beta, c, (*plan)->result, c,
                               (*plan)->result, &(*plan)->algo, *work,

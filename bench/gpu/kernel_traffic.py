@@ -2,8 +2,9 @@
 output (no GPU needed, nothing timed): for each function of the step
 (`sinterc --emit=gpu`), its kernel launches and the bytes of the buffers
 they are given. Each buffer argument counts once, as if read or written
-whole: an estimate of the traffic of the generated kernels, without the
-library calls (matmuls, attention). bf16, T=1024, micro-batch 16.
+whole (a slice passed as its buffer's base pointer counts as the slice):
+an estimate of the traffic of the generated kernels, without the library
+calls (matmuls, attention). bf16, T=1024, micro-batch 16.
 
     scripts/bench.sh gpu-traffic [--build DIR] [--kernels FUNCTION]
 
@@ -28,14 +29,49 @@ FUNC = re.compile(r"\s*func\.func (?:private )?@([\w.]+)\(")
 LAUNCH = re.compile(r"@sinter_kernels::@(\w+) blocks in \(%c(\d+)")
 
 
-def buffer_bytes(args):
+GPU_FUNC = re.compile(r"\s*gpu\.func @(\w+)\(")
+VIEW = re.compile(r"memref\.reinterpret_cast %arg(\d+) to offset: \[[^]]*\], "
+                  r"sizes: \[([\d, ]+)\].*: memref<(\w+)> to")
+
+
+def buffer_bytes(buffers):
     total = 0
-    for dims, element in MEMREF.findall(args):
+    for dims, element in buffers:
         count = 1
         for d in filter(None, dims.split("x")):
             count *= int(d)
         total += count * BYTES[element]
     return total
+
+
+def kernel_views(lines):
+    """For each kernel, the views its bare base-pointer arguments (a slice of
+    a larger buffer, passed as memref<f32>) are given inside it: {kernel:
+    {argument: (dims, element)}}."""
+    views, kernel = {}, None
+    for line in lines:
+        m = GPU_FUNC.match(line)
+        if m:
+            kernel = m.group(1)
+            views[kernel] = {}
+            continue
+        v = VIEW.search(line) if kernel else None
+        if v:
+            dims = "x".join(d.strip() for d in v.group(2).split(",")) + "x"
+            views[kernel][int(v.group(1))] = (dims, v.group(3))
+    return views
+
+
+def launch_buffers(args_text, views):
+    """The buffers of a launch, in order; a base pointer counts as the view
+    its kernel reads or writes through it."""
+    buffers = []
+    for position, arg in enumerate(args_text.split(", %")):
+        m = MEMREF.search(arg)
+        if not m:
+            continue
+        buffers.append(views.get(position, m.groups()) if m.group(1) == "" else m.groups())
+    return buffers
 
 
 def main(args):
@@ -49,6 +85,7 @@ def main(args):
         subprocess.run([sinterc_of(build), "--config", CONFIG, *sets, "--emit=gpu",
                         "-o", out], check=True)
         lines = open(out).read().splitlines()
+    views = kernel_views(lines)
     functions = OrderedDict()
     function = None
     for line in lines:
@@ -63,9 +100,9 @@ def main(args):
                 print(f"warning: {function}: a launch of run-time size", file=sys.stderr)
                 continue
             args_text = line.split("args(", 1)[1] if "args(" in line else ""
+            buffers = launch_buffers(args_text, views.get(launch.group(1), {}))
             functions.setdefault(function, []).append(
-                (launch.group(1), int(launch.group(2)), buffer_bytes(args_text),
-                 MEMREF.findall(args_text)))
+                (launch.group(1), int(launch.group(2)), buffer_bytes(buffers), buffers))
         elif "call @sinter_cuda_" in line and function == listed:
             functions.setdefault(function, []).append(
                 (line.split("call @")[1].split("(")[0], 0, 0, []))

@@ -72,6 +72,9 @@ static void addBufferizationPasses(mlir::OpPassManager &pm) {
   // After the last CSE: bufferization's analysis is linear only when no
   // tensor.empty is shared.
   pm.addPass(createSplitEmptyTensors());
+  // A piece inserted into a larger value (a slice of the merged q, k and v
+  // gradient) is computed in its place there.
+  pm.addPass(createSlicesInPlace());
   mlir::bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

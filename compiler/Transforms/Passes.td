@@ -36,6 +36,26 @@ def MergePaddedSums : Pass<"sinter-merge-padded-sums", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def SlicesInPlace : Pass<"sinter-slices-in-place", "mlir::ModuleOp"> {
+  let summary = "Pieces inserted through a reshape go into an expanded destination";
+  let description = [{
+    `tensor.insert_slice` of a `tensor.collapse_shape` (static shapes, unit
+    strides, not rank-reducing) becomes the collapse of the uncollapsed
+    piece inserted into the destination expanded the same way, when each
+    collapsed group's offset and extent in the destination are multiples of
+    the group's inner dimensions. Consecutive pieces then share one expanded
+    destination. Then, in the functions of repeated blocks (`sinter.block`),
+    empty-tensor elimination lets the loop that makes a piece write it in its
+    place instead of into a buffer that is copied. Not in step functions:
+    there it would move a gradient into the buffer of what reads it, and the
+    runtime sums each gradient in its own buffer.
+  }];
+  // Loaded before the elimination runs: they attach the subset and
+  // bufferization interfaces it looks for.
+  let dependentDialects = ["mlir::tensor::TensorDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
 def SplitEmptyTensors : Pass<"sinter-split-empty-tensors", "mlir::ModuleOp"> {
   let summary = "Gives every use of a tensor.empty its own tensor.empty";
   let description = [{

@@ -34,3 +34,21 @@ func.func @copies(%a: memref<4x8xf32>, %b: memref<4x8xf32>,
   }
   return
 }
+
+// A copy between two equal views of one buffer (bufferization leaves one
+// where a piece was computed in its place) copies nothing: it is dropped.
+// A copy between different views of it stays.
+// CHECK-LABEL: func.func @same_elements(
+// CHECK-NOT:   linalg.copy
+// CHECK:       %[[V1:.*]] = memref.subview %{{.*}}[0, 4] [4, 4] [1, 1]
+// CHECK:       %[[V0:.*]] = memref.subview %{{.*}}[0, 0] [4, 4] [1, 1]
+// CHECK-NEXT:  linalg.copy ins(%[[V1]] : {{.*}}) outs(%[[V0]] : {{.*}})
+// CHECK-NOT:   linalg.copy
+func.func @same_elements(%a: memref<4x8xf32>) {
+  %x = memref.subview %a[0, 4] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1], offset: 4>>
+  %y = memref.subview %a[0, 4] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1], offset: 4>>
+  memref.copy %x, %y : memref<4x4xf32, strided<[8, 1], offset: 4>> to memref<4x4xf32, strided<[8, 1], offset: 4>>
+  %z = memref.subview %a[0, 0] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1]>>
+  memref.copy %x, %z : memref<4x4xf32, strided<[8, 1], offset: 4>> to memref<4x4xf32, strided<[8, 1]>>
+  return
+}

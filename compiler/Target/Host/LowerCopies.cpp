@@ -16,11 +16,30 @@ using namespace mlir;
 namespace sinter::host {
 namespace {
 
+/// Whether `a` and `b` are the same elements of one buffer: the same value,
+/// or equal static subviews of the same elements.
+bool sameElements(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto va = a.getDefiningOp<memref::SubViewOp>(), vb = b.getDefiningOp<memref::SubViewOp>();
+  return va && vb && va.getOffsets().empty() && vb.getOffsets().empty() &&
+         va.getSizes().empty() && vb.getSizes().empty() && va.getStrides().empty() &&
+         vb.getStrides().empty() && va.getStaticOffsets() == vb.getStaticOffsets() &&
+         va.getStaticSizes() == vb.getStaticSizes() &&
+         va.getStaticStrides() == vb.getStaticStrides() && va.getType() == vb.getType() &&
+         sameElements(va.getSource(), vb.getSource());
+}
+
 struct LowerCopies : public impl::LowerCopiesBase<LowerCopies> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
     for (memref::CopyOp copy : copies) {
+      // Bufferization leaves one where a piece was computed in its place.
+      if (sameElements(copy.getSource(), copy.getTarget())) {
+        copy.erase();
+        continue;
+      }
       OpBuilder b(copy);
       linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
                              copy.getTarget());

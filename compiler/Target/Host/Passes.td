@@ -96,7 +96,9 @@ def LowerCopies : Pass<"sinter-lower-copies", "mlir::ModuleOp"> {
     Bufferization copies buffers with `memref.copy`, which the LLVM lowering
     turns into a call to MLIR's C runner library when a layout is not
     contiguous. Programs link only Sinter's runtime, so every copy becomes a
-    `linalg.copy`, lowered to loops like any other linalg op.
+    `linalg.copy`, lowered to loops like any other linalg op. A copy between two
+    equal static subviews of one buffer (bufferization leaves one where a
+    piece was computed in its place) copies nothing and is dropped.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }

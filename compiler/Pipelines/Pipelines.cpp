@@ -80,8 +80,10 @@ static void addBufferizationPasses(mlir::OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       mlir::bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(mlir::bufferization::createOneShotBufferizePass(bufferize));
-  // A function that updates an argument in place (a block's gradient
-  // accumulators) returns nothing for it: its callers keep their buffer.
+  // A private function that updates an argument in place (a block's
+  // gradient accumulators) or returns it returns nothing for it: its
+  // callers keep their buffer. Public functions (the steps, whose results
+  // the plan records) are left as they are.
   pm.addPass(mlir::bufferization::createDropEquivalentBufferResultsPass());
   // A loop that updates its buffers in place yields them unchanged; folding
   // that lets its results be the caller's output buffers (below).

@@ -87,10 +87,9 @@ struct SlicesInPlace : public impl::SlicesInPlaceBase<SlicesInPlace> {
     RewritePatternSet patterns(ctx);
     patterns.add<InsertIntoExpandedDestination>(ctx);
     // expand_shape(collapse_shape(x)) is x: consecutive pieces share the
-    // expanded destination; an empty destination is made expanded.
+    // expanded destination.
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
-    tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Upstream's pass, run on each block's function only.

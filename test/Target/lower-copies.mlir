@@ -41,7 +41,8 @@ func.func @copies(%a: memref<4x8xf32>, %b: memref<4x8xf32>,
 // CHECK-LABEL: func.func @same_elements(
 // CHECK-NOT:   linalg.copy
 // CHECK:       %[[V1:.*]] = memref.subview %{{.*}}[0, 4] [4, 4] [1, 1]
-// CHECK:       %[[V0:.*]] = memref.subview %{{.*}}[0, 0] [4, 4] [1, 1]
+// CHECK-NEXT:  memref.subview %{{.*}}[0, 4] [4, 4] [1, 1]
+// CHECK-NEXT:  %[[V0:.*]] = memref.subview %{{.*}}[0, 0] [4, 4] [1, 1]
 // CHECK-NEXT:  linalg.copy ins(%[[V1]] : {{.*}}) outs(%[[V0]] : {{.*}})
 // CHECK-NOT:   linalg.copy
 func.func @same_elements(%a: memref<4x8xf32>) {

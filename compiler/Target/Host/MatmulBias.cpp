@@ -92,6 +92,7 @@ struct BiasIntoMatmul : OpRewritePattern<linalg::GenericOp> {
       auto biasType = dyn_cast<RankedTensorType>(bias.getType());
       auto productType = cast<RankedTensorType>(mm.getResult(0).getType());
       if (!readsLastLoopOnly(op.getMatchingIndexingMap(biasIn)) || !biasType ||
+          !productType.hasStaticShape() ||
           biasType.getRank() != 1 || biasType.getElementType() != productType.getElementType() ||
           biasType.getDimSize(0) != productType.getDimSize(1) ||
           !dominance.properlyDominates(bias, mm))

@@ -47,13 +47,14 @@ bool savesNoMore(Operation *op) {
   return large <= 1;
 }
 
-/// A bias added to a matmul's product: the matmul call adds it as it writes
-/// the product (sinter-matmul-bias), so the sum is what is written.
+/// A bias added to a matmul's product that nothing else reads: the matmul
+/// call adds it as it writes the product (sinter-matmul-bias), so the sum
+/// is what is written.
 bool isBiasOfProduct(Operation *op) {
   if (!isa<AddOp>(op))
     return false;
   for (auto [i, v] : llvm::enumerate(op->getOperands()))
-    if (isa_and_nonnull<MatmulOp, MatmulTransposedOp>(v.getDefiningOp()))
+    if (v.hasOneUse() && isa_and_nonnull<MatmulOp, MatmulTransposedOp>(v.getDefiningOp()))
       return cast<ShapedType>(op->getOperand(1 - i).getType()).getRank() == 1;
   return false;
 }

@@ -24,6 +24,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -107,6 +108,9 @@ private:
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
            std::unique_ptr<Matmul>>
       matmuls;
+  /// Matmul keys (bias flag set) cuBLASLt has no bias epilogue for: their
+  /// bias is written into c's rows and the product added to it.
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>> biasAsRows;
   std::map<std::vector<int64_t>, std::unique_ptr<Convolution>> convolutions;
   /// Shared: the plans' type is known only where they are made.
   std::map<std::vector<int64_t>, std::shared_ptr<Attention>> attentions;

@@ -8,13 +8,17 @@
 // f32 results stay within f32's error of the CPU's. bf16 inputs
 // (precision { compute: BF16 }) keep f32 compute and an f32 result. A
 // bias over the columns of our C is, column-major, a bias over the rows of
-// C^T: cuBLASLt's bias epilogue, which adds it as it writes the product.
+// C^T: cuBLASLt's bias epilogue, which adds it as it writes the product
+// (for a shape it has no such algorithm for, the bias is copied into C's
+// rows first and the product added to them).
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuda/CudaDevice.h"
 #include "cuda/Errors.h"
 #include "cuda/LibraryPlans.h"
+
+#include <algorithm>
 
 namespace sinter::rt::cuda {
 
@@ -142,8 +146,28 @@ void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
            std::to_string(k) + "] @ [" + std::to_string(k) + ", " +
            std::to_string(n) + "]: ";
   };
-  Expected<Matmul *> plan =
-      matmulPlan(batch, m, n, k, flags | (bf16Inputs ? kBF16Inputs : 0));
+  int64_t key = flags | (bf16Inputs ? kBF16Inputs : 0);
+  auto shapeKey = std::make_tuple(batch, m, n, k, key);
+  Expected<Matmul *> plan = biasAsRows.count(shapeKey)
+                                ? Expected<Matmul *>(Status::error("no bias epilogue"))
+                                : matmulPlan(batch, m, n, k, key);
+  if ((key & kBias) && !plan.ok()) {
+    // No bias epilogue for this shape: the bias as c's rows (one copy, then
+    // copies that double the rows done), and the product added to them.
+    biasAsRows.insert(shapeKey);
+    Status rows = check(cudaMemcpyAsync(c, bias, size_t(n) * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, compute),
+                        "cudaMemcpyAsync");
+    for (int64_t done = 1; rows.ok() && done < m; done *= 2)
+      rows = check(cudaMemcpyAsync(c + done * n, c,
+                                   size_t(std::min(done, m - done) * n) * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, compute),
+                   "cudaMemcpyAsync");
+    if (failed(rows.withPrefix("matmul " + shape() + "the bias's rows: ")))
+      return;
+    flags = (flags & ~kBias) | kAccumulate;
+    plan = matmulPlan(batch, m, n, k, (key & ~kBias) | kAccumulate);
+  }
   if (failed(plan.status().withPrefix("matmul " + shape())))
     return;
   Expected<void *> work = workspace((*plan)->workspaceBytes);

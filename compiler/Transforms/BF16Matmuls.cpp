@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/KnownCalls.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 
@@ -123,29 +124,6 @@ public:
 private:
   DenseMap<Value, Value> rounded;
 };
-
-/// Every call of each private function whose calls are all known (no
-/// other reference to it).
-llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> knownCalls(ModuleOp module) {
-  llvm::MapVector<StringAttr, SmallVector<func::CallOp>> calls;
-  DenseSet<StringAttr> otherUses;
-  module.walk([&](Operation *op) {
-    if (auto call = dyn_cast<func::CallOp>(op))
-      calls[call.getCalleeAttr().getAttr()].push_back(call);
-    else if (!isa<func::FuncOp>(op))
-      for (NamedAttribute attr : op->getAttrs())
-        if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-          otherUses.insert(ref.getAttr());
-  });
-  llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> known;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    auto it = calls.find(f.getSymNameAttr());
-    if (f.isPrivate() && !f.isExternal() && it != calls.end() &&
-        !otherUses.contains(f.getSymNameAttr()))
-      known[f] = it->second;
-  }
-  return known;
-}
 
 /// A private function's argument that is only rounded (only matmuls read
 /// it) becomes a bf16 argument, rounded by its callers: a layer's weight is

@@ -15,13 +15,13 @@
 
 #include "compiler/Target/Host/MatmulForm.h"
 #include "compiler/Target/Host/Passes.h"
+#include "compiler/Transforms/KnownCalls.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace sinter::host {
@@ -153,21 +153,9 @@ void accumulateInCallee(func::FuncOp f, unsigned index, linalg::MatmulOp product
 /// Every private function's returned products that all its callers add to
 /// an accumulator they already hold.
 void accumulateAcrossCalls(ModuleOp module) {
-  SymbolTableCollection tables;
-  SymbolUserMap users(tables, module);
   DominanceInfo dominance(module);
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (f.isPublic() || f.isExternal() || !f.getBody().hasOneBlock())
-      continue;
-    SmallVector<func::CallOp> calls;
-    bool onlyCalled = true;
-    for (Operation *user : users.getUsers(f)) {
-      auto call = dyn_cast<func::CallOp>(user);
-      onlyCalled &= bool(call);
-      if (call)
-        calls.push_back(call);
-    }
-    if (!onlyCalled || calls.empty())
+  for (auto &[f, calls] : knownCalls(module)) {
+    if (!f.getBody().hasOneBlock())
       continue;
     for (unsigned index = 0; index < f.getNumResults(); ++index) {
       linalg::MatmulOp product = returnedProduct(f, index);

@@ -17,17 +17,12 @@ namespace sinter::host {
 namespace {
 
 /// Whether `a` and `b` are the same elements of one buffer: the same value,
-/// or equal static subviews of the same elements.
+/// or the same subview of one value, made twice.
 bool sameElements(Value a, Value b) {
-  if (a == b)
-    return true;
   auto va = a.getDefiningOp<memref::SubViewOp>(), vb = b.getDefiningOp<memref::SubViewOp>();
-  return va && vb && va.getOffsets().empty() && vb.getOffsets().empty() &&
-         va.getSizes().empty() && vb.getSizes().empty() && va.getStrides().empty() &&
-         vb.getStrides().empty() && va.getStaticOffsets() == vb.getStaticOffsets() &&
-         va.getStaticSizes() == vb.getStaticSizes() &&
-         va.getStaticStrides() == vb.getStaticStrides() && va.getType() == vb.getType() &&
-         sameElements(va.getSource(), vb.getSource());
+  return a == b || (va && vb &&
+                    OperationEquivalence::isEquivalentTo(
+                        va, vb, OperationEquivalence::IgnoreLocations));
 }
 
 struct LowerCopies : public impl::LowerCopiesBase<LowerCopies> {

@@ -146,15 +146,22 @@ void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
            std::to_string(k) + "] @ [" + std::to_string(k) + ", " +
            std::to_string(n) + "]: ";
   };
+  // A shape cuBLASLt has no bias epilogue for takes the bias as c's rows
+  // instead, and the product is added to them.
+  auto rowsInstead = [](int64_t f) { return (f & ~kBias) | kAccumulate; };
   int64_t key = flags | (bf16Inputs ? kBF16Inputs : 0);
   auto shapeKey = std::make_tuple(batch, m, n, k, key);
-  Expected<Matmul *> plan = biasAsRows.count(shapeKey)
-                                ? Expected<Matmul *>(Status::error("no bias epilogue"))
-                                : matmulPlan(batch, m, n, k, key);
-  if ((key & kBias) && !plan.ok()) {
-    // No bias epilogue for this shape: the bias as c's rows (one copy, then
-    // copies that double the rows done), and the product added to them.
+  bool biasRows = (key & kBias) && biasAsRows.count(shapeKey);
+  Expected<Matmul *> plan = matmulPlan(batch, m, n, k, biasRows ? rowsInstead(key) : key);
+  if ((key & kBias) && !biasRows && !plan.ok()) {
     biasAsRows.insert(shapeKey);
+    biasRows = true;
+    plan = matmulPlan(batch, m, n, k, rowsInstead(key));
+  }
+  if (failed(plan.status().withPrefix("matmul " + shape())))
+    return;
+  if (biasRows) {
+    // One row copied, then copies that double the rows done.
     Status rows = check(cudaMemcpyAsync(c, bias, size_t(n) * sizeof(float),
                                         cudaMemcpyDeviceToDevice, compute),
                         "cudaMemcpyAsync");
@@ -165,11 +172,8 @@ void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
                    "cudaMemcpyAsync");
     if (failed(rows.withPrefix("matmul " + shape() + "the bias's rows: ")))
       return;
-    flags = (flags & ~kBias) | kAccumulate;
-    plan = matmulPlan(batch, m, n, k, (key & ~kBias) | kAccumulate);
+    flags = rowsInstead(flags);
   }
-  if (failed(plan.status().withPrefix("matmul " + shape())))
-    return;
   Expected<void *> work = workspace((*plan)->workspaceBytes);
   if (failed(work.status()))
     return;

@@ -1,0 +1,32 @@
+//===- KnownCalls.cpp - Private functions and all their calls -------------===//
+
+#include "compiler/Transforms/KnownCalls.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+
+namespace sinter {
+
+llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> knownCalls(ModuleOp module) {
+  llvm::MapVector<StringAttr, SmallVector<func::CallOp>> calls;
+  DenseSet<StringAttr> otherUses;
+  module.walk([&](Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op))
+      calls[call.getCalleeAttr().getAttr()].push_back(call);
+    else if (!isa<func::FuncOp>(op))
+      for (NamedAttribute attr : op->getAttrs())
+        if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
+          otherUses.insert(ref.getAttr());
+  });
+  llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> known;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    auto it = calls.find(f.getSymNameAttr());
+    if (f.isPrivate() && !f.isExternal() && it != calls.end() &&
+        !otherUses.contains(f.getSymNameAttr()))
+      known[f] = it->second;
+  }
+  return known;
+}
+
+} // namespace sinter

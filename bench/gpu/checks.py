@@ -43,6 +43,14 @@ OPS = [
     ("avg_pool2d", "avg_pool2d(img, 2)"), ("global_avg_pool2d", "global_avg_pool2d(img)"),
     ("batch_norm", "(img - reshape(batch_norm_stats(img, [0, 2, 3])[0], [1, 3, 1, 1])) * "
                    "reshape(rsqrt(batch_norm_stats(img, [0, 2, 3])[1] + 1e-5), [1, 3, 1, 1])"),
+    # std/nn.sn's form, one set of statistics: cuDNN's batch-norm on CUDA
+    # (the form above reads two and stays generated kernels).
+    ("batch_norm_affine", "(img - reshape(bn_mean, [1, 3, 1, 1])) * "
+                          "reshape(bnw * rsqrt(bn_var + 1e-5), [1, 3, 1, 1]) + "
+                          "reshape(bnb, [1, 3, 1, 1])"),
+    # Its statistics, which the fused op returns (cuDNN's saved mean and
+    # 1 / sqrt(var + eps), turned into the variance).
+    ("bn_mean_fused", "bn_mean"), ("bn_var_fused", "bn_var"),
     ("ln_var", "layer_norm_stats(a)[1]"), ("embedding", "embedding(ids, table)"),
     ("attention", "scaled_dot_product_attention(a, b, p)"),
     ("attention_causal", "scaled_dot_product_attention(a, b, p, causal=true)"),
@@ -62,7 +70,7 @@ LOSSES = [
 ]
 # Float tensors are parameters (so each gets a gradient); integers inputs.
 PARAMS = {"a": (B, 3, 4), "b": (B, 3, 4), "c": (B, 4), "p": (B, 3, 4),
-          "t01": (B, 3, 4), "logits": (B, 5), "img": (B, 3, 8, 8),
+          "t01": (B, 3, 4), "logits": (B, 5), "img": (B, 3, 8, 8), "bnw": (3,), "bnb": (3,),
           "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "table": (10, 4),
           "r": (B, 300), "tablew": (10, 300),
           "qa": (B, 2, 16, 16), "ka": (B, 2, 16, 16), "va": (B, 2, 16, 16)}
@@ -75,6 +83,7 @@ def ops_source():
         lines.append(f"  input {name}: i32[{', '.join(['B'] + [str(d) for d in shape])}]")
     for name, shape in PARAMS.items():
         lines.append(f"  param {name}: f32[{', '.join(map(str, shape))}] = zeros")
+    lines.append("  bn_mean, bn_var = batch_norm_stats(img, [0, 2, 3])")
     terms = []
     for i, (name, expr) in enumerate(OPS + LOSSES):
         lines.append(f"  {name} = {expr}")

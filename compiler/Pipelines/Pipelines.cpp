@@ -35,9 +35,11 @@ void buildGraphToTrainPipeline(mlir::OpPassManager &pm) {
 }
 
 void buildStepPipeline(mlir::OpPassManager &pm) {
-  // Before autodiff: a fused attention has its own gradient.
+  // Before autodiff: a fused attention or batch-norm has its own gradient.
+  // Statistics synchronized over ranks stay spelled out.
   pm.addPass(graph::createGraphFuseAttention());
   pm.addPass(train::createDistSyncBatchNorm());
+  pm.addPass(graph::createGraphFuseBatchNorm());
   pm.addPass(graph::createGraphAutodiff());
   pm.addPass(graph::createGraphExpandAttentionGrad());
   pm.addPass(graph::createGraphModelToFunc());

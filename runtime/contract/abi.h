@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 12
+#define SINTER_ABI_VERSION 13
 
 #ifdef __cplusplus
 extern "C" {
@@ -220,6 +220,20 @@ void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
                                          uint16_t *grad_v, int64_t batch, int64_t heads,
                                          int64_t tq, int64_t tk, int64_t d, int64_t dv,
                                          int64_t causal);
+/* Batch normalization with the batch's statistics (cuDNN's spatial
+ * batch-norm), f32: for x [n, c, spatial] (every axis after the channels
+ * folded into spatial), y = (x - mean) * invstd * weight + bias, with
+ * mean[c] over n and spatial and invstd[c] = 1 / sqrt(var + epsilon) of the
+ * biased variance, both written. The backward call gives x's, weight's and
+ * bias's gradients from y's, `dy`, and the forward call's mean and invstd. */
+void sinter_cuda_batch_norm_f32(const float *x, const float *weight, const float *bias,
+                                float *y, float *mean, float *invstd, int64_t n,
+                                int64_t c, int64_t spatial, double epsilon);
+void sinter_cuda_batch_norm_backward_f32(const float *x, const float *dy,
+                                         const float *weight, const float *mean,
+                                         const float *invstd, float *dx, float *dweight,
+                                         float *dbias, int64_t n, int64_t c,
+                                         int64_t spatial, double epsilon);
 /* Copies `bytes` at byte `offset` from device buffer `src` to host memory
  * `dst` once the work queued before it is done (it waits). */
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,

@@ -86,22 +86,23 @@ graph.model @m phase "train" {
 
 // Cheap elementwise arithmetic is computed again in the backward function
 // instead of being saved, when that saves no more memory and the forward
-// pass never writes it: the scaled matmul output n (which only the ReLU
-// reads) is recomputed from the saved c and the argument s for the ReLU's
-// gradient. r, which a matmul reads in the forward pass, is saved: it is
-// written anyway. q = o + c, whose two operands are both large and not
-// arguments, is saved too (saving o and c instead would keep more).
+// pass never writes it: the scaled matmul output n (which only the
+// maximum reads) is recomputed from the saved c and the argument s for the
+// maximum's gradient. r, which a matmul reads in the forward pass, is
+// saved: it is written anyway. q = o + c, whose two operands are both
+// large and not arguments, is saved too (saving o and c instead would keep
+// more).
 
 // CHECK-LABEL: func.func private @m.n.fwd(
 // CHECK:         %[[C:.*]] = graph.matmul %arg0, %arg1
-// CHECK:         %[[R:.*]] = graph.relu
+// CHECK:         %[[R:.*]] = graph.maximum
 // CHECK:         %[[Q:.*]] = graph.add %{{.*}}, %[[C]]
-// CHECK:         %[[T:.*]] = graph.relu %[[Q]]
+// CHECK:         %[[T:.*]] = graph.maximum %[[Q]]
 // CHECK:         return %[[T]], %[[C]], %[[R]], %[[Q]] :
 // CHECK-LABEL: func.func private @m.n.bwd(
 // CHECK-SAME:    %[[BX:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BS:[a-z0-9]+]]: tensor<8xf32>{{.*}}, %[[BV:[a-z0-9]+]]: tensor<8x8xf32>{{.*}}, %[[BC:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BR:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[BQ:[a-z0-9]+]]: tensor<4x8xf32>{{.*}}, %[[G:[a-z0-9]+]]: tensor<4x8xf32>
 // CHECK:         %[[N:.*]] = graph.mul %[[BC]], %[[BS]]
-// CHECK-NOT:     graph.relu
+// CHECK-NOT:     graph.maximum
 // CHECK:         graph.compare %[[BQ]],
 // CHECK:         graph.transpose %[[BR]]
 // CHECK:         graph.compare %[[N]],
@@ -111,10 +112,11 @@ graph.model @m phase "train" {
 func.func private @m.n(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %s: tensor<8xf32>, %v: tensor<8x8xf32>) -> tensor<4x8xf32> attributes {sinter.block = "n"} {
   %c = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   %n = graph.mul %c, %s : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
-  %r = graph.relu %n : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %z = graph.constant dense<0.000000e+00> : tensor<f32>
+  %r = graph.maximum %n, %z : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   %o = graph.matmul %r, %v : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   %q = graph.add %o, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  %t = graph.relu %q : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t = graph.maximum %q, %z : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %t : tensor<4x8xf32>
 }
 graph.model @m phase "train" {
@@ -143,7 +145,8 @@ graph.model @m phase "train" {
 func.func private @m.l(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> attributes {sinter.block = "l"} {
   %p = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   %y = graph.add %p, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
-  %r = graph.relu %y : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %z = graph.constant dense<0.000000e+00> : tensor<f32>
+  %r = graph.maximum %y, %z : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
 graph.model @m phase "train" {
@@ -158,18 +161,18 @@ graph.model @m phase "train" {
 // -----
 
 // A result of the block that the backward pass reads is not computed again:
-// the forward call returns it anyway (m, the ReLU's input).
+// the forward call returns it anyway (m, which its square's gradient reads).
 
 // CHECK-LABEL: func.func private @m.k.fwd(
 // CHECK:         %[[M:.*]] = graph.maximum %arg0, %arg1
-// CHECK:         %[[R:.*]] = graph.relu %[[M]]
+// CHECK:         %[[R:.*]] = graph.mul %[[M]], %[[M]]
 // CHECK:         return %[[M]], %[[R]] :
 // CHECK-LABEL: func.func private @m.k.bwd(
 // CHECK-NOT:     graph.maximum %
 // CHECK:         return
 func.func private @m.k(%x: tensor<4xf32>, %w: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) attributes {sinter.block = "k"} {
   %m = graph.maximum %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  %r = graph.relu %m : (tensor<4xf32>) -> tensor<4xf32>
+  %r = graph.mul %m, %m : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %m, %r : tensor<4xf32>, tensor<4xf32>
 }
 graph.model @m phase "train" {
@@ -199,5 +202,47 @@ graph.model @shared_weight phase "train" {
   %w = graph.param "w" {init = "zeros", init_args = array<f64>} : tensor<4x5xf32>
   %y = graph.matmul %x, %w : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
   %l = graph.reduce_sum %y {axes = array<i64>, keepdim = false} : (tensor<2x3x5xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+
+// -----
+
+// A whole batch-norm is differentiated whole: one graph.batch_norm_grad
+// gives the input's, weight's and bias's gradients. Its mean, read by the
+// loss too, adds its own gradient (1/3 per channel over its 16 values) to
+// the input's.
+// CHECK-LABEL: graph.model @bn phase "train"
+// CHECK:       %[[Y:.*]], %[[MEAN:.*]], %[[VAR:.*]] = graph.batch_norm %w, %g, %b
+// CHECK:       %[[DX:.*]], %[[DG:.*]], %[[DB:.*]] = graph.batch_norm_grad %w, %g, %[[MEAN]], %[[VAR]], %{{.*}} {epsilon = 1.000000e-05 : f64} {{.*}} loc("bn.sn":3:5)
+// CHECK:       graph.constant dense<6.250000e-02> : tensor<f32>
+// CHECK:       %[[DM:.*]] = graph.add %{{.*}}, %{{.*}} : (tensor<4x3x2x2xf32>, tensor<1x3x1x1xf32>)
+// CHECK:       %[[DW:.*]] = graph.add %[[DX]], %[[DM]] : (tensor<4x3x2x2xf32>, tensor<4x3x2x2xf32>)
+// CHECK-DAG:   graph.gradient "w", %[[DW]]
+// CHECK-DAG:   graph.gradient "g", %[[DG]]
+// CHECK-DAG:   graph.gradient "b", %[[DB]]
+graph.model @bn phase "train" {
+  %w = graph.param "w" {init = "normal", init_args = array<f64: 0.0, 1.0>} : tensor<4x3x2x2xf32>
+  %g = graph.param "g" {init = "ones", init_args = array<f64>} : tensor<3xf32>
+  %b = graph.param "b" {init = "zeros", init_args = array<f64>} : tensor<3xf32>
+  %y, %mean, %var = graph.batch_norm %w, %g, %b {epsilon = 1.0e-05 : f64}
+      : (tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>) loc("bn.sn":3:5)
+  %sq = graph.mul %y, %y : (tensor<4x3x2x2xf32>, tensor<4x3x2x2xf32>) -> tensor<4x3x2x2xf32>
+  %l1 = graph.reduce_mean %sq {axes = array<i64>, keepdim = false} : (tensor<4x3x2x2xf32>) -> tensor<f32>
+  %l2 = graph.reduce_mean %mean {axes = array<i64>, keepdim = false} : (tensor<3xf32>) -> tensor<f32>
+  %l = graph.add %l1, %l2 : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+
+// -----
+
+// ReLU's gradient reads its result (y > 0 exactly where x > 0), which a
+// convolution or matmul after it keeps anyway, not its input.
+// CHECK-LABEL: graph.model @relu phase "train"
+// CHECK:       %[[Y:.*]] = graph.relu %w
+// CHECK:       graph.compare %[[Y]], %{{.*}} {predicate = "gt"}
+graph.model @relu phase "train" {
+  %w = graph.param "w" {init = "normal", init_args = array<f64: 0.0, 1.0>} : tensor<4x3xf32>
+  %y = graph.relu %w : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %l = graph.reduce_sum %y {axes = array<i64>, keepdim = false} : (tensor<4x3xf32>) -> tensor<f32>
   graph.loss %l : tensor<f32>
 }

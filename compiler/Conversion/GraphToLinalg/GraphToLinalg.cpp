@@ -81,6 +81,7 @@ struct ConvertGraphToLinalg
     populateShapePatterns(patterns);
     populateLinearPatterns(patterns);
     populateReductionPatterns(patterns);
+    populateBatchNormPatterns(patterns);
     populateIndexingPatterns(patterns);
     populateLossPatterns(patterns);
     populateConvolutionPatterns(patterns);

@@ -74,21 +74,34 @@ LogicalResult callConv(CallBuilder &cb, OpT op, StringRef callee, Value input, V
   return success();
 }
 
+/// The pointers of a variadic library call's buffers (inputs, then
+/// results), which must be dense and static, of type `element`.
+FailureOr<SmallVector<Value>> densePointers(CallBuilder &cb, Operation *op,
+                                            ValueRange inputs, ValueRange into,
+                                            StringRef what, Type element) {
+  SmallVector<Value> pointers;
+  for (Value v : llvm::concat<const Value>(inputs, into)) {
+    auto t = cast<MemRefType>(v.getType());
+    if (t.getElementType() != element || !t.getLayout().isIdentity() ||
+        !t.hasStaticShape())
+      return op->emitError() << what << " needs dense static " << element
+                             << " buffers, not " << t;
+    pointers.push_back(cb.pointer(v));
+  }
+  return pointers;
+}
+
 /// A fused attention as the device library's call: its buffers (inputs,
 /// then results), then [batch, heads, Tq, Tk, D, Dv] of q [..., Tq, D],
 /// k [..., Tk, D], v [..., Tk, Dv] (the dimensions before the last two
 /// are batch and heads; more are folded into the batch), and causal.
 LogicalResult callAttention(CallBuilder &cb, Operation *op, StringRef callee,
                             ValueRange inputs, ValueRange into, bool causal) {
-  SmallVector<Value> args;
-  for (Value v : llvm::concat<const Value>(inputs, into)) {
-    auto t = cast<MemRefType>(v.getType());
-    if (!t.getElementType().isBF16() || !t.getLayout().isIdentity() ||
-        !t.hasStaticShape())
-      return op->emitError("fused attention needs dense static bf16 buffers, not ")
-             << t;
-    args.push_back(cb.pointer(v));
-  }
+  FailureOr<SmallVector<Value>> pointers =
+      densePointers(cb, op, inputs, into, "fused attention", cb.builder().getBF16Type());
+  if (failed(pointers))
+    return failure();
+  SmallVector<Value> args = std::move(*pointers);
   ArrayRef<int64_t> q = cast<MemRefType>(inputs[0].getType()).getShape(),
                     k = cast<MemRefType>(inputs[1].getType()).getShape(),
                     v = cast<MemRefType>(inputs[2].getType()).getShape();
@@ -99,6 +112,29 @@ LogicalResult callAttention(CallBuilder &cb, Operation *op, StringRef callee,
   for (int64_t d : {batch, heads, q[rank - 2], k[rank - 2], q[rank - 1], v[rank - 1],
                     int64_t(causal)})
     args.push_back(cb.constant(loc, d));
+  cb.call(loc, callee, args);
+  return success();
+}
+
+/// A batch-norm as the device library's call: its buffers (inputs, then
+/// results), then x's [n, c] and the product of its other dimensions, and
+/// epsilon.
+LogicalResult callBatchNorm(CallBuilder &cb, Operation *op, StringRef callee,
+                            ValueRange inputs, ValueRange into, APFloat epsilon) {
+  FailureOr<SmallVector<Value>> pointers = densePointers(
+      cb, op, inputs, into, "the library's batch-norm", cb.builder().getF32Type());
+  if (failed(pointers))
+    return failure();
+  SmallVector<Value> args = std::move(*pointers);
+  ArrayRef<int64_t> x = cast<MemRefType>(inputs[0].getType()).getShape();
+  int64_t spatial = 1;
+  for (int64_t d : x.drop_front(2))
+    spatial *= d;
+  Location loc = op->getLoc();
+  for (int64_t d : {x[0], x[1], spatial})
+    args.push_back(cb.constant(loc, d));
+  args.push_back(arith::ConstantOp::create(
+      cb.builder(), loc, cb.builder().getF64FloatAttr(epsilon.convertToDouble())));
   cb.call(loc, callee, args);
   return success();
 }
@@ -253,6 +289,14 @@ LogicalResult lower(ModuleOp module, Operation *op) {
       .Case([&](AttentionBackwardOp a) {
         return callAttention(cb, a, library("attention_backward_bf16"), a.getInputs(),
                              a.getInto(), a.getCausal());
+      })
+      .Case([&](BatchNormForwardOp n) {
+        return callBatchNorm(cb, n, library("batch_norm_f32"), n.getInputs(),
+                             n.getInto(), n.getEpsilon());
+      })
+      .Case([&](BatchNormBackwardOp n) {
+        return callBatchNorm(cb, n, library("batch_norm_backward_f32"), n.getInputs(),
+                             n.getInto(), n.getEpsilon());
       })
       .Case([&](HyperparameterOp h) {
         // The dialect's names, in abi.h's order (sinter_hyperparameter).

@@ -213,10 +213,13 @@ GRADIENT(AbsOp) {
 }
 
 GRADIENT(ReluOp) {
+  // From the result (y > 0 exactly where x > 0): it is kept anyway when a
+  // convolution or matmul reads it, and the input then need not be (a
+  // batch-norm's output, which a library call writes).
   Location l = getLoc();
-  Value x = getInput();
+  Value y = getResult();
   og.push_back(mul(b, l, rg[0],
-                   asFloat(b, l, cmp(b, l, x, scalar(b, l, 0, x), "gt"), x)));
+                   asFloat(b, l, cmp(b, l, y, scalar(b, l, 0, y), "gt"), y)));
   return success();
 }
 
@@ -501,6 +504,31 @@ static void statsGradient(OpBuilder &b, Location l, Value x, Value mean,
 
 GRADIENT(BatchNormStatsOp) {
   statsGradient(b, getLoc(), getInput(), getMean(), rg, getAxes(), false, og);
+  return success();
+}
+
+GRADIENT(BatchNormOp) {
+  // Whole, for the device library that made the op worth fusing.
+  Location l = getLoc();
+  Value dx, dweight, dbias;
+  if (rg[0]) {
+    auto grads = BatchNormGradOp::create(b, l, getInput(), getWeight(), getMean(),
+                                         getVar(), rg[0], getEpsilonAttr());
+    dx = grads.getDinput();
+    dweight = grads.getDweight();
+    dbias = grads.getDbias();
+  }
+  // The statistics it returns, where the model reads them beyond the
+  // normalization (not the running statistics' update, which has none).
+  if (rg[1] || rg[2]) {
+    SmallVector<int64_t> axes = {0};
+    for (int64_t i = 2; i < typeOf(getInput()).getRank(); ++i)
+      axes.push_back(i);
+    SmallVector<Value, 1> stats;
+    statsGradient(b, l, getInput(), getMean(), rg.drop_front(), axes, false, stats);
+    dx = dx ? add(b, l, dx, stats[0]) : stats[0];
+  }
+  og.append({dx, dweight, dbias});
   return success();
 }
 

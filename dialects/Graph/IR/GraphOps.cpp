@@ -401,6 +401,14 @@ LogicalResult ConstantOp::verify() {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
 
+std::optional<double> splatFloat(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
 LogicalResult EmbeddingGradOp::verify() {
   ArrayRef<int64_t> ids = getIds().getType().getShape(),
                     grad = getGrad().getType().getShape(),
@@ -419,6 +427,39 @@ LogicalResult EmbeddingGradOp::verify() {
   if (getGrad().getType().getElementType() != getType().getElementType())
     return emitOpError() << "result element type must be the grad's";
   return success();
+}
+
+/// Batch normalization's operands: `input` [N, C, ...] and the per-channel
+/// tensors, each [C] of the input's element type.
+static LogicalResult verifyBatchNorm(Operation *op, Value input, ValueRange channels,
+                                     Value result) {
+  auto in = cast<RankedTensorType>(input.getType());
+  if (in.getRank() < 2)
+    return op->emitOpError("takes an input [N, C, ...] of rank 2 or more, got ") << in;
+  if (result.getType() != in)
+    return op->emitOpError("result must have the input's type ") << in;
+  int64_t c = in.getDimSize(1);
+  for (Value v : channels) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 1 || t.getElementType() != in.getElementType() ||
+        (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(t.getDimSize(0)) &&
+         t.getDimSize(0) != c))
+      return op->emitOpError("expects per-channel tensors [")
+             << c << "] of " << in.getElementType() << ", got " << t;
+  }
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  return verifyBatchNorm(*this, getInput(),
+                         {getWeight(), getBias(), getMean(), getVar()}, getResult());
+}
+
+LogicalResult BatchNormGradOp::verify() {
+  if (getGrad().getType() != getInput().getType())
+    return emitOpError("grad must have the input's type");
+  return verifyBatchNorm(*this, getInput(),
+                         {getWeight(), getMean(), getVar(), getDweight()}, getDinput());
 }
 
 LogicalResult Pool2dGradOp::verify() {

@@ -78,6 +78,9 @@ namespace sinter::graph {
 /// ds = p (dp - sum(dp p)), dq = ds k / sqrt(D), dk = ds^T q / sqrt(D).
 llvm::SmallVector<mlir::Value, 3> spellOutAttentionGrad(mlir::OpBuilder &b,
                                                         AttentionGradOp op);
+
+/// The one value of a splat floating-point `graph.constant`, if `v` is one.
+std::optional<double> splatFloat(mlir::Value v);
 } // namespace sinter::graph
 
 #endif // SINTER_GRAPH_GRAPHOPS_H

@@ -847,6 +847,62 @@ def Graph_BatchNormCountOp : Graph_Op<"batch_norm_count", [Pure, Graph_Different
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure, Graph_Differentiable]> {
+  let summary = "Batch normalization with the batch's statistics, whole";
+  let description = [{
+    `(x - mean) * weight / sqrt(var + epsilon) + bias` per channel (axis 1)
+    of `input` `[N, C, ...]`, with `mean` and `var` the
+    `graph.batch_norm_stats` of `input` over every other axis (the variance
+    biased), which it also returns. `weight` and `bias` are `[C]`. Made by
+    `graph-fuse-batch-norm` from that spelled-out form where the device's
+    library normalizes a batch whole (cuDNN on CUDA); autodiff
+    differentiates it whole (`graph.batch_norm_grad`).
+
+    Example:
+    ```mlir
+    %y, %mean, %var = graph.batch_norm %x, %w, %b {epsilon = 1.0e-05 : f64}
+        : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+        -> (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight,
+                       Graph_FloatTensor:$bias, F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$result, Graph_FloatTensor:$mean,
+                      Graph_FloatTensor:$var);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_BatchNormGradOp : Graph_Op<"batch_norm_grad", [Pure,
+    AllTypesMatch<["input", "dinput"]>, AllTypesMatch<["weight", "dweight"]>,
+    AllTypesMatch<["weight", "dbias"]>]> {
+  let summary = "The gradients of a whole batch normalization";
+  let description = [{
+    The vector-Jacobian product of `graph.batch_norm` (its `input`, `weight`,
+    `epsilon` and the `mean` and `var` it returned) for its result's
+    gradient `grad`: the gradients of `input` (through the statistics too),
+    `weight` and `bias`. Only a target whose library differentiates
+    batch-norm itself gets one.
+
+    Example:
+    ```mlir
+    %dx, %dw, %db = graph.batch_norm_grad %x, %w, %mean, %var, %g
+        {epsilon = 1.0e-05 : f64} : tensor<8x16x4x4xf32>, tensor<16xf32>,
+        tensor<16xf32>, tensor<16xf32>, tensor<8x16x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight,
+                       Graph_FloatTensor:$mean, Graph_FloatTensor:$var,
+                       Graph_FloatTensor:$grad, F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$dinput, Graph_FloatTensor:$dweight,
+                      Graph_FloatTensor:$dbias);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $mean `,` $var `,` $grad attr-dict `:` type($input) `,`
+    type($weight) `,` type($mean) `,` type($var) `,` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
 def Graph_AllReduceSumOp : Graph_Op<"all_reduce_sum", [
     Graph_Differentiable, SameOperandsAndResultType]> {
   let summary = "The sum of a tensor over every rank of the run";

@@ -118,15 +118,6 @@ bool isCausal(Value mask) {
   return true;
 }
 
-/// The one value of a splat float constant.
-std::optional<double> splatValue(Value v) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
 bool near(double x, double y) { return std::abs(x - y) <= 1e-6 * std::abs(y); }
 
 /// q @ transpose(k), the last two axes of k swapped.
@@ -153,8 +144,8 @@ bool matchScaled(Value v, Value &q, Value &k) {
   Value scores, factor;
   bool divides = false;
   if (auto m = dyn_cast_or_null<MulOp>(def)) {
-    scores = splatValue(m.getRhs()) ? m.getLhs() : m.getRhs();
-    factor = splatValue(m.getRhs()) ? m.getRhs() : m.getLhs();
+    scores = splatFloat(m.getRhs()) ? m.getLhs() : m.getRhs();
+    factor = splatFloat(m.getRhs()) ? m.getRhs() : m.getLhs();
   } else if (auto d = dyn_cast_or_null<DivOp>(def)) {
     scores = d.getLhs();
     factor = d.getRhs();
@@ -162,7 +153,7 @@ bool matchScaled(Value v, Value &q, Value &k) {
   } else {
     return false;
   }
-  std::optional<double> c = splatValue(factor);
+  std::optional<double> c = splatFloat(factor);
   if (!c || !matchScores(scores, q, k))
     return false;
   double d = double(typeOf(q).getShape().back());
@@ -181,7 +172,7 @@ LogicalResult fuse(MatmulOp out) {
   Value scores = softmax.getInput(), q, k;
   bool causal = false;
   if (auto w = scores.getDefiningOp<WhereOp>()) {
-    std::optional<double> fill = splatValue(w.getLhs());
+    std::optional<double> fill = splatFloat(w.getLhs());
     if (!fill || !(*fill <= -1e9) || !isCausal(w.getCond()))
       return failure();
     scores = w.getRhs();

@@ -58,6 +58,20 @@ def GraphFuseAttention : Pass<"graph-fuse-attention", "mlir::ModuleOp"> {
   }];
 }
 
+def GraphFuseBatchNorm : Pass<"graph-fuse-batch-norm", "mlir::ModuleOp"> {
+  let summary = "Spelled-out training batch-norm as graph.batch_norm, for CUDA";
+  let description = [{
+    In a module compiled for CUDA (`sinter.device` "cuda"), where cuDNN
+    normalizes a batch whole: `(x - reshape(mean)) * reshape(scale) +
+    reshape(bias)`, with `mean` and `var` the `graph.batch_norm_stats` of
+    `x` (static f32, at least two values per channel) over every axis but 1,
+    `scale` = `weight * rsqrt(var + eps)` or `rsqrt(var + eps)` and the bias
+    optional, becomes `graph.batch_norm %x, %weight, %bias {epsilon}`. The
+    statistics' other readers read the fused op's; the spelled-out ops die.
+    Elsewhere it changes nothing.
+  }];
+}
+
 def GraphExpandAttentionGrad : Pass<"graph-expand-attention-grad", "mlir::ModuleOp"> {
   let summary = "graph.attention_grad as graph ops, unless the target fuses it";
   let description = [{

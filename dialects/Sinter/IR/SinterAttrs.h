@@ -90,6 +90,10 @@ using mlir::UnitAttr;
 /// sizes it supports.
 bool fusesAttention(mlir::Operation *op);
 
+/// Whether the device of `op`'s module normalizes a batch whole in its
+/// library (cuDNN's batch-norm, on CUDA), so the graph fuses batch-norm.
+bool fusesBatchNorm(mlir::Operation *op);
+
 } // namespace sinter::attrs
 
 #endif // SINTER_SINTER_IR_SINTERATTRS_H

@@ -110,6 +110,12 @@ void registerSinterDialect(DialectRegistry &registry) {
 
 } // namespace sinter
 
+bool sinter::attrs::fusesBatchNorm(mlir::Operation *op) {
+  auto module = op->getParentOfType<mlir::ModuleOp>();
+  StringAttr device = module ? attrs::device.get(module) : StringAttr();
+  return device && device.getValue() == "cuda";
+}
+
 bool sinter::attrs::fusesAttention(mlir::Operation *op) {
   auto module = op->getParentOfType<mlir::ModuleOp>();
   StringAttr device = module ? attrs::device.get(module) : StringAttr();

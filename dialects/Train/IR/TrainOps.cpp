@@ -301,9 +301,14 @@ CONV_LIBRARY_INTERFACE(ConvBackwardDataOp)
 CONV_LIBRARY_INTERFACE(ConvBackwardWeightsOp)
 #undef CONV_LIBRARY_INTERFACE
 
-// The library attentions: every input read, each result a new buffer.
+// The variadic library ops (attention, batch-norm): every input read, each
+// result a new buffer.
+
+/// The operand and result counts of a variadic library op; the types of
+/// its inputs and outputs (its results on tensors, `into` on buffers).
 template <typename OpT>
-LogicalResult verifyAttentionLibraryOp(OpT op, size_t inputs, size_t results) {
+FailureOr<SmallVector<ShapedType>> variadicLibraryTypes(OpT op, size_t inputs,
+                                                        size_t results) {
   bool onTensors = !op.getResults().empty();
   if (onTensors == !op.getInto().empty())
     return op.emitOpError("on tensors returns its results; on buffers writes `into`");
@@ -316,16 +321,47 @@ LogicalResult verifyAttentionLibraryOp(OpT op, size_t inputs, size_t results) {
     types.push_back(cast<ShapedType>(v.getType()));
   for (Value v : onTensors ? ValueRange(op.getResults()) : ValueRange(op.getInto()))
     types.push_back(cast<ShapedType>(v.getType()));
-  for (ShapedType t : types)
+  return types;
+}
+
+template <typename OpT>
+LogicalResult verifyAttentionLibraryOp(OpT op, size_t inputs, size_t results) {
+  FailureOr<SmallVector<ShapedType>> types = variadicLibraryTypes(op, inputs, results);
+  if (failed(types))
+    return failure();
+  for (ShapedType t : *types)
     if (t.getRank() < 2 || !t.hasStaticShape() || !t.getElementType().isBF16())
       return op.emitOpError("takes static bf16 operands of rank 2 or more");
   return success();
 }
 
+/// x [N, C, ...] (and dy, y, dx: x's shape) first, the rest [C], all f32.
 template <typename OpT>
-LogicalResult bufferizeAttentionLibraryOp(OpT op, RewriterBase &rewriter,
-                                          const BufferizationOptions &options,
-                                          BufferizationState &state) {
+LogicalResult verifyBatchNormLibraryOp(OpT op, size_t inputs, size_t results,
+                                       ArrayRef<size_t> likeInput) {
+  FailureOr<SmallVector<ShapedType>> types = variadicLibraryTypes(op, inputs, results);
+  if (failed(types))
+    return failure();
+  ShapedType x = (*types)[0];
+  if (x.getRank() < 2 || !x.hasStaticShape())
+    return op.emitOpError("takes a static x of rank 2 or more");
+  for (auto [i, t] : llvm::enumerate(*types)) {
+    bool full = llvm::is_contained(likeInput, i);
+    if (!t.getElementType().isF32() ||
+        (full ? t.getShape() != x.getShape()
+              : t.getRank() != 1 || t.getDimSize(0) != x.getDimSize(1)))
+      return op.emitOpError("operand or result ")
+             << i << " must be f32 " << (full ? "of x's shape" : "[C]") << ", not " << t;
+  }
+  return success();
+}
+
+/// Each input as a dense buffer, each result a new one; the op again on
+/// them with its own attribute `attr`.
+template <typename OpT, typename AttrT>
+LogicalResult bufferizeVariadicLibraryOp(OpT op, RewriterBase &rewriter,
+                                         const BufferizationOptions &options,
+                                         BufferizationState &state, AttrT attr) {
   SmallVector<Value> inputs;
   for (Value input : op.getInputs()) {
     FailureOr<Value> buffer = getBuffer(rewriter, input, options, state);
@@ -336,15 +372,29 @@ LogicalResult bufferizeAttentionLibraryOp(OpT op, RewriterBase &rewriter,
   SmallVector<Value> into;
   for (Value result : op.getResults())
     into.push_back(newBuffer(rewriter, op.getLoc(), result.getType()));
-  OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into, op.getCausalAttr());
+  OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into, attr);
   replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
   return success();
+}
+
+template <typename OpT>
+LogicalResult bufferizeAttentionLibraryOp(OpT op, RewriterBase &rewriter,
+                                          const BufferizationOptions &options,
+                                          BufferizationState &state) {
+  return bufferizeVariadicLibraryOp(op, rewriter, options, state, op.getCausalAttr());
+}
+
+template <typename OpT>
+LogicalResult bufferizeBatchNormLibraryOp(OpT op, RewriterBase &rewriter,
+                                          const BufferizationOptions &options,
+                                          BufferizationState &state) {
+  return bufferizeVariadicLibraryOp(op, rewriter, options, state, op.getEpsilonAttr());
 }
 
 /// As the library convolutions: pure on tensors; on buffers it reads its
 /// inputs and writes `into`.
 template <typename OpT>
-void attentionLibraryOpEffects(
+void variadicLibraryOpEffects(
     OpT op,
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
   for (OpOperand &operand : op.getInputsMutable())
@@ -356,16 +406,26 @@ void attentionLibraryOpEffects(
                          SideEffects::DefaultResource::get());
 }
 
-#define ATTENTION_LIBRARY_INTERFACE(OpT, INPUTS, RESULTS)                                \
-  LogicalResult OpT::verify() { return verifyAttentionLibraryOp(*this, INPUTS, RESULTS); } \
+#define VARIADIC_LIBRARY_INTERFACE(OpT, VERIFY, BUFFERIZE)                               \
+  LogicalResult OpT::verify() { return VERIFY; }                                         \
   void OpT::getEffects(                                                                  \
       SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {    \
-    attentionLibraryOpEffects(*this, effects);                                           \
+    variadicLibraryOpEffects(*this, effects);                                            \
   }                                                                                      \
-  LIBRARY_OP_BUFFERIZATION(OpT, bufferizeAttentionLibraryOp)
-ATTENTION_LIBRARY_INTERFACE(AttentionForwardOp, 3, 1)
-ATTENTION_LIBRARY_INTERFACE(AttentionBackwardOp, 4, 3)
-#undef ATTENTION_LIBRARY_INTERFACE
+  LIBRARY_OP_BUFFERIZATION(OpT, BUFFERIZE)
+VARIADIC_LIBRARY_INTERFACE(AttentionForwardOp, verifyAttentionLibraryOp(*this, 3, 1),
+                           bufferizeAttentionLibraryOp)
+VARIADIC_LIBRARY_INTERFACE(AttentionBackwardOp, verifyAttentionLibraryOp(*this, 4, 3),
+                           bufferizeAttentionLibraryOp)
+// x, weight, bias -> y, mean, invstd.
+VARIADIC_LIBRARY_INTERFACE(BatchNormForwardOp,
+                           verifyBatchNormLibraryOp(*this, 3, 3, {0, 3}),
+                           bufferizeBatchNormLibraryOp)
+// x, dy, weight, mean, invstd -> dx, dweight, dbias.
+VARIADIC_LIBRARY_INTERFACE(BatchNormBackwardOp,
+                           verifyBatchNormLibraryOp(*this, 5, 3, {0, 1, 5}),
+                           bufferizeBatchNormLibraryOp)
+#undef VARIADIC_LIBRARY_INTERFACE
 #undef LIBRARY_OP_BUFFERIZATION
 
 LogicalResult ReduceScatterStartOp::verify() {

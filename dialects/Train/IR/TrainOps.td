@@ -312,15 +312,17 @@ def Train_ConvBackwardWeightsOp : Train_ConvLibraryOp<"conv2d_backward_weights",
   }];
 }
 
-class Train_AttentionLibraryOp<string mnemonic, string summaryText>
+/// A device library's call on tensors (inputs read, new results) or on
+/// buffers (inputs read, `into` written), with its own attributes.
+class Train_VariadicLibraryOp<string mnemonic, string summaryText, dag attributes>
     : Train_Op<mnemonic, [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,
         ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
          "bufferizesToAllocation", "getAliasingValues", "bufferize"]>]> {
   let summary = summaryText;
-  let arguments = (ins Variadic<AnyShaped>:$inputs, Variadic<AnyMemRef>:$into,
-                   BoolAttr:$causal);
+  let arguments = !con((ins Variadic<AnyShaped>:$inputs, Variadic<AnyMemRef>:$into),
+                       attributes);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $inputs (`into` $into^)? attr-dict `:` type($inputs) (`into` type($into)^)?
@@ -328,6 +330,12 @@ class Train_AttentionLibraryOp<string mnemonic, string summaryText>
   }];
   let hasVerifier = 1;
 }
+
+class Train_AttentionLibraryOp<string mnemonic, string summaryText>
+    : Train_VariadicLibraryOp<mnemonic, summaryText, (ins BoolAttr:$causal)>;
+
+class Train_BatchNormLibraryOp<string mnemonic, string summaryText>
+    : Train_VariadicLibraryOp<mnemonic, summaryText, (ins F64Attr:$epsilon)>;
 
 def Train_AttentionForwardOp : Train_AttentionLibraryOp<"attention_forward",
     "Scaled dot-product attention, for the device's fused kernel"> {
@@ -352,6 +360,34 @@ def Train_AttentionBackwardOp : Train_AttentionLibraryOp<"attention_backward",
     The gradients of `q`, `k` and `v` (bf16, as `train.attention_forward`)
     for the result's gradient `grad`: cuDNN's fused attention backward, after
     it recomputes the forward pass's output and row statistics.
+  }];
+}
+
+def Train_BatchNormForwardOp : Train_BatchNormLibraryOp<"batch_norm_forward",
+    "Batch normalization with the batch's statistics, for the device's library"> {
+  let description = [{
+    `y = (x - mean) * invstd * weight + bias` per channel (axis 1) of f32 `x`
+    `[N, C, ...]`, with the batch's `mean` over every other axis and
+    `invstd = 1 / sqrt(var + epsilon)` of its biased variance, which it also
+    returns (`weight`, `bias`, `mean` and `invstd` are `[C]`): the CUDA
+    target's call of cuDNN's batch-norm. On tensors it returns `y`, `mean`
+    and `invstd`; on buffers it writes `into`.
+
+    Example:
+    ```mlir
+    %y, %mean, %invstd = train.batch_norm_forward %x, %w, %b {epsilon = 1.0e-05 : f64}
+        : tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>
+        -> tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>
+    ```
+  }];
+}
+
+def Train_BatchNormBackwardOp : Train_BatchNormLibraryOp<"batch_norm_backward",
+    "The gradients of batch normalization, for the device's library"> {
+  let description = [{
+    From `x`, the result's gradient `dy`, `weight` and the `mean` and
+    `invstd` that `train.batch_norm_forward` gave: the gradients of `x`
+    (through the statistics too), `weight` and `bias`.
   }];
 }
 

@@ -93,6 +93,23 @@ void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
   device().attentionBackward(q, k, v, grad_o, grad_q, grad_k, grad_v, shape);
 }
 
+void sinter_cuda_batch_norm_f32(const float *x, const float *weight, const float *bias,
+                                float *y, float *mean, float *invstd, int64_t n,
+                                int64_t c, int64_t spatial, double epsilon) {
+  const int64_t shape[3] = {n, c, spatial};
+  device().batchNorm(x, weight, bias, y, mean, invstd, shape, epsilon);
+}
+
+void sinter_cuda_batch_norm_backward_f32(const float *x, const float *dy,
+                                         const float *weight, const float *mean,
+                                         const float *invstd, float *dx, float *dweight,
+                                         float *dbias, int64_t n, int64_t c,
+                                         int64_t spatial, double epsilon) {
+  const int64_t shape[3] = {n, c, spatial};
+  device().batchNormBackward(x, dy, weight, mean, invstd, dx, dweight, dbias, shape,
+                             epsilon);
+}
+
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,
                       int64_t bytes) {
   device().read(dst, src, offset, bytes);

@@ -70,6 +70,15 @@ public:
                  const int64_t shape[7]);
   void attentionBackward(const void *q, const void *k, const void *v, const void *gradO,
                          void *gradQ, void *gradK, void *gradV, const int64_t shape[7]);
+  /// abi.h's batch-norm (f32): y, the batch's mean and invstd from x, weight
+  /// and bias; and the gradients of x, weight and bias from y's. `shape` is
+  /// [n, c, spatial].
+  void batchNorm(const float *x, const float *weight, const float *bias, float *y,
+                 float *mean, float *invstd, const int64_t shape[3], double epsilon);
+  void batchNormBackward(const float *x, const float *dy, const float *weight,
+                         const float *mean, const float *invstd, float *dx,
+                         float *dweight, float *dbias, const int64_t shape[3],
+                         double epsilon);
   /// Waits for the queued work, then copies device memory to the host.
   void read(void *dst, const void *src, int64_t offset, int64_t bytes);
 
@@ -77,6 +86,7 @@ private:
   struct Matmul;
   struct Convolution;
   struct Attention;
+  struct BatchNorm;
   CudaDevice() = default;
   Status loadKernels();
   /// Records the first failure of queued work; true when `s` is one.
@@ -90,14 +100,15 @@ private:
   Status chooseAlgorithm(Convolution &plan, ConvolutionPass pass);
   Expected<Attention *> attentionPlan(const int64_t shape[7]);
   Status prepareBackward(Attention &plan, const int64_t shape[7]);
-  /// The cuDNN handle, made at the first convolution or attention.
+  Expected<BatchNorm *> batchNormPlan(const int64_t shape[3]);
+  /// The cuDNN handle, made at the first convolution, attention or batch-norm.
   Status openDnn();
 
   int index = 0;
   std::string name;
   cudaStream_t compute = nullptr;
   cublasLtHandle_t blasLt = nullptr;
-  cudnnHandle_t dnn = nullptr; ///< made at the first convolution
+  cudnnHandle_t dnn = nullptr; ///< made at the first cuDNN call
   StagedUploads staging; ///< the step's inputs, copied without waiting
   void *scratch = nullptr;
   uint64_t scratchBytes = 0;
@@ -112,6 +123,7 @@ private:
   /// bias is written into c's rows and the product added to it.
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>> biasAsRows;
   std::map<std::vector<int64_t>, std::unique_ptr<Convolution>> convolutions;
+  std::map<std::vector<int64_t>, std::unique_ptr<BatchNorm>> batchNorms;
   /// Shared: the plans' type is known only where they are made.
   std::map<std::vector<int64_t>, std::shared_ptr<Attention>> attentions;
   Status firstError;

@@ -55,6 +55,17 @@ struct CudaDevice::Convolution {
   }
 };
 
+struct CudaDevice::BatchNorm {
+  cudnnTensorDescriptor_t data = nullptr;     ///< x, y, dy, dx: [n, c, spatial, 1]
+  cudnnTensorDescriptor_t channels = nullptr; ///< weight, bias, mean, invstd: [1, c, 1, 1]
+  ~BatchNorm() {
+    if (channels)
+      cudnnDestroyTensorDescriptor(channels);
+    if (data)
+      cudnnDestroyTensorDescriptor(data);
+  }
+};
+
 } // namespace sinter::rt::cuda
 
 #endif // SINTER_RT_CUDA_LIBRARYPLANS_H

@@ -679,3 +679,19 @@ func.func @matmul_transposed_rank(%x: tensor<8x4xf32>, %w: tensor<2x5x4xf32>) {
   %0 = graph.matmul_transposed %x, %w : (tensor<8x4xf32>, tensor<2x5x4xf32>) -> tensor<8x5xf32>
   return
 }
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<8x4x2x2xf32>, %w: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.batch_norm' op expects per-channel tensors [4] of 'f32', got 'tensor<3xf32>'}}
+  %y, %m, %v = graph.batch_norm %x, %w, %w {epsilon = 1.0e-05 : f64} : (tensor<8x4x2x2xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<8x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_grad_type(%x: tensor<8x4xf32>, %w: tensor<4xf32>, %g: tensor<8x4xbf16>) {
+  // expected-error @+1 {{'graph.batch_norm_grad' op grad must have the input's type}}
+  %dx, %dw, %db = graph.batch_norm_grad %x, %w, %w, %w, %g {epsilon = 1.0e-05 : f64} : tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8x4xbf16>
+  return
+}

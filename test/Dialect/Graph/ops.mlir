@@ -198,6 +198,10 @@ func.func @nn(%x: tensor<?x4x32x32xf32>, %w: tensor<16x2x3x3xf32>, %ids: tensor<
   %6 = graph.attention %q, %q, %v {causal = true} : (tensor<?x4x8x16xf32>, tensor<?x4x8x16xf32>, tensor<?x4x8x32xf32>) -> tensor<?x4x8x32xf32>
   // CHECK: graph.attention_grad %[[Q]], %[[Q]], %[[V]], %{{.*}} {causal = true} : tensor<?x4x8x16xf32>, tensor<?x4x8x16xf32>, tensor<?x4x8x32xf32>, tensor<?x4x8x32xf32>
   %dq, %dk, %dv = graph.attention_grad %q, %q, %v, %6 {causal = true} : tensor<?x4x8x16xf32>, tensor<?x4x8x16xf32>, tensor<?x4x8x32xf32>, tensor<?x4x8x32xf32>
+  // CHECK: %result, %mean_{{[0-9]+}}, %var_{{[0-9]+}} = graph.batch_norm %[[X]], %mean, %var {epsilon = 1.000000e-05 : f64} : (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>)
+  // CHECK: graph.batch_norm_grad %[[X]], %mean, %mean_{{[0-9]+}}, %var_{{[0-9]+}}, %result {epsilon = 1.000000e-05 : f64} : tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<?x4x32x32xf32>
+  %y, %bmean, %bvar = graph.batch_norm %x, %mean, %var {epsilon = 1.0e-05 : f64} : (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>)
+  %dx, %dw, %db = graph.batch_norm_grad %x, %mean, %bmean, %bvar, %y {epsilon = 1.0e-05 : f64} : tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<?x4x32x32xf32>
   return
 }
 

@@ -42,3 +42,23 @@ func.func @attention_backward_one_result(%q: tensor<2x8x16xbf16>) -> tensor<2x8x
       -> tensor<2x8x16xbf16>
   return %d : tensor<2x8x16xbf16>
 }
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<8x4x2x2xf32>, %w: tensor<4xf32>, %b: tensor<3xf32>) {
+  // expected-error @below {{operand or result 2 must be f32 [C], not 'tensor<3xf32>'}}
+  %y:3 = train.batch_norm_forward %x, %w, %b {epsilon = 1.0e-05 : f64}
+      : tensor<8x4x2x2xf32>, tensor<4xf32>, tensor<3xf32>
+      -> tensor<8x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_backward_dx(%x: tensor<8x4xf32>, %w: tensor<4xf32>) {
+  // expected-error @below {{operand or result 5 must be f32 of x's shape, not 'tensor<4xf32>'}}
+  %d:3 = train.batch_norm_backward %x, %x, %w, %w, %w {epsilon = 1.0e-05 : f64}
+      : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+      -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}

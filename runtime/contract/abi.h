@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 13
+#define SINTER_ABI_VERSION 14
 
 #ifdef __cplusplus
 extern "C" {
@@ -118,6 +118,15 @@ void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
 void sinter_rt_all_gather_start_f32(int64_t id, const float *shard, float *rows,
                                     int64_t count);
 void sinter_rt_collective_wait(int64_t id, const void *scratch);
+
+/* Where each library call of the steps (a matmul, convolution, attention
+ * or batch-norm run by the device's library) comes from: its op's .sn
+ * position, "FILE:LINE:COL" (", called at FILE:LINE:COL" inside a
+ * function), NUL-terminated, in index order. Before each library call the
+ * step names its index, so that the call's failure names the op. */
+extern const char sinter_library_sites[] __attribute__((weak));
+extern const int64_t sinter_library_sites_size __attribute__((weak));
+void sinter_rt_library_site(int64_t site);
 
 /* The scalars of this step's update (the train step reads them after its
  * gradients are final). The runtime computes the learning-rate schedule and

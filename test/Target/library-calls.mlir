@@ -76,7 +76,7 @@ func.func @zeros_read_first(%a: memref<6x4xf32>, %b: memref<4x5xf32>, %c: memref
 // f64 has no library kernel: the op stays and becomes loops.
 // CHECK-LABEL: func.func @matmul_f64
 // CHECK:       linalg.matmul
-// CHECK-NOT:   call
+// CHECK-NOT:   call @
 func.func @matmul_f64(%a: memref<6x4xf64>, %b: memref<4x5xf64>, %c: memref<6x5xf64>) {
   linalg.matmul ins(%a, %b : memref<6x4xf64>, memref<4x5xf64>) outs(%c : memref<6x5xf64>)
   return
@@ -103,7 +103,7 @@ func.func @conv(%x: memref<1x3x10x10xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1
 // A convolution that adds to what its output holds has no library call: it
 // stays linalg, and becomes loops.
 // CHECK-LABEL: func.func @conv_accumulates
-// CHECK-NOT:   call
+// CHECK-NOT:   call @
 // CHECK:       linalg.conv_2d_nchw_fchw
 func.func @conv_accumulates(%x: memref<1x3x10x10xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x4x4xf32>) {
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
@@ -121,7 +121,7 @@ func.func @conv_accumulates(%x: memref<1x3x10x10xf32>, %w: memref<4x3x3x3xf32>, 
 // CHECK:       call @sinter_cpu_matmul_bf16(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c1_i64{{.*}})
 // CHECK-NOT:   linalg.matmul
 // CHECK-LABEL: func.func @matmul_mixed
-// CHECK-NOT:   call
+// CHECK-NOT:   call @
 // CHECK:       linalg.matmul
 func.func @matmul_bf16(%a: memref<6x4xbf16>, %b: memref<4x5xbf16>, %c: memref<6x5xf32>) {
   %zero = arith.constant 0.0 : f32

@@ -5,7 +5,7 @@
 // and causal.
 // CHECK-LABEL: func.func @attention(
 // CHECK:         call @sinter_cuda_attention_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c2_i64, %c4_i64, %c64_i64, %c32_i64, %c16_i64, %c8_i64, %c1_i64)
-// CHECK:         call @sinter_cuda_attention_backward_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c2_i64{{.*}}, %c4_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c16_i64{{.*}}, %c8_i64{{.*}}, %c0_i64)
+// CHECK:         call @sinter_cuda_attention_backward_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c2_i64{{.*}}, %c4_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c16_i64{{.*}}, %c8_i64{{.*}}, %c0_i64{{.*}})
 // CHECK-NOT:     train.
 module attributes {sinter.device = "cuda"} {
 func.func @attention(%q: memref<2x4x64x16xbf16>, %k: memref<2x4x32x16xbf16>,

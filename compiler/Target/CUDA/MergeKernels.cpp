@@ -1,6 +1,7 @@
 //===- MergeKernels.cpp - One module of kernels, equal kernels once -------===//
 
 #include "compiler/Target/CUDA/Passes.h"
+#include "compiler/Target/Host/SourceText.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -42,21 +43,6 @@ std::string ptxName(StringRef name) {
   return out;
 }
 
-/// `file:line:col` of the user's line a kernel computes.
-std::string sourceOf(Location loc) {
-  if (auto call = dyn_cast<CallSiteLoc>(loc))
-    return sourceOf(call.getCallee());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    return fused.getLocations().empty() ? "" : sourceOf(fused.getLocations()[0]);
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return sourceOf(name.getChildLoc());
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().str() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  return "";
-}
-
 struct CUDAMergeKernels : public impl::CUDAMergeKernelsBase<CUDAMergeKernels> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -89,7 +75,7 @@ struct CUDAMergeKernels : public impl::CUDAMergeKernelsBase<CUDAMergeKernels> {
           old.setName(ptxName(parent.getName()) + "_k" + std::to_string(table.size()));
           kernels.insert(old);
           table.push_back(
-              b.getStrArrayAttr({old.getName(), sourceOf(launch.getLoc())}));
+              b.getStrArrayAttr({old.getName(), host::sourceOf(launch.getLoc())}));
         }
       }
       if (!now) {

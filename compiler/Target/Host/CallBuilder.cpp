@@ -2,6 +2,9 @@
 
 #include "compiler/Target/Host/CallBuilder.h"
 
+#include "compiler/Target/Host/SourceText.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -47,6 +50,21 @@ ValueRange CallBuilder::call(Location loc, StringRef name, ValueRange args,
     callee.setPrivate();
   }
   return func::CallOp::create(b, loc, callee, args).getResults();
+}
+
+void CallBuilder::libraryCall(Location loc, StringRef name, ValueRange args) {
+  std::string text = sourceWithCaller(loc);
+  SmallVector<Attribute> sites;
+  if (ArrayAttr known = attrs::librarySites.get(module))
+    sites.assign(known.begin(), known.end());
+  StringAttr site = b.getStringAttr(text);
+  int64_t index = llvm::find(sites, site) - sites.begin();
+  if (index == int64_t(sites.size())) {
+    sites.push_back(site);
+    attrs::librarySites.set(module, b.getArrayAttr(sites));
+  }
+  call(loc, "sinter_rt_library_site", {constant(loc, index)});
+  call(loc, name, args);
 }
 
 void addByteConstant(OpBuilder &b, Location loc, StringRef name,

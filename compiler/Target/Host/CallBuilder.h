@@ -30,6 +30,10 @@ public:
   /// types; returns its results.
   mlir::ValueRange call(mlir::Location loc, llvm::StringRef name,
                         mlir::ValueRange args, mlir::TypeRange results = {});
+  /// Calls the device library's function `name` for the op at `loc`, after
+  /// naming that op's .sn position to the runtime (for the call's messages):
+  /// its index in the module's table of library sites, added on first use.
+  void libraryCall(mlir::Location loc, llvm::StringRef name, mlir::ValueRange args);
 
   mlir::OpBuilder &builder() { return b; }
 

@@ -76,8 +76,9 @@ LogicalResult addEntryPoint(LLVM::LLVMFuncOp step, StringRef phase) {
   return success();
 }
 
-/// The module-wide symbols of abi.h: the ABI version and the embedded
-/// config, from the module's `sinter.config` and `sinter.config_dir`.
+/// The module-wide symbols of abi.h: the ABI version, the embedded config,
+/// from the module's `sinter.config` and `sinter.config_dir`, and the
+/// library calls' sites (`sinter.library_sites`).
 void addProgramConstants(ModuleOp module) {
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Location loc = module.getLoc();
@@ -89,6 +90,13 @@ void addProgramConstants(ModuleOp module) {
   };
   addByteConstant(b, loc, "sinter_config", text(attrs::config.get(module)));
   addByteConstant(b, loc, "sinter_config_dir", text(attrs::configDir.get(module)));
+  // Each library call's op, by the index the call names (CallBuilder).
+  if (ArrayAttr sites = attrs::librarySites.get(module)) {
+    std::string table;
+    for (Attribute site : sites)
+      table += cast<StringAttr>(site).getValue().str() + '\0';
+    addByteConstant(b, loc, "sinter_library_sites", table);
+  }
 }
 
 struct EntryPoints : public impl::EntryPointsBase<EntryPoints> {

@@ -105,7 +105,7 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
   }
   CallBuilder cb(module, op);
   Location loc = op.getLoc();
-  cb.call(loc, ("sinter_" + device + "_matmul_" + matmulInputs(op)).str(),
+  cb.libraryCall(loc, ("sinter_" + device + "_matmul_" + matmulInputs(op)).str(),
           {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
            cb.constant(loc, m), cb.constant(loc, n), cb.constant(loc, k),
            cb.constant(loc, (batched ? 0 : 1) | (transposedB ? 2 : 0) |
@@ -137,7 +137,7 @@ void callConv(ModuleOp module, StringRef device, linalg::Conv2DNchwFchwOp op) {
        {xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3], strides[0],
         strides[1], dilations[0], dilations[1], noPadding, noPadding})
     args.push_back(cb.constant(loc, v));
-  cb.call(loc, ("sinter_" + device + "_conv2d_f32").str(), args);
+  cb.libraryCall(loc, ("sinter_" + device + "_conv2d_f32").str(), args);
   op->erase();
 }
 

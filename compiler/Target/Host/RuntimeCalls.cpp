@@ -70,7 +70,7 @@ LogicalResult callConv(CallBuilder &cb, OpT op, StringRef callee, Value input, V
   for (int64_t v : {x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0], s[1],
                     d[0], d[1], p[0], p[1]})
     args.push_back(cb.constant(loc, v));
-  cb.call(loc, callee, args);
+  cb.libraryCall(loc, callee, args);
   return success();
 }
 
@@ -112,7 +112,7 @@ LogicalResult callAttention(CallBuilder &cb, Operation *op, StringRef callee,
   for (int64_t d : {batch, heads, q[rank - 2], k[rank - 2], q[rank - 1], v[rank - 1],
                     int64_t(causal)})
     args.push_back(cb.constant(loc, d));
-  cb.call(loc, callee, args);
+  cb.libraryCall(loc, callee, args);
   return success();
 }
 
@@ -135,7 +135,7 @@ LogicalResult callBatchNorm(CallBuilder &cb, Operation *op, StringRef callee,
     args.push_back(cb.constant(loc, d));
   args.push_back(arith::ConstantOp::create(
       cb.builder(), loc, cb.builder().getF64FloatAttr(epsilon.convertToDouble())));
-  cb.call(loc, callee, args);
+  cb.libraryCall(loc, callee, args);
   return success();
 }
 

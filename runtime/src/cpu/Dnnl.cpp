@@ -18,6 +18,8 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "device/LibrarySite.h"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -33,8 +35,8 @@ namespace {
 void check(dnnl_status_t status, const char *call, const std::string &what) {
   if (status == dnnl_success)
     return;
-  std::fprintf(stderr, "error: oneDNN %s failed with status %d in %s\n", call,
-               int(status), what.c_str());
+  std::fprintf(stderr, "error: oneDNN %s failed with status %d in %s%s\n", call,
+               int(status), what.c_str(), sinter::rt::librarySiteSuffix().c_str());
   std::exit(1);
 }
 

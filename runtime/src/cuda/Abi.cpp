@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/CudaDevice.h"
+#include "device/LibrarySite.h"
 #include "runtime/contract/abi.h"
 
 #include <cstdio>
@@ -31,6 +32,8 @@ extern "C" {
 void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
                         int64_t bx, int64_t by, int64_t bz,
                         int64_t shared_bytes, int64_t nargs, void *args) {
+  // A kernel's failure names the kernel, not the library call before it.
+  sinter::rt::setLibrarySite(-1);
   const int64_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   device().launch(kernel, grid, block, shared_bytes, nargs, args);
 }
@@ -112,6 +115,7 @@ void sinter_cuda_batch_norm_backward_f32(const float *x, const float *dy,
 
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,
                       int64_t bytes) {
+  sinter::rt::setLibrarySite(-1);
   device().read(dst, src, offset, bytes);
 }
 

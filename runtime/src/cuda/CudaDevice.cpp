@@ -6,6 +6,7 @@
 #include "cuda/Errors.h"
 #include "cuda/LibraryPlans.h"
 #include "device/Cuda.h"
+#include "device/LibrarySite.h"
 #include "runtime/contract/abi.h"
 
 #include <cstring>
@@ -165,7 +166,7 @@ bool CudaDevice::failed(Status s) {
   if (s.ok())
     return false;
   if (firstError.ok())
-    firstError = s.withPrefix(describe() + ": ");
+    firstError = s.withPrefix(describe() + librarySiteSuffix() + ": ");
   return true;
 }
 

@@ -62,6 +62,16 @@ mkdir -p "$out/gpt_tiny"
   -o "$out/gpt_tiny/gpt_tiny"
 "$work/gpt_tiny_cpu" --save "$out/ref/gpt_tiny.safetensors" >/dev/null
 
+# At a quarter of its width (0.7M parameters): the same layers and library
+# calls, and a reference that keeps the bundle small.
+echo "gpu-bundle: 10 training steps of ResNet-18 at width 16 (cuDNN's convolutions and batch-norm)"
+mkdir -p "$out/resnet"
+resnet=(--config examples/resnet/resnet.pbtxt -D width=16 --set batch.global=32
+        --set batch.micro=32 --set steps=10 --set log.every=5)
+"$sinterc" "${resnet[@]}" -o "$work/resnet_cpu" 2>/dev/null
+"$sinterc" "${resnet[@]}" --set device=CUDA -o "$out/resnet/resnet" 2>/dev/null
+"$work/resnet_cpu" --save "$out/ref/resnet.safetensors" >/dev/null
+
 echo "gpu-bundle: GPT-2 124M, micro-batch $micro x 1024 tokens"
 mkdir -p "$out/gpt124m"
 "$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA \
@@ -90,7 +100,8 @@ echo "$micro_bf16" > "$out/gpt124m/micro_bf16"
 # The launcher, for runs of several ranks where the machine has the GPUs.
 mkdir -p "$out/bin"
 cp build/bin/sinter-run "$out/bin/"
-for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny "$out"/gpt124m/gpt124m* \
+for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny \
+            "$out"/resnet/resnet "$out"/gpt124m/gpt124m* \
             "$out"/bin/sinter-run; do
   ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
 done | sort -u | grep -v -E 'libcublas|libcudnn|libnccl|libcuda\.|libnvidia|^$' | while read -r lib; do

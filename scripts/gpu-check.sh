@@ -5,7 +5,8 @@
 #     inputs (f32: relative 1e-5; with compute: BF16, 2e-2);
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
 #     program's parameters (relative 1e-4), and the mlp's on 2 ranks over
-#     NCCL where the machine has 2 GPUs; 10 of ResNet-18 (width 16) at batch
+#     NCCL where the machine has 2 GPUs; gpt_tiny's again with every kernel
+#     launched direct (SINTER_CUDA_GRAPHS=0) against its run with graphs; 10 of ResNet-18 (width 16) at batch
 #     32 (cuDNN's convolutions and batch-norm; 1e-3);
 #   - GPT-2 124M, T=1024, 30 steps in f32 (micro-batch 16) and with
 #     compute: BF16 (the largest micro-batch the bundle found to fit):
@@ -93,6 +94,13 @@ fi
 stage "gpt_tiny, 20 steps" "$logs/gpt_tiny.log" 45  "$here/gpt_tiny/gpt_tiny" \
   --save "$here/got/gpt_tiny.safetensors" &&
   row "gpt_tiny, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/ref/gpt_tiny.safetensors" 1e-4)"
+# The same run with every kernel launched direct: CUDA graphs replay the
+# same work, so the parameters agree to rounding (1e-6), and the first run's
+# log says how many regions it captured and replayed.
+row "gpt_tiny, CUDA graphs" "$(grep -m1 -o 'CUDA graphs: [^(]*' "$logs/gpt_tiny.log" || echo 'no report')"
+SINTER_CUDA_GRAPHS=0 stage "gpt_tiny, no graphs" "$logs/gpt_tiny_direct.log" 45 \
+  "$here/gpt_tiny/gpt_tiny" --save "$here/got/gpt_tiny_direct.safetensors" &&
+  row "gpt_tiny, graphs vs direct (1e-6)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/got/gpt_tiny_direct.safetensors" 1e-6)"
 # ResNet-18 (width 16) at batch 32: its batch statistics and convolutions are summed
 # in another order than the CPU's, and a ReLU near 0 may go either way, so
 # 1e-3.

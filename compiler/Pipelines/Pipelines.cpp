@@ -195,6 +195,8 @@ void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createGpuKernelOutliningPass());
   pm.addPass(cuda::createCUDAMergeKernels());
   pm.addPass(cuda::createCUDAHostMemory());
+  // What runs between the host's waits and decisions may replay as a graph.
+  pm.addPass(cuda::createCUDAGraphRegions());
 }
 
 void buildGPUKernelsPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda) {

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define SINTER_ABI_VERSION 14
+#define SINTER_ABI_VERSION 15
 
 #ifdef __cplusplus
 extern "C" {
@@ -243,6 +243,17 @@ void sinter_cuda_batch_norm_backward_f32(const float *x, const float *dy,
                                          const float *invstd, float *dx, float *dweight,
                                          float *dbias, int64_t n, int64_t c,
                                          int64_t spatial, double epsilon);
+/* A graph region: the launches and library calls between these two calls
+ * (with no other call between them) are one stretch of device work that
+ * is a function of its signature: `count` 8-byte slots, what the region
+ * takes from outside it (buffer pointers, scalars). The runtime may
+ * capture the region's work in a CUDA graph and, when the region runs
+ * again with the same signature, launch that graph instead of the calls
+ * between (which then return at once). `region` numbers the program's
+ * regions. */
+void sinter_cuda_graph_begin(int64_t region, const int64_t *signature,
+                             int64_t count);
+void sinter_cuda_graph_end(int64_t region);
 /* Copies `bytes` at byte `offset` from device buffer `src` to host memory
  * `dst` once the work queued before it is done (it waits). */
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,

@@ -1,5 +1,6 @@
 //===- LaunchCalls.cpp - The kernel binary, and launches through the runtime ===//
 
+#include "compiler/Target/CUDA/ArgumentSlots.h"
 #include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/Host/CallBuilder.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
@@ -21,40 +22,6 @@ using namespace mlir;
 
 namespace sinter::cuda {
 namespace {
-
-/// A kernel argument in the low bytes of an i64: a buffer's device
-/// pointer, an index, or a scalar.
-FailureOr<Value> asSlot(OpBuilder &b, Location loc, Value v) {
-  Type i64 = b.getI64Type();
-  Type t = v.getType();
-  if (isa<MemRefType>(t)) {
-    Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, v);
-    return Value(arith::IndexCastOp::create(b, loc, i64, p));
-  }
-  if (t.isIndex())
-    return Value(arith::IndexCastOp::create(b, loc, i64, v));
-  if (auto ft = dyn_cast<FloatType>(t)) {
-    Value bits = arith::BitcastOp::create(
-        b, loc, b.getIntegerType(ft.getWidth()), v);
-    return ft.getWidth() == 64 ? bits : Value(arith::ExtUIOp::create(b, loc, i64, bits));
-  }
-  if (auto it = dyn_cast<IntegerType>(t)) {
-    if (it.getWidth() == 64)
-      return v;
-    if (it.getWidth() < 64)
-      return Value(arith::ExtUIOp::create(b, loc, i64, v));
-  }
-  return failure();
-}
-
-/// Each function's argument slots, shared by its launches (the runtime
-/// copies them when it launches): one stack array in the entry block, so a
-/// launch in a loop does not grow the stack.
-Value slotsOf(func::FuncOp function, int64_t count) {
-  OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
-  return memref::AllocaOp::create(
-      b, function.getLoc(), MemRefType::get({std::max<int64_t>(1, count)}, b.getI64Type()));
-}
 
 LogicalResult lowerLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
                           const llvm::StringMap<int64_t> &indexOf, Value slots) {
@@ -131,7 +98,7 @@ struct CUDALaunchCalls : public impl::CUDALaunchCallsBase<CUDALaunchCalls> {
     }
     DenseMap<func::FuncOp, Value> slots;
     for (auto [function, count] : mostArguments)
-      slots[function] = slotsOf(function, count);
+      slots[function] = slotArray(function, count);
     for (gpu::LaunchFuncOp launch : launches)
       if (failed(lowerLaunch(module, launch, indexOf,
                              slots.lookup(launch->getParentOfType<func::FuncOp>()))))

@@ -92,6 +92,26 @@ def CUDAHostMemory : Pass<"sinter-cuda-host-memory", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def CUDAGraphRegions : Pass<"sinter-cuda-graph-regions", "mlir::ModuleOp"> {
+  let summary = "Marks each stretch of device work the runtime may replay as a CUDA graph";
+  let description = [{
+    After the host's reads of device memory are runtime calls: in each block
+    of the host code, every maximal run of kernel launches and library calls
+    (`sinter_cuda_*`, and calls of functions that do only that) with no
+    other host work between them (pure arithmetic, views and pointers
+    aside), of at least two launches, is bracketed by
+    `sinter_cuda_graph_begin(region, signature, count)` and
+    `sinter_cuda_graph_end(region)` (abi.h). The signature is every value
+    the run takes from outside it, constants aside, as 8-byte slots: the
+    buffers' pointers and the scalars. The runtime captures a region's work
+    in a CUDA graph and replays it only for the signature it was captured
+    with. A run that takes a buffer of a dynamic layout is left unmarked.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def CUDALaunchCalls : Pass<"sinter-cuda-launch-calls", "mlir::ModuleOp"> {
   let summary = "Embeds the kernel binary and launches through the runtime";
   let description = [{

@@ -113,6 +113,13 @@ void sinter_cuda_batch_norm_backward_f32(const float *x, const float *dy,
                              epsilon);
 }
 
+void sinter_cuda_graph_begin(int64_t region, const int64_t *signature,
+                             int64_t count) {
+  device().graphBegin(region, signature, count);
+}
+
+void sinter_cuda_graph_end(int64_t region) { device().graphEnd(region); }
+
 void sinter_cuda_read(void *dst, const void *src, int64_t offset,
                       int64_t bytes) {
   sinter::rt::setLibrarySite(-1);

@@ -208,7 +208,7 @@ std::string shapeOf(const int64_t s[7]) {
 
 void CudaDevice::attention(const void *q, const void *k, const void *v, void *o,
                            const int64_t shape[7]) {
-  if (!firstError.ok())
+  if (skipsWork())
     return;
   std::string prefix = "attention " + shapeOf(shape);
   Expected<Attention *> plan = attentionPlan(shape);
@@ -228,7 +228,7 @@ void CudaDevice::attention(const void *q, const void *k, const void *v, void *o,
 void CudaDevice::attentionBackward(const void *q, const void *k, const void *v,
                                    const void *gradO, void *gradQ, void *gradK,
                                    void *gradV, const int64_t shape[7]) {
-  if (!firstError.ok())
+  if (skipsWork())
     return;
   std::string prefix = "attention backward " + shapeOf(shape);
   Expected<Attention *> made = attentionPlan(shape);

@@ -37,7 +37,7 @@ Expected<CudaDevice::BatchNorm *> CudaDevice::batchNormPlan(const int64_t s[3]) 
 void CudaDevice::batchNorm(const float *x, const float *weight, const float *bias,
                            float *y, float *mean, float *invstd, const int64_t shape[3],
                            double epsilon) {
-  if (!firstError.ok())
+  if (skipsWork())
     return;
   Expected<BatchNorm *> made = batchNormPlan(shape);
   if (failed(made.status().withPrefix("batch_norm: ")))
@@ -59,7 +59,7 @@ void CudaDevice::batchNormBackward(const float *x, const float *dy, const float 
                                    const float *mean, const float *invstd, float *dx,
                                    float *dweight, float *dbias, const int64_t shape[3],
                                    double epsilon) {
-  if (!firstError.ok())
+  if (skipsWork())
     return;
   Expected<BatchNorm *> made = batchNormPlan(shape);
   if (failed(made.status().withPrefix("batch_norm_backward: ")))

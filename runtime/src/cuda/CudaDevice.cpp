@@ -9,6 +9,7 @@
 #include "device/LibrarySite.h"
 #include "runtime/contract/abi.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -74,6 +75,8 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int index) {
                          "; start one rank per GPU");
   std::unique_ptr<CudaDevice> d(new CudaDevice());
   d->index = index;
+  const char *graphs = std::getenv("SINTER_CUDA_GRAPHS");
+  d->graphs = GraphRegions(!graphs || std::strcmp(graphs, "0") != 0);
   SINTER_CUDA_CHECK(cudaSetDevice(index));
   // The primary context, current on this thread for the driver calls.
   SINTER_CUDA_CHECK(cudaFree(nullptr));
@@ -90,6 +93,8 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int index) {
 CudaDevice::~CudaDevice() {
   if (compute)
     cudaStreamSynchronize(compute);
+  graphs.forEachGraph(
+      [](void *exec) { cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec)); });
   if (module && driver())
     driver()->moduleUnload(module);
   if (scratch)
@@ -157,6 +162,11 @@ Status CudaDevice::copy(void *dst, const void *src, uint64_t bytes) {
 Status CudaDevice::synchronize() {
   Status done = check(cudaStreamSynchronize(compute), "cudaStreamSynchronize")
                     .withPrefix(describe() + ": ");
+  if (!done.ok() && graphLaunched)
+    done = Status::error(done.message() +
+                         " (in work replayed from a CUDA graph; run with "
+                         "SINTER_CUDA_GRAPHS=0 to have the failure name its kernel)");
+  graphLaunched = false;
   Status first = firstError;
   firstError = Status::success();
   return first.ok() ? done : first;
@@ -173,7 +183,13 @@ bool CudaDevice::failed(Status s) {
 Expected<void *> CudaDevice::workspace(uint64_t bytes) {
   if (bytes <= scratchBytes)
     return scratch;
+  if (region == GraphRegions::Action::Capture)
+    return Status::error("internal error: a library call needed a larger workspace "
+                         "while its CUDA graph was captured");
   SINTER_CUDA_CHECK(cudaStreamSynchronize(compute));
+  // The captured graphs name the old workspace.
+  graphs.forget(
+      [](void *exec) { cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec)); });
   if (scratch)
     SINTER_CUDA_CHECK(cudaFree(scratch));
   scratch = nullptr;
@@ -186,7 +202,7 @@ Expected<void *> CudaDevice::workspace(uint64_t bytes) {
 void CudaDevice::launch(int64_t kernel, const int64_t grid[3],
                         const int64_t block[3], int64_t sharedBytes,
                         int64_t nargs, void *args) {
-  if (!firstError.ok())
+  if (skipsWork())
     return;
   if (kernel < 0 || size_t(kernel) >= kernels.size()) {
     failed(Status::error("internal error: the step launched kernel " +
@@ -208,6 +224,9 @@ void CudaDevice::launch(int64_t kernel, const int64_t grid[3],
 }
 
 void CudaDevice::read(void *dst, const void *src, int64_t offset, int64_t bytes) {
+  if (regionId >= 0)
+    failed(Status::error("internal error: the step read device memory inside graph "
+                         "region " + std::to_string(regionId)));
   if (firstError.ok() &&
       !failed(check(cudaMemcpyAsync(dst, static_cast<const char *>(src) + offset,
                                     size_t(bytes), cudaMemcpyDeviceToHost, compute),
@@ -216,6 +235,76 @@ void CudaDevice::read(void *dst, const void *src, int64_t offset, int64_t bytes)
     return;
   // After a failure the step goes on without device work: it reads zeros.
   std::memset(dst, 0, size_t(bytes));
+}
+
+std::string CudaDevice::activity() const {
+  const GraphRegions::Counts &n = graphs.counts();
+  if (!graphs.isEnabled())
+    return "CUDA graphs: off (SINTER_CUDA_GRAPHS=0); " + std::to_string(n.direct) +
+           " runs of graph regions launched kernel by kernel";
+  return "CUDA graphs: " + std::to_string(n.captured) + " captured, " +
+         std::to_string(n.replayed) + " replays; " + std::to_string(n.direct) +
+         " runs of graph regions direct (first runs, and regions whose inputs "
+         "change: learning rate, step, random keys)";
+}
+
+void CudaDevice::graphBegin(int64_t id, const int64_t *signature, int64_t count) {
+  if (regionId >= 0) {
+    failed(Status::error("internal error: graph region " + std::to_string(id) +
+                         " began inside region " + std::to_string(regionId)));
+    return;
+  }
+  regionId = id;
+  region = firstError.ok() ? graphs.begin(id, signature, count)
+                           : GraphRegions::Action::Direct;
+  // Thread-local: the capture records this thread's calls only, and no
+  // other thread queues work on the compute stream.
+  if (region == GraphRegions::Action::Capture &&
+      failed(check(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal),
+                   "cudaStreamBeginCapture"))) {
+    graphs.captureFailed();
+    region = GraphRegions::Action::Direct;
+  }
+}
+
+void CudaDevice::graphEnd(int64_t id) {
+  if (id != regionId) {
+    failed(Status::error("internal error: graph region " + std::to_string(id) +
+                         " ended inside region " + std::to_string(regionId)));
+    return;
+  }
+  GraphRegions::Action action = region;
+  region = GraphRegions::Action::Direct;
+  regionId = -1;
+  std::string what = "graph region " + std::to_string(id) + ": ";
+  if (action == GraphRegions::Action::Capture) {
+    // The captured work has not run: a capture that fails fails the step.
+    cudaGraph_t graph = nullptr;
+    Status ended = check(cudaStreamEndCapture(compute, &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    if (ended.ok() && firstError.ok())
+      ended = check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    if (graph)
+      cudaGraphDestroy(graph);
+    if (!ended.ok() || !firstError.ok()) {
+      if (exec)
+        cudaGraphExecDestroy(exec);
+      graphs.captureFailed();
+      if (!ended.ok())
+        failed(Status::error(what + ended.message() +
+                             " (SINTER_CUDA_GRAPHS=0 runs without CUDA graphs)"));
+      graphs.end();
+      return;
+    }
+    *graphs.graph() = exec;
+  }
+  if (action != GraphRegions::Action::Direct) {
+    graphLaunched = true;
+    failed(check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(*graphs.graph()), compute),
+                 "cudaGraphLaunch")
+               .withPrefix(what));
+  }
+  graphs.end();
 }
 
 } // namespace sinter::rt::cuda

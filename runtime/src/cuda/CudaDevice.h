@@ -10,12 +10,17 @@
 // next synchronize() returns it, naming the call and the kernel or library
 // op with its source line.
 //
+// The step's graph regions (abi.h) are captured in CUDA graphs and replayed
+// (device/GraphRegions.h decides when); SINTER_CUDA_GRAPHS=0 in the
+// environment runs every kernel direct, so that a fault names its kernel.
+//
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RT_CUDA_CUDADEVICE_H
 #define SINTER_RT_CUDA_CUDADEVICE_H
 
 #include "cuda/StagedUploads.h"
 #include "device/Device.h"
+#include "device/GraphRegions.h"
 
 #include <cublasLt.h>
 #include <cuda.h>
@@ -51,6 +56,7 @@ public:
   Status copy(void *dst, const void *src, uint64_t bytes) override;
   Status synchronize() override;
   void *workQueue() const override { return compute; }
+  std::string activity() const override;
 
   // What the generated step asks for, queued on the compute stream.
   void launch(int64_t kernel, const int64_t grid[3], const int64_t block[3],
@@ -81,6 +87,9 @@ public:
                          double epsilon);
   /// Waits for the queued work, then copies device memory to the host.
   void read(void *dst, const void *src, int64_t offset, int64_t bytes);
+  /// abi.h's graph region `region` starts with this signature, and ends.
+  void graphBegin(int64_t region, const int64_t *signature, int64_t count);
+  void graphEnd(int64_t region);
 
 private:
   struct Matmul;
@@ -91,6 +100,11 @@ private:
   Status loadKernels();
   /// Records the first failure of queued work; true when `s` is one.
   bool failed(Status s);
+  /// Whether a call of the step queues nothing: after a failure, or inside
+  /// a region that replays its graph.
+  bool skipsWork() const {
+    return !firstError.ok() || region == GraphRegions::Action::Replay;
+  }
   /// A device workspace of at least `bytes`, grown (after the queued work)
   /// when a library call needs more.
   Expected<void *> workspace(uint64_t bytes);
@@ -127,6 +141,13 @@ private:
   /// Shared: the plans' type is known only where they are made.
   std::map<std::vector<int64_t>, std::shared_ptr<Attention>> attentions;
   Status firstError;
+  GraphRegions graphs;
+  /// What the region in progress does; Direct outside one.
+  GraphRegions::Action region = GraphRegions::Action::Direct;
+  int64_t regionId = -1; ///< the region in progress, or -1
+  /// A graph was launched since the last synchronize (whose failure then
+  /// cannot name its kernel).
+  bool graphLaunched = false;
 };
 
 /// The GPU this process opened (openCudaDevice), or null.

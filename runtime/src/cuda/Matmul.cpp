@@ -139,7 +139,7 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
 void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
                         int64_t m, int64_t n, int64_t k, int64_t flags,
                         const float *bias, bool bf16Inputs) {
-  if (!firstError.ok())
+  if (skipsWork())
     return;
   auto shape = [&] {
     return std::to_string(batch) + " x [" + std::to_string(m) + ", " +

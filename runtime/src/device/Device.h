@@ -37,6 +37,9 @@ public:
   /// The queue the device's work runs on in order (a cudaStream_t), for
   /// collectives that must start after it; null where work runs at once.
   virtual void *workQueue() const { return nullptr; }
+  /// What the device did over the run worth a line in its log (how its
+  /// work was launched); empty when there is nothing to say.
+  virtual std::string activity() const { return ""; }
 };
 
 /// The CPU: host memory, copies by memcpy.

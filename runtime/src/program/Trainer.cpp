@@ -413,6 +413,8 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
                   double(times.buckets) / n, when, 1e3 * times.waitedSeconds / n);
     log.message(text);
   }
+  if (std::string activity = buffers.device().activity(); !activity.empty())
+    log.message(activity);
   if (trace)
     SINTER_RT_RETURN_IF_ERROR(trace->close());
   return Status::success();

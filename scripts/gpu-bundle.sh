@@ -60,6 +60,9 @@ mkdir -p "$out/gpt_tiny"
 "$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 -o "$work/gpt_tiny_cpu"
 "$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set device=CUDA \
   -o "$out/gpt_tiny/gpt_tiny"
+# With compute: BF16 (cuDNN's fused attention), for the CUDA graphs' check.
+"$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set device=CUDA \
+  --set precision.compute=BF16 -o "$out/gpt_tiny/gpt_tiny_bf16"
 "$work/gpt_tiny_cpu" --save "$out/ref/gpt_tiny.safetensors" >/dev/null
 
 # At a quarter of its width (0.7M parameters): the same layers and library
@@ -100,7 +103,7 @@ echo "$micro_bf16" > "$out/gpt124m/micro_bf16"
 # The launcher, for runs of several ranks where the machine has the GPUs.
 mkdir -p "$out/bin"
 cp build/bin/sinter-run "$out/bin/"
-for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny \
+for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny* \
             "$out"/resnet/resnet "$out"/gpt124m/gpt124m* \
             "$out"/bin/sinter-run; do
   ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'

@@ -5,8 +5,11 @@
 #     inputs (f32: relative 1e-5; with compute: BF16, 2e-2);
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
 #     program's parameters (relative 1e-4), and the mlp's on 2 ranks over
-#     NCCL where the machine has 2 GPUs; gpt_tiny's again with every kernel
-#     launched direct (SINTER_CUDA_GRAPHS=0) against its run with graphs; 10 of ResNet-18 (width 16) at batch
+#     NCCL where the machine has 2 GPUs;
+#   - CUDA graphs: gpt_tiny (f32, and bf16 with cuDNN's fused attention) and
+#     ResNet-18 again with every kernel launched direct
+#     (SINTER_CUDA_GRAPHS=0), against their runs with graphs (1e-6), which
+#     must have replayed some; 10 of ResNet-18 (width 16) at batch
 #     32 (cuDNN's convolutions and batch-norm; 1e-3);
 #   - GPT-2 124M, T=1024, 30 steps in f32 (micro-batch 16) and with
 #     compute: BF16 (the largest micro-batch the bundle found to fit):
@@ -94,19 +97,35 @@ fi
 stage "gpt_tiny, 20 steps" "$logs/gpt_tiny.log" 45  "$here/gpt_tiny/gpt_tiny" \
   --save "$here/got/gpt_tiny.safetensors" &&
   row "gpt_tiny, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/ref/gpt_tiny.safetensors" 1e-4)"
-# The same run with every kernel launched direct: CUDA graphs replay the
-# same work, so the parameters agree to rounding (1e-6), and the first run's
-# log says how many regions it captured and replayed.
-row "gpt_tiny, CUDA graphs" "$(grep -m1 -o 'CUDA graphs: [^(]*' "$logs/gpt_tiny.log" || echo 'no report')"
-SINTER_CUDA_GRAPHS=0 stage "gpt_tiny, no graphs" "$logs/gpt_tiny_direct.log" 45 \
-  "$here/gpt_tiny/gpt_tiny" --save "$here/got/gpt_tiny_direct.safetensors" &&
-  row "gpt_tiny, graphs vs direct (1e-6)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/got/gpt_tiny_direct.safetensors" 1e-6)"
+# CUDA graphs: each program below runs again with every kernel launched
+# direct (SINTER_CUDA_GRAPHS=0). A graph replays the same work (cuBLASLt,
+# cuDNN's convolutions, batch-norm and fused attention, the generated
+# kernels), so the parameters agree to rounding (1e-6); the run with
+# graphs must have replayed some.
+graphs_vs_direct() { # NAME PROGRAM LOG_OF_GRAPHS_RUN SAVED_BY_IT ARGS...
+  local name=$1 prog=$2 log=$3 saved=$4 replays
+  shift 4
+  replays=$(grep -m1 -o 'CUDA graphs: [0-9]* captured, [0-9]* replays' "$log" | awk '{print $5}')
+  if [ "${replays:-0}" -eq 0 ]; then
+    row "$name, CUDA graphs" "FAILED: no replays ($(grep -m1 'CUDA graphs' "$log" || echo 'no report'))"
+    return
+  fi
+  SINTER_CUDA_GRAPHS=0 stage "$name, no graphs" "${log%.log}_direct.log" 90 "$prog" \
+    "$@" --save "${saved%.safetensors}_direct.safetensors" &&
+    row "$name, $replays replays vs direct" "$(compare safetensors "$saved" "${saved%.safetensors}_direct.safetensors" 1e-6)"
+}
+graphs_vs_direct gpt_tiny "$here/gpt_tiny/gpt_tiny" "$logs/gpt_tiny.log" "$here/got/gpt_tiny.safetensors"
+stage "gpt_tiny bf16, 20 steps" "$logs/gpt_tiny_bf16.log" 45 "$here/gpt_tiny/gpt_tiny_bf16" \
+  --save "$here/got/gpt_tiny_bf16.safetensors" &&
+  graphs_vs_direct "gpt_tiny bf16" "$here/gpt_tiny/gpt_tiny_bf16" "$logs/gpt_tiny_bf16.log" \
+    "$here/got/gpt_tiny_bf16.safetensors"
 # ResNet-18 (width 16) at batch 32: its batch statistics and convolutions are summed
 # in another order than the CPU's, and a ReLU near 0 may go either way, so
 # 1e-3.
 stage "ResNet-18, 10 steps" "$logs/resnet.log" 90  "$here/resnet/resnet" \
   --save "$here/got/resnet.safetensors" &&
   row "ResNet-18/16, 10 steps (f32, 1e-3)" "$(compare safetensors "$here/got/resnet.safetensors" "$here/ref/resnet.safetensors" 1e-3)"
+graphs_vs_direct ResNet-18/16 "$here/resnet/resnet" "$logs/resnet.log" "$here/got/resnet.safetensors"
 
 declare -A micros=([f32]=$(cat "$here/gpt124m/micro") [bf16]=$(cat "$here/gpt124m/micro_bf16"))
 for precision in f32 bf16; do

@@ -100,6 +100,16 @@ TEST(GraphRegions, ForgettingReleasesEveryRecordAndStartsOver) {
   EXPECT_EQ(run(regions, 0, 1, 2), Action::Capture);
 }
 
+TEST(GraphRegions, AFailedFirstRunDoesNotCountAsWarm) {
+  GraphRegions regions;
+  const int64_t signature[2] = {1, 2};
+  EXPECT_EQ(regions.begin(0, signature, 2), Action::Direct);
+  regions.runFailed();
+  regions.end();
+  EXPECT_EQ(run(regions, 0, 1, 2), Action::Direct);
+  EXPECT_EQ(run(regions, 0, 1, 2), Action::Capture);
+}
+
 TEST(GraphRegions, DisabledRunsEverythingDirect) {
   GraphRegions regions(/*enabled=*/false);
   for (int i = 0; i < 4; ++i)

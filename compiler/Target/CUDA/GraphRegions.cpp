@@ -48,8 +48,12 @@ enum class Role {
   Device, ///< queues device work: a launch, a library call
 };
 
+/// The runtime's calls that queue a library's device work and nothing else.
 bool isLibraryCall(StringRef callee) {
-  return callee.starts_with("sinter_cuda_") && callee != "sinter_cuda_read";
+  return llvm::any_of(ArrayRef<StringRef>{"sinter_cuda_matmul_", "sinter_cuda_conv2d_",
+                                          "sinter_cuda_attention_",
+                                          "sinter_cuda_batch_norm_"},
+                      [&](StringRef prefix) { return callee.starts_with(prefix); });
 }
 
 class Roles {
@@ -75,23 +79,23 @@ public:
     return Role::Host;
   }
 
-  /// Whether `f`'s body queues device work and does nothing else on the
-  /// host: a call of it belongs in its caller's region.
+  /// Whether `f` is private and its body queues device work and does
+  /// nothing else on the host: a call of it belongs in its caller's region.
+  /// (A public function is a step the runtime calls: its own regions.)
   bool onlyDeviceWork(func::FuncOp f) {
-    if (f.isExternal())
+    if (f.isExternal() || !f.isPrivate())
       return false;
     auto [it, inserted] = whole.try_emplace(f, false); // false while visited
     if (!inserted)
       return it->second;
-    bool device = f.getBody().hasOneBlock();
-    if (device)
-      for (Operation &op : f.getBody().front().without_terminator())
-        if (of(&op) == Role::Host) {
-          device = false;
-          break;
-        }
-    whole[f] = device;
-    return device;
+    bool device = f.getBody().hasOneBlock(), any = false;
+    for (Operation &op : f.getBody().front().without_terminator()) {
+      Role role = of(&op);
+      device &= role != Role::Host;
+      any |= role == Role::Device;
+    }
+    whole[f] = device && any;
+    return whole[f];
   }
 
 private:
@@ -159,8 +163,8 @@ public:
   explicit RegionMarker(ModuleOp module) : module(module), roles(module) {}
 
   LogicalResult markFunction(func::FuncOp f) {
-    // A private function of device work only is in its callers' regions.
-    if (f.isExternal() || (f.isPrivate() && roles.onlyDeviceWork(f)))
+    // A function of device work only is in its callers' regions.
+    if (f.isExternal() || roles.onlyDeviceWork(f))
       return success();
     SmallVector<Block *> blocks;
     f.walk<WalkOrder::PreOrder>([&](Block *b) { blocks.push_back(b); });

@@ -249,6 +249,8 @@ std::string CudaDevice::activity() const {
 }
 
 void CudaDevice::graphBegin(int64_t id, const int64_t *signature, int64_t count) {
+  // A failure of the graph calls names no library op.
+  setLibrarySite(-1);
   if (regionId >= 0) {
     failed(Status::error("internal error: graph region " + std::to_string(id) +
                          " began inside region " + std::to_string(regionId)));
@@ -258,45 +260,60 @@ void CudaDevice::graphBegin(int64_t id, const int64_t *signature, int64_t count)
   region = firstError.ok() ? graphs.begin(id, signature, count)
                            : GraphRegions::Action::Direct;
   // Thread-local: the capture records this thread's calls only, and no
-  // other thread queues work on the compute stream.
+  // other thread queues work on the compute stream. A capture that cannot
+  // start leaves the region direct, nothing lost.
   if (region == GraphRegions::Action::Capture &&
-      failed(check(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal),
-                   "cudaStreamBeginCapture"))) {
+      cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    cudaGetLastError();
     graphs.captureFailed();
     region = GraphRegions::Action::Direct;
   }
 }
 
+Expected<cudaGraphExec_t> CudaDevice::endCapture() {
+  cudaGraph_t graph = nullptr;
+  Status ended = check(cudaStreamEndCapture(compute, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  if (ended.ok() && firstError.ok())
+    ended = check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  if (graph)
+    cudaGraphDestroy(graph);
+  if (ended.ok() && firstError.ok())
+    return exec;
+  if (exec)
+    cudaGraphExecDestroy(exec);
+  return ended.ok() ? firstError : ended;
+}
+
 void CudaDevice::graphEnd(int64_t id) {
-  if (id != regionId) {
-    failed(Status::error("internal error: graph region " + std::to_string(id) +
-                         " ended inside region " + std::to_string(regionId)));
-    return;
-  }
+  setLibrarySite(-1);
   GraphRegions::Action action = region;
+  int64_t begun = regionId;
   region = GraphRegions::Action::Direct;
   regionId = -1;
+  if (id != begun) {
+    if (action == GraphRegions::Action::Capture)
+      (void)endCapture();
+    graphs.end();
+    failed(Status::error("internal error: graph region " + std::to_string(id) +
+                         " ended inside region " + std::to_string(begun)));
+    return;
+  }
   std::string what = "graph region " + std::to_string(id) + ": ";
+  if (action == GraphRegions::Action::Direct && !firstError.ok())
+    graphs.runFailed(); // its library calls may not have made their plans
   if (action == GraphRegions::Action::Capture) {
     // The captured work has not run: a capture that fails fails the step.
-    cudaGraph_t graph = nullptr;
-    Status ended = check(cudaStreamEndCapture(compute, &graph), "cudaStreamEndCapture");
-    cudaGraphExec_t exec = nullptr;
-    if (ended.ok() && firstError.ok())
-      ended = check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-    if (graph)
-      cudaGraphDestroy(graph);
-    if (!ended.ok() || !firstError.ok()) {
-      if (exec)
-        cudaGraphExecDestroy(exec);
+    Expected<cudaGraphExec_t> exec = endCapture();
+    if (!exec.ok()) {
       graphs.captureFailed();
-      if (!ended.ok())
-        failed(Status::error(what + ended.message() +
+      if (firstError.ok())
+        failed(Status::error(what + exec.status().message() +
                              " (SINTER_CUDA_GRAPHS=0 runs without CUDA graphs)"));
       graphs.end();
       return;
     }
-    *graphs.graph() = exec;
+    *graphs.graph() = *exec;
   }
   if (action != GraphRegions::Action::Direct) {
     graphLaunched = true;

@@ -115,6 +115,9 @@ private:
   Expected<Attention *> attentionPlan(const int64_t shape[7]);
   Status prepareBackward(Attention &plan, const int64_t shape[7]);
   Expected<BatchNorm *> batchNormPlan(const int64_t shape[3]);
+  /// Ends the capture in progress: its graph, instantiated, unless it or
+  /// the work captured failed.
+  Expected<cudaGraphExec_t> endCapture();
   /// The cuDNN handle, made at the first convolution, attention or batch-norm.
   Status openDnn();
 

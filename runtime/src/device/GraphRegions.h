@@ -46,6 +46,12 @@ public:
   void **graph() { return current ? &current->graph : nullptr; }
   /// The capture in progress failed: that signature runs direct from now on.
   void captureFailed();
+  /// The direct run in progress failed: it does not count (the libraries
+  /// may not have made their plans), so the next one runs direct again.
+  void runFailed() {
+    if (current && current->runs > 0)
+      --current->runs;
+  }
 
   /// Calls `release` on every record kept.
   template <typename F> void forEachGraph(F &&release) {

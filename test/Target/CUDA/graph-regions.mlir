@@ -38,6 +38,12 @@ func.func private @sinter_rt_hyperparameter(i64) -> f64
 // CHECK-NEXT:    %[[LR64:.*]] = call @sinter_rt_hyperparameter
 // CHECK-NEXT:    %[[BITS:.*]] = arith.bitcast %[[LR64]] : f64 to i64
 // CHECK:         memref.store %[[BITS]], %[[SIG]][%c0{{.*}}]
+// CHECK:         %[[PA:.*]] = memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK:         %[[SA:.*]] = arith.index_cast %[[PA]]
+// CHECK:         memref.store %[[SA]], %[[SIG]][%c1{{.*}}]
+// CHECK:         %[[PV:.*]] = memref.extract_aligned_pointer_as_index %[[VIEW]]
+// CHECK:         %[[SV:.*]] = arith.index_cast %[[PV]]
+// CHECK:         memref.store %[[SV]], %[[SIG]][%c2{{.*}}]
 // CHECK:         call @sinter_cuda_graph_begin(%c1_i64{{.*}}, %{{.*}}, %c3_i64{{.*}})
 // CHECK-NEXT:    arith.truncf %[[LR64]]
 // CHECK-NEXT:    gpu.launch_func @kernels::@s
@@ -87,13 +93,15 @@ func.func private @layer(%x: memref<4xf32>) {
 // CHECK:         scf.for %[[I:.*]] =
 // CHECK:           call @sinter_rt_load_input
 // CHECK:           %[[IS:.*]] = arith.index_cast %[[I]] : index to i64
-// CHECK:           memref.store %[[IS]]
-// CHECK:           call @sinter_cuda_graph_begin(%c2_i64{{.*}}, %{{.*}}, %c2_i64{{.*}})
+// CHECK:           memref.store %[[IS]], %{{.*}}[%c1{{.*}}]
+// CHECK:           arith.bitcast %{{.*}} : f32 to i32
+// CHECK:           call @sinter_cuda_graph_begin(%c2_i64{{.*}}, %{{.*}}, %c3_i64{{.*}})
 // CHECK-NEXT:      call @layer
 // CHECK-NEXT:      gpu.launch_func @kernels::@k
+// CHECK-NEXT:      gpu.launch_func @kernels::@s
 // CHECK:           call @sinter_cuda_graph_end(%c2_i64{{.*}})
 // CHECK-NEXT:    }
-func.func @loop(%x: memref<4xf32>, %n: index) {
+func.func @loop(%x: memref<4xf32>, %n: index, %lr: f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i64 = arith.constant 0 : i64
@@ -102,7 +110,34 @@ func.func @loop(%x: memref<4xf32>, %n: index) {
     func.call @sinter_rt_load_input(%null, %c0_i64) : (!llvm.ptr, i64) -> ()
     func.call @layer(%x) : (memref<4xf32>) -> ()
     gpu.launch_func @kernels::@k blocks in (%i, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    gpu.launch_func @kernels::@s blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>, %lr : f32)
   }
+  return
+}
+
+// A public function is a step the runtime calls: its own regions, even
+// when it only queues device work; a call of it (or of a private function
+// that queues nothing) is host work to its caller.
+// CHECK-LABEL: func.func @public_work(
+// CHECK:         call @sinter_cuda_graph_begin(%c3_i64
+// CHECK-LABEL: func.func private @nothing(
+// CHECK-LABEL: func.func @caller(
+// CHECK-NOT:     sinter_cuda_graph
+// CHECK:         return
+func.func @public_work(%x: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+  gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+  return
+}
+func.func private @nothing(%x: memref<4xf32>) {
+  return
+}
+func.func @caller(%x: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  func.call @public_work(%x) : (memref<4xf32>) -> ()
+  gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+  func.call @nothing(%x) : (memref<4xf32>) -> ()
   return
 }
 

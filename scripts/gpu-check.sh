@@ -5,17 +5,18 @@
 #     inputs (f32: relative 1e-5; with compute: BF16, 2e-2);
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
 #     program's parameters (relative 1e-4), and the mlp's on 2 ranks over
-#     NCCL where the machine has 2 GPUs;
+#     NCCL where the machine has 2 GPUs; 10 of ResNet-18 (width 16) at batch
+#     32 (cuDNN's convolutions and batch-norm; 1e-3);
 #   - CUDA graphs: gpt_tiny (f32, and bf16 with cuDNN's fused attention) and
 #     ResNet-18 again with every kernel launched direct
 #     (SINTER_CUDA_GRAPHS=0), against their runs with graphs (1e-6), which
-#     must have replayed some; 10 of ResNet-18 (width 16) at batch
-#     32 (cuDNN's convolutions and batch-norm; 1e-3);
+#     must have replayed some;
 #   - GPT-2 124M, T=1024, 30 steps in f32 (micro-batch 16) and with
 #     compute: BF16 (the largest micro-batch the bundle found to fit):
 #     tokens/s and MFU (6N + 6LCT FLOPs per token over 989 TFLOP/s dense
 #     bf16), beside PyTorch eager and torch.compile on the same batches
-#     (f32, and bf16 autocast).
+#     (f32, and bf16 autocast); and where the bf16 step's GPU time goes,
+#     by kernel and library call (SINTER_CUDA_PROFILE).
 # Prints a table last; logs go to $OUT (or ./logs). Under 8 minutes.
 #
 #   ./gpu-check.sh
@@ -146,6 +147,12 @@ PY
 )
   row "GPT-2 124M $precision, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
 done
+# Where the bf16 step's GPU time goes: every kernel and library call timed
+# over 6 steps (SINTER_CUDA_PROFILE=1; no graphs then), printed after the
+# table.
+SINTER_CUDA_PROFILE=1 stage "GPT-2 124M bf16, profiled" "$logs/gpt124m_bf16_profile.log" 90 \
+  "$here/gpt124m/gpt124m_bf16" --set steps=6 &&
+  row "GPT-2 124M bf16, profiled" "$(grep -m1 -o 'GPU time: .* calls' "$logs/gpt124m_bf16_profile.log")"
 # PyTorch on the same batches as Sinter's two programs.
 for precision in f32 bf16; do
   micro=${micros[$precision]}
@@ -161,6 +168,8 @@ for precision in f32 bf16; do
   fi
 done
 
+echo
+sed -n '/GPU time:/,/others/p' "$logs/gpt124m_bf16_profile.log" 2>/dev/null | head -n 24
 echo
 echo "Sinter CUDA check on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -n 1)"
 printf '%s\n' "${rows[@]}"

@@ -4,12 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/contract/abi.h"
 #include "cuda/CudaDevice.h"
 #include "device/LibrarySite.h"
-#include "runtime/contract/abi.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 using namespace sinter::rt::cuda;
 
@@ -25,38 +26,83 @@ CudaDevice &device() {
   return *d;
 }
 
+/// `call` on the device, timed as one call of `kind` named by `label()`
+/// (and the op it computes) when profiling.
+template <typename Label, typename Call>
+void timed(const char *kind, Label &&label, Call &&call) {
+  CudaDevice &d = device();
+  if (!d.profiling())
+    return call(d);
+  d.profileBegin();
+  call(d);
+  d.profileEnd(kind, label() + sinter::rt::librarySiteSuffix());
+}
+
+std::string dims(std::initializer_list<int64_t> extents) {
+  std::string out;
+  for (int64_t e : extents)
+    out += (out.empty() ? "" : " x ") + std::to_string(e);
+  return out;
+}
+
+std::string matmulLabel(const char *type, int64_t batch, int64_t m, int64_t n,
+                        int64_t k) {
+  return std::string("matmul ") + type + " " +
+         (batch > 1 ? std::to_string(batch) + " x " : "") + "[" + dims({m, k}) + "] @ [" +
+         dims({k, n}) + "]";
+}
+
+std::string convolutionLabel(const char *pass, const int64_t s[15]) {
+  return std::string("conv2d ") + pass + " [" + dims({s[0], s[1], s[2], s[3]}) + "] * [" +
+         dims({s[4], s[1], s[5], s[6]}) + "]";
+}
+
+std::string attentionLabel(const char *pass, const int64_t s[7]) {
+  return std::string("attention ") + pass + " [" + dims({s[0], s[1], s[2], s[4]}) + "]" +
+         (s[6] ? " causal" : "");
+}
+
 } // namespace
 
 extern "C" {
 
-void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
-                        int64_t bx, int64_t by, int64_t bz,
-                        int64_t shared_bytes, int64_t nargs, void *args) {
+void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz, int64_t bx,
+                        int64_t by, int64_t bz, int64_t shared_bytes, int64_t nargs,
+                        void *args) {
   // A kernel's failure names the kernel, not the library call before it.
   sinter::rt::setLibrarySite(-1);
   const int64_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-  device().launch(kernel, grid, block, shared_bytes, nargs, args);
+  timed(
+      "kernels", [&] { return device().kernelLabel(kernel); },
+      [&](CudaDevice &d) { d.launch(kernel, grid, block, shared_bytes, nargs, args); });
 }
 
-void sinter_cuda_matmul_f32(const float *a, const float *b, float *c,
-                            int64_t batch, int64_t m, int64_t n, int64_t k,
-                            int64_t flags, const float *bias) {
-  device().matmul(a, b, c, batch, m, n, k, flags, bias);
+void sinter_cuda_matmul_f32(const float *a, const float *b, float *c, int64_t batch,
+                            int64_t m, int64_t n, int64_t k, int64_t flags,
+                            const float *bias) {
+  timed(
+      "matmul", [&] { return matmulLabel("f32", batch, m, n, k); },
+      [&](CudaDevice &d) { d.matmul(a, b, c, batch, m, n, k, flags, bias); });
 }
 
 void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
                              int64_t batch, int64_t m, int64_t n, int64_t k,
                              int64_t flags, const float *bias) {
-  device().matmul(a, b, c, batch, m, n, k, flags, bias, /*bf16Inputs=*/true);
+  timed(
+      "matmul", [&] { return matmulLabel("bf16", batch, m, n, k); },
+      [&](CudaDevice &d) {
+        d.matmul(a, b, c, batch, m, n, k, flags, bias, /*bf16Inputs=*/true);
+      });
 }
 
-void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
-                            int64_t n, int64_t c, int64_t h, int64_t wd,
-                            int64_t o, int64_t kh, int64_t kw, int64_t oh,
-                            int64_t ow, int64_t sh, int64_t sw, int64_t dh,
-                            int64_t dw, int64_t ph, int64_t pw) {
+void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y, int64_t n,
+                            int64_t c, int64_t h, int64_t wd, int64_t o, int64_t kh,
+                            int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw,
+                            int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
   const int64_t shape[15] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw};
-  device().conv2d(ConvolutionPass::Forward, x, w, y, shape);
+  timed(
+      "conv2d", [&] { return convolutionLabel("forward", shape); },
+      [&](CudaDevice &d) { d.conv2d(ConvolutionPass::Forward, x, w, y, shape); });
 }
 
 void sinter_cuda_conv2d_backward_data_f32(const float *dy, const float *w, float *dx,
@@ -65,25 +111,32 @@ void sinter_cuda_conv2d_backward_data_f32(const float *dy, const float *w, float
                                           int64_t ow, int64_t sh, int64_t sw, int64_t dh,
                                           int64_t dw, int64_t ph, int64_t pw) {
   const int64_t shape[15] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw};
-  device().conv2d(ConvolutionPass::BackwardData, dy, w, dx, shape);
+  timed(
+      "conv2d", [&] { return convolutionLabel("backward_data", shape); },
+      [&](CudaDevice &d) { d.conv2d(ConvolutionPass::BackwardData, dy, w, dx, shape); });
 }
 
-void sinter_cuda_conv2d_backward_weights_f32(const float *x, const float *dy,
-                                             float *dwt, int64_t n, int64_t c,
-                                             int64_t h, int64_t wd, int64_t o,
-                                             int64_t kh, int64_t kw, int64_t oh,
-                                             int64_t ow, int64_t sh, int64_t sw,
-                                             int64_t dh, int64_t dw, int64_t ph,
-                                             int64_t pw) {
+void sinter_cuda_conv2d_backward_weights_f32(const float *x, const float *dy, float *dwt,
+                                             int64_t n, int64_t c, int64_t h, int64_t wd,
+                                             int64_t o, int64_t kh, int64_t kw,
+                                             int64_t oh, int64_t ow, int64_t sh,
+                                             int64_t sw, int64_t dh, int64_t dw,
+                                             int64_t ph, int64_t pw) {
   const int64_t shape[15] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw};
-  device().conv2d(ConvolutionPass::BackwardWeights, x, dy, dwt, shape);
+  timed(
+      "conv2d", [&] { return convolutionLabel("backward_weights", shape); },
+      [&](CudaDevice &d) {
+        d.conv2d(ConvolutionPass::BackwardWeights, x, dy, dwt, shape);
+      });
 }
 
 void sinter_cuda_attention_bf16(const uint16_t *q, const uint16_t *k, const uint16_t *v,
                                 uint16_t *o, int64_t batch, int64_t heads, int64_t tq,
                                 int64_t tk, int64_t d, int64_t dv, int64_t causal) {
   const int64_t shape[7] = {batch, heads, tq, tk, d, dv, causal};
-  device().attention(q, k, v, o, shape);
+  timed(
+      "attention", [&] { return attentionLabel("forward", shape); },
+      [&](CudaDevice &d) { d.attention(q, k, v, o, shape); });
 }
 
 void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
@@ -93,14 +146,25 @@ void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
                                          int64_t tq, int64_t tk, int64_t d, int64_t dv,
                                          int64_t causal) {
   const int64_t shape[7] = {batch, heads, tq, tk, d, dv, causal};
-  device().attentionBackward(q, k, v, grad_o, grad_q, grad_k, grad_v, shape);
+  timed(
+      "attention", [&] { return attentionLabel("backward", shape); },
+      [&](CudaDevice &d) {
+        d.attentionBackward(q, k, v, grad_o, grad_q, grad_k, grad_v, shape);
+      });
 }
 
 void sinter_cuda_batch_norm_f32(const float *x, const float *weight, const float *bias,
                                 float *y, float *mean, float *invstd, int64_t n,
                                 int64_t c, int64_t spatial, double epsilon) {
   const int64_t shape[3] = {n, c, spatial};
-  device().batchNorm(x, weight, bias, y, mean, invstd, shape, epsilon);
+  timed(
+      "batch_norm",
+      [&] {
+        return "batch_norm forward [" + dims({n, c, spatial}) + "]";
+      },
+      [&](CudaDevice &d) {
+        d.batchNorm(x, weight, bias, y, mean, invstd, shape, epsilon);
+      });
 }
 
 void sinter_cuda_batch_norm_backward_f32(const float *x, const float *dy,
@@ -109,19 +173,24 @@ void sinter_cuda_batch_norm_backward_f32(const float *x, const float *dy,
                                          float *dbias, int64_t n, int64_t c,
                                          int64_t spatial, double epsilon) {
   const int64_t shape[3] = {n, c, spatial};
-  device().batchNormBackward(x, dy, weight, mean, invstd, dx, dweight, dbias, shape,
-                             epsilon);
+  timed(
+      "batch_norm",
+      [&] {
+        return "batch_norm backward [" + dims({n, c, spatial}) + "]";
+      },
+      [&](CudaDevice &d) {
+        d.batchNormBackward(x, dy, weight, mean, invstd, dx, dweight, dbias, shape,
+                            epsilon);
+      });
 }
 
-void sinter_cuda_graph_begin(int64_t region, const int64_t *signature,
-                             int64_t count) {
+void sinter_cuda_graph_begin(int64_t region, const int64_t *signature, int64_t count) {
   device().graphBegin(region, signature, count);
 }
 
 void sinter_cuda_graph_end(int64_t region) { device().graphEnd(region); }
 
-void sinter_cuda_read(void *dst, const void *src, int64_t offset,
-                      int64_t bytes) {
+void sinter_cuda_read(void *dst, const void *src, int64_t offset, int64_t bytes) {
   sinter::rt::setLibrarySite(-1);
   device().read(dst, src, offset, bytes);
 }

@@ -6,6 +6,7 @@
 #include "cuda/Errors.h"
 #include "cuda/LibraryPlans.h"
 #include "device/Cuda.h"
+#include "device/KernelTimes.h"
 #include "device/LibrarySite.h"
 #include "runtime/contract/abi.h"
 
@@ -14,7 +15,29 @@
 #include <mutex>
 
 namespace sinter::rt::cuda {
+
+struct CudaDevice::Profile {
+  struct Pending {
+    const char *kind;
+    std::string label;
+    cudaEvent_t start, end;
+  };
+  KernelTimes times;
+  std::vector<cudaEvent_t> spare; ///< recorded and read, free for reuse
+  std::vector<Pending> pending;   ///< recorded, not yet read
+  cudaEvent_t start = nullptr;    ///< of the call in progress
+};
+
 namespace {
+
+/// Profiled calls kept before their times are read (which waits).
+constexpr size_t kMostPendingCalls = 1 << 16;
+
+/// Whether environment variable `name` is set to something other than 0.
+bool switchedOn(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
 
 /// Never destroyed: at exit the CUDA runtime tears itself down before
 /// static destructors would run, and destroying the library handles and
@@ -75,8 +98,13 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int index) {
                          "; start one rank per GPU");
   std::unique_ptr<CudaDevice> d(new CudaDevice());
   d->index = index;
+  if (switchedOn("SINTER_CUDA_PROFILE"))
+    d->profile = std::make_unique<Profile>();
+  // A graph runs its kernels as one launch: no time for each. Graphs are
+  // on unless SINTER_CUDA_GRAPHS=0.
   const char *graphs = std::getenv("SINTER_CUDA_GRAPHS");
-  d->graphs = GraphRegions(!graphs || std::strcmp(graphs, "0") != 0);
+  d->graphs =
+      GraphRegions(!d->profile && (!graphs || std::strcmp(graphs, "0") != 0));
   SINTER_CUDA_CHECK(cudaSetDevice(index));
   // The primary context, current on this thread for the driver calls.
   SINTER_CUDA_CHECK(cudaFree(nullptr));
@@ -167,6 +195,8 @@ Status CudaDevice::synchronize() {
                          " (in work replayed from a CUDA graph; run with "
                          "SINTER_CUDA_GRAPHS=0 to have the failure name its kernel)");
   graphLaunched = false;
+  if (done.ok())
+    drainProfile();
   Status first = firstError;
   firstError = Status::success();
   return first.ok() ? done : first;
@@ -231,13 +261,18 @@ void CudaDevice::read(void *dst, const void *src, int64_t offset, int64_t bytes)
       !failed(check(cudaMemcpyAsync(dst, static_cast<const char *>(src) + offset,
                                     size_t(bytes), cudaMemcpyDeviceToHost, compute),
                     "cudaMemcpyAsync (a value the host reads)")) &&
-      !failed(check(cudaStreamSynchronize(compute), "cudaStreamSynchronize")))
+      !failed(check(cudaStreamSynchronize(compute), "cudaStreamSynchronize"))) {
+    drainProfile();
     return;
+  }
   // After a failure the step goes on without device work: it reads zeros.
   std::memset(dst, 0, size_t(bytes));
 }
 
 std::string CudaDevice::activity() const {
+  if (profile)
+    return "CUDA graphs: off while profiling (SINTER_CUDA_PROFILE)\n" +
+           profile->times.table(20);
   const GraphRegions::Counts &n = graphs.counts();
   if (!graphs.isEnabled())
     return "CUDA graphs: off (SINTER_CUDA_GRAPHS=0); " + std::to_string(n.direct) +
@@ -246,6 +281,52 @@ std::string CudaDevice::activity() const {
          std::to_string(n.replayed) + " replays; " + std::to_string(n.direct) +
          " runs of graph regions direct (first runs, and regions whose inputs "
          "change: learning rate, step, random keys)";
+}
+
+const std::string &CudaDevice::kernelLabel(int64_t kernel) const {
+  static const std::string unknown = "an unknown kernel";
+  return kernel >= 0 && size_t(kernel) < kernelNames.size() ? kernelNames[size_t(kernel)]
+                                                            : unknown;
+}
+
+void CudaDevice::profileBegin() {
+  std::vector<cudaEvent_t> &spare = profile->spare;
+  if (spare.empty() && failed(check(cudaEventCreate(&profile->start), "cudaEventCreate")))
+    return;
+  if (!spare.empty()) {
+    profile->start = spare.back();
+    spare.pop_back();
+  }
+  failed(check(cudaEventRecord(profile->start, compute), "cudaEventRecord"));
+}
+
+void CudaDevice::profileEnd(const char *kind, std::string label) {
+  cudaEvent_t end = nullptr;
+  if (!profile->spare.empty()) {
+    end = profile->spare.back();
+    profile->spare.pop_back();
+  } else if (failed(check(cudaEventCreate(&end), "cudaEventCreate"))) {
+    return;
+  }
+  if (failed(check(cudaEventRecord(end, compute), "cudaEventRecord")))
+    return;
+  profile->pending.push_back({kind, std::move(label), profile->start, end});
+  if (profile->pending.size() >= kMostPendingCalls &&
+      !failed(check(cudaStreamSynchronize(compute), "cudaStreamSynchronize")))
+    drainProfile();
+}
+
+void CudaDevice::drainProfile() {
+  if (!profile)
+    return;
+  for (Profile::Pending &p : profile->pending) {
+    float ms = 0;
+    if (!failed(check(cudaEventElapsedTime(&ms, p.start, p.end), "cudaEventElapsedTime")))
+      profile->times.add(p.kind, p.label, double(ms));
+    profile->spare.push_back(p.start);
+    profile->spare.push_back(p.end);
+  }
+  profile->pending.clear();
 }
 
 void CudaDevice::graphBegin(int64_t id, const int64_t *signature, int64_t count) {

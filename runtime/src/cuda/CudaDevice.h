@@ -13,6 +13,8 @@
 // The step's graph regions (abi.h) are captured in CUDA graphs and replayed
 // (device/GraphRegions.h decides when); SINTER_CUDA_GRAPHS=0 in the
 // environment runs every kernel direct, so that a fault names its kernel.
+// SINTER_CUDA_PROFILE=1 times every kernel and library call instead (no
+// graphs then): the run's log ends with where the GPU's time went.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RT_CUDA_CUDADEVICE_H
@@ -87,17 +89,28 @@ public:
                          double epsilon);
   /// Waits for the queued work, then copies device memory to the host.
   void read(void *dst, const void *src, int64_t offset, int64_t bytes);
+  /// Whether every kernel and library call is timed (SINTER_CUDA_PROFILE).
+  bool profiling() const { return profile != nullptr; }
+  /// Around one kernel or library call when profiling: `kind` is the kind
+  /// of work ("kernels", "matmul", ...), `label` names the call.
+  void profileBegin();
+  void profileEnd(const char *kind, std::string label);
+  /// A kernel's name and source line, for messages and the profile.
+  const std::string &kernelLabel(int64_t kernel) const;
   /// abi.h's graph region `region` starts with this signature, and ends.
   void graphBegin(int64_t region, const int64_t *signature, int64_t count);
   void graphEnd(int64_t region);
 
 private:
   struct Matmul;
+  struct Profile;
   struct Convolution;
   struct Attention;
   struct BatchNorm;
   CudaDevice() = default;
   Status loadKernels();
+  /// Adds the profiled calls whose work is done to the profile's times.
+  void drainProfile();
   /// Records the first failure of queued work; true when `s` is one.
   bool failed(Status s);
   /// Whether a call of the step queues nothing: after a failure, or inside
@@ -145,6 +158,7 @@ private:
   std::map<std::vector<int64_t>, std::shared_ptr<Attention>> attentions;
   Status firstError;
   GraphRegions graphs;
+  std::unique_ptr<Profile> profile; ///< with SINTER_CUDA_PROFILE
   /// What the region in progress does; Direct outside one.
   GraphRegions::Action region = GraphRegions::Action::Direct;
   int64_t regionId = -1; ///< the region in progress, or -1

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 using namespace sinter::rt::cuda;
 
@@ -26,16 +27,22 @@ CudaDevice &device() {
   return *d;
 }
 
-/// `call` on the device, timed as one call of `kind` named by `label()`
-/// (and the op it computes) when profiling.
+/// Queues `call` on the device: recorded for its region's graph when the
+/// region records (so it holds its arguments by value), and timed as one
+/// call of `kind` named by `label()` (and the op it computes) when
+/// profiling.
 template <typename Label, typename Call>
-void timed(const char *kind, Label &&label, Call &&call) {
+void queue(const char *kind, Label &&label, Call call) {
   CudaDevice &d = device();
+  if (d.recording())
+    d.record(call);
   if (!d.profiling())
     return call(d);
+  // Named before the clock starts: the host's string work is not the GPU's.
+  std::string named = label() + sinter::rt::librarySiteSuffix();
   d.profileBegin();
   call(d);
-  d.profileEnd(kind, label() + sinter::rt::librarySiteSuffix());
+  d.profileEnd(kind, std::move(named));
 }
 
 std::string dims(std::initializer_list<int64_t> extents) {
@@ -72,25 +79,34 @@ void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz, int6
   // A kernel's failure names the kernel, not the library call before it.
   sinter::rt::setLibrarySite(-1);
   const int64_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-  timed(
-      "kernels", [&] { return device().kernelLabel(kernel); },
-      [&](CudaDevice &d) { d.launch(kernel, grid, block, shared_bytes, nargs, args); });
+  CudaDevice &d = device();
+  if (!d.recording() && !d.profiling())
+    return d.launch(kernel, grid, block, shared_bytes, nargs, args); // the hot path
+  // `args` is the step's one array of slots, reused by the next launch: a
+  // recorded launch keeps a copy.
+  std::vector<int64_t> slots(static_cast<int64_t *>(args),
+                             static_cast<int64_t *>(args) + nargs);
+  queue(
+      "kernels", [&] { return d.kernelLabel(kernel); },
+      [=](CudaDevice &dev) mutable {
+        dev.launch(kernel, grid, block, shared_bytes, nargs, slots.data());
+      });
 }
 
 void sinter_cuda_matmul_f32(const float *a, const float *b, float *c, int64_t batch,
                             int64_t m, int64_t n, int64_t k, int64_t flags,
                             const float *bias) {
-  timed(
+  queue(
       "matmul", [&] { return matmulLabel("f32", batch, m, n, k); },
-      [&](CudaDevice &d) { d.matmul(a, b, c, batch, m, n, k, flags, bias); });
+      [=](CudaDevice &d) { d.matmul(a, b, c, batch, m, n, k, flags, bias); });
 }
 
 void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
                              int64_t batch, int64_t m, int64_t n, int64_t k,
                              int64_t flags, const float *bias) {
-  timed(
+  queue(
       "matmul", [&] { return matmulLabel("bf16", batch, m, n, k); },
-      [&](CudaDevice &d) {
+      [=](CudaDevice &d) {
         d.matmul(a, b, c, batch, m, n, k, flags, bias, /*bf16Inputs=*/true);
       });
 }
@@ -100,9 +116,9 @@ void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y, int64_t n,
                             int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw,
                             int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
   const int64_t shape[15] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw};
-  timed(
+  queue(
       "conv2d", [&] { return convolutionLabel("forward", shape); },
-      [&](CudaDevice &d) { d.conv2d(ConvolutionPass::Forward, x, w, y, shape); });
+      [=](CudaDevice &d) { d.conv2d(ConvolutionPass::Forward, x, w, y, shape); });
 }
 
 void sinter_cuda_conv2d_backward_data_f32(const float *dy, const float *w, float *dx,
@@ -111,9 +127,9 @@ void sinter_cuda_conv2d_backward_data_f32(const float *dy, const float *w, float
                                           int64_t ow, int64_t sh, int64_t sw, int64_t dh,
                                           int64_t dw, int64_t ph, int64_t pw) {
   const int64_t shape[15] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw};
-  timed(
+  queue(
       "conv2d", [&] { return convolutionLabel("backward_data", shape); },
-      [&](CudaDevice &d) { d.conv2d(ConvolutionPass::BackwardData, dy, w, dx, shape); });
+      [=](CudaDevice &d) { d.conv2d(ConvolutionPass::BackwardData, dy, w, dx, shape); });
 }
 
 void sinter_cuda_conv2d_backward_weights_f32(const float *x, const float *dy, float *dwt,
@@ -123,9 +139,9 @@ void sinter_cuda_conv2d_backward_weights_f32(const float *x, const float *dy, fl
                                              int64_t sw, int64_t dh, int64_t dw,
                                              int64_t ph, int64_t pw) {
   const int64_t shape[15] = {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw};
-  timed(
+  queue(
       "conv2d", [&] { return convolutionLabel("backward_weights", shape); },
-      [&](CudaDevice &d) {
+      [=](CudaDevice &d) {
         d.conv2d(ConvolutionPass::BackwardWeights, x, dy, dwt, shape);
       });
 }
@@ -134,9 +150,9 @@ void sinter_cuda_attention_bf16(const uint16_t *q, const uint16_t *k, const uint
                                 uint16_t *o, int64_t batch, int64_t heads, int64_t tq,
                                 int64_t tk, int64_t d, int64_t dv, int64_t causal) {
   const int64_t shape[7] = {batch, heads, tq, tk, d, dv, causal};
-  timed(
+  queue(
       "attention", [&] { return attentionLabel("forward", shape); },
-      [&](CudaDevice &d) { d.attention(q, k, v, o, shape); });
+      [=](CudaDevice &d) { d.attention(q, k, v, o, shape); });
 }
 
 void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
@@ -146,9 +162,9 @@ void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
                                          int64_t tq, int64_t tk, int64_t d, int64_t dv,
                                          int64_t causal) {
   const int64_t shape[7] = {batch, heads, tq, tk, d, dv, causal};
-  timed(
+  queue(
       "attention", [&] { return attentionLabel("backward", shape); },
-      [&](CudaDevice &d) {
+      [=](CudaDevice &d) {
         d.attentionBackward(q, k, v, grad_o, grad_q, grad_k, grad_v, shape);
       });
 }
@@ -157,12 +173,12 @@ void sinter_cuda_batch_norm_f32(const float *x, const float *weight, const float
                                 float *y, float *mean, float *invstd, int64_t n,
                                 int64_t c, int64_t spatial, double epsilon) {
   const int64_t shape[3] = {n, c, spatial};
-  timed(
+  queue(
       "batch_norm",
       [&] {
         return "batch_norm forward [" + dims({n, c, spatial}) + "]";
       },
-      [&](CudaDevice &d) {
+      [=](CudaDevice &d) {
         d.batchNorm(x, weight, bias, y, mean, invstd, shape, epsilon);
       });
 }
@@ -173,12 +189,12 @@ void sinter_cuda_batch_norm_backward_f32(const float *x, const float *dy,
                                          float *dbias, int64_t n, int64_t c,
                                          int64_t spatial, double epsilon) {
   const int64_t shape[3] = {n, c, spatial};
-  timed(
+  queue(
       "batch_norm",
       [&] {
         return "batch_norm backward [" + dims({n, c, spatial}) + "]";
       },
-      [&](CudaDevice &d) {
+      [=](CudaDevice &d) {
         d.batchNormBackward(x, dy, weight, mean, invstd, dx, dweight, dbias, shape,
                             epsilon);
       });

@@ -213,9 +213,9 @@ bool CudaDevice::failed(Status s) {
 Expected<void *> CudaDevice::workspace(uint64_t bytes) {
   if (bytes <= scratchBytes)
     return scratch;
-  if (region == GraphRegions::Action::Capture)
-    return Status::error("internal error: a library call needed a larger workspace "
-                         "while its CUDA graph was captured");
+  if (capturing)
+    return Status::error("a library call needed a larger workspace while its CUDA graph "
+                         "was captured");
   SINTER_CUDA_CHECK(cudaStreamSynchronize(compute));
   // The captured graphs name the old workspace.
   graphs.forget(
@@ -289,28 +289,48 @@ const std::string &CudaDevice::kernelLabel(int64_t kernel) const {
                                                             : unknown;
 }
 
-void CudaDevice::profileBegin() {
-  std::vector<cudaEvent_t> &spare = profile->spare;
-  if (spare.empty() && failed(check(cudaEventCreate(&profile->start), "cudaEventCreate")))
-    return;
+namespace {
+
+/// An event for the profile: a spare one, or a new one (null on failure).
+cudaEvent_t takeEvent(std::vector<cudaEvent_t> &spare, Status &error) {
   if (!spare.empty()) {
-    profile->start = spare.back();
+    cudaEvent_t e = spare.back();
     spare.pop_back();
+    return e;
   }
-  failed(check(cudaEventRecord(profile->start, compute), "cudaEventRecord"));
+  cudaEvent_t e = nullptr;
+  error = check(cudaEventCreate(&e), "cudaEventCreate");
+  return error.ok() ? e : nullptr;
+}
+
+} // namespace
+
+void CudaDevice::profileBegin() {
+  Status error;
+  profile->start = takeEvent(profile->spare, error);
+  if (profile->start &&
+      failed(check(cudaEventRecord(profile->start, compute), "cudaEventRecord"))) {
+    profile->spare.push_back(profile->start);
+    profile->start = nullptr;
+  }
+  failed(error);
 }
 
 void CudaDevice::profileEnd(const char *kind, std::string label) {
-  cudaEvent_t end = nullptr;
-  if (!profile->spare.empty()) {
-    end = profile->spare.back();
-    profile->spare.pop_back();
-  } else if (failed(check(cudaEventCreate(&end), "cudaEventCreate"))) {
+  cudaEvent_t start = profile->start;
+  profile->start = nullptr;
+  if (!start)
+    return; // its start was not recorded: nothing to time
+  Status error;
+  cudaEvent_t end = takeEvent(profile->spare, error);
+  if (!end || failed(check(cudaEventRecord(end, compute), "cudaEventRecord"))) {
+    failed(error);
+    profile->spare.push_back(start);
+    if (end)
+      profile->spare.push_back(end);
     return;
   }
-  if (failed(check(cudaEventRecord(end, compute), "cudaEventRecord")))
-    return;
-  profile->pending.push_back({kind, std::move(label), profile->start, end});
+  profile->pending.push_back({kind, std::move(label), start, end});
   if (profile->pending.size() >= kMostPendingCalls &&
       !failed(check(cudaStreamSynchronize(compute), "cudaStreamSynchronize")))
     drainProfile();
@@ -340,18 +360,17 @@ void CudaDevice::graphBegin(int64_t id, const int64_t *signature, int64_t count)
   regionId = id;
   region = firstError.ok() ? graphs.begin(id, signature, count)
                            : GraphRegions::Action::Direct;
-  // Thread-local: the capture records this thread's calls only, and no
-  // other thread queues work on the compute stream. A capture that cannot
-  // start leaves the region direct, nothing lost.
-  if (region == GraphRegions::Action::Capture &&
-      cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-    cudaGetLastError();
-    graphs.captureFailed();
-    region = GraphRegions::Action::Direct;
-  }
+  recorded.clear();
 }
 
-Expected<cudaGraphExec_t> CudaDevice::endCapture() {
+Expected<cudaGraphExec_t> CudaDevice::captureRecorded() {
+  // Thread-local: the capture takes this thread's calls only, and no other
+  // thread queues work on the compute stream.
+  SINTER_CUDA_CHECK(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal));
+  capturing = true;
+  for (const auto &call : recorded)
+    call(*this);
+  capturing = false;
   cudaGraph_t graph = nullptr;
   Status ended = check(cudaStreamEndCapture(compute, &graph), "cudaStreamEndCapture");
   cudaGraphExec_t exec = nullptr;
@@ -373,35 +392,35 @@ void CudaDevice::graphEnd(int64_t id) {
   region = GraphRegions::Action::Direct;
   regionId = -1;
   if (id != begun) {
-    if (action == GraphRegions::Action::Capture)
-      (void)endCapture();
+    recorded.clear();
     graphs.end();
     failed(Status::error("internal error: graph region " + std::to_string(id) +
                          " ended inside region " + std::to_string(begun)));
     return;
   }
-  std::string what = "graph region " + std::to_string(id) + ": ";
-  if (action == GraphRegions::Action::Direct && !firstError.ok())
-    graphs.runFailed(); // its library calls may not have made their plans
-  if (action == GraphRegions::Action::Capture) {
-    // The captured work has not run: a capture that fails fails the step.
-    Expected<cudaGraphExec_t> exec = endCapture();
-    if (!exec.ok()) {
+  if (action != GraphRegions::Action::Replay && !firstError.ok()) {
+    // Its library calls may not have made their plans: not a warm-up, and
+    // nothing to capture.
+    graphs.runFailed();
+  } else if (action == GraphRegions::Action::Capture) {
+    // The region's work ran direct, its calls recorded; they are now
+    // captured, not run. A capture that fails leaves the region direct,
+    // and its errors are not the step's.
+    Status before = firstError;
+    Expected<cudaGraphExec_t> exec = captureRecorded();
+    firstError = before;
+    cudaGetLastError();
+    if (exec.ok())
+      *graphs.graph() = *exec;
+    else
       graphs.captureFailed();
-      if (firstError.ok())
-        failed(Status::error(what + exec.status().message() +
-                             " (SINTER_CUDA_GRAPHS=0 runs without CUDA graphs)"));
-      graphs.end();
-      return;
-    }
-    *graphs.graph() = *exec;
-  }
-  if (action != GraphRegions::Action::Direct) {
+  } else if (action == GraphRegions::Action::Replay) {
     graphLaunched = true;
     failed(check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(*graphs.graph()), compute),
                  "cudaGraphLaunch")
-               .withPrefix(what));
+               .withPrefix("graph region " + std::to_string(id) + ": "));
   }
+  recorded.clear();
   graphs.end();
 }
 

@@ -11,7 +11,9 @@
 // op with its source line.
 //
 // The step's graph regions (abi.h) are captured in CUDA graphs and replayed
-// (device/GraphRegions.h decides when); SINTER_CUDA_GRAPHS=0 in the
+// (device/GraphRegions.h decides when): a region's second run runs direct
+// and records its calls, which are then captured, so that a capture that
+// fails costs nothing but the graph. SINTER_CUDA_GRAPHS=0 in the
 // environment runs every kernel direct, so that a fault names its kernel.
 // SINTER_CUDA_PROFILE=1 times every kernel and library call instead (no
 // graphs then): the run's log ends with where the GPU's time went.
@@ -28,6 +30,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
+
+#include <functional>
 
 #include <map>
 #include <memory>
@@ -97,6 +101,14 @@ public:
   void profileEnd(const char *kind, std::string label);
   /// A kernel's name and source line, for messages and the profile.
   const std::string &kernelLabel(int64_t kernel) const;
+  /// Whether the calls of the region in progress are to be recorded (the
+  /// second run of its signature, captured at its end).
+  bool recording() const { return region == GraphRegions::Action::Capture; }
+  /// One call of the region in progress, to repeat under capture: its
+  /// arguments held by value.
+  void record(std::function<void(CudaDevice &)> call) {
+    recorded.push_back(std::move(call));
+  }
   /// abi.h's graph region `region` starts with this signature, and ends.
   void graphBegin(int64_t region, const int64_t *signature, int64_t count);
   void graphEnd(int64_t region);
@@ -128,9 +140,9 @@ private:
   Expected<Attention *> attentionPlan(const int64_t shape[7]);
   Status prepareBackward(Attention &plan, const int64_t shape[7]);
   Expected<BatchNorm *> batchNormPlan(const int64_t shape[3]);
-  /// Ends the capture in progress: its graph, instantiated, unless it or
-  /// the work captured failed.
-  Expected<cudaGraphExec_t> endCapture();
+  /// The recorded calls captured in a graph (not run), instantiated,
+  /// unless the capture or a call under it failed.
+  Expected<cudaGraphExec_t> captureRecorded();
   /// The cuDNN handle, made at the first convolution, attention or batch-norm.
   Status openDnn();
 
@@ -162,6 +174,10 @@ private:
   /// What the region in progress does; Direct outside one.
   GraphRegions::Action region = GraphRegions::Action::Direct;
   int64_t regionId = -1; ///< the region in progress, or -1
+  /// The calls of a region's second run, which ran direct; captured at
+  /// its end, so a capture that fails loses no work.
+  std::vector<std::function<void(CudaDevice &)>> recorded;
+  bool capturing = false; ///< the recorded calls are being captured
   /// A graph was launched since the last synchronize (whose failure then
   /// cannot name its kernel).
   bool graphLaunched = false;

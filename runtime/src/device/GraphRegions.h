@@ -7,7 +7,8 @@
 // replays the record. This decides, per region and signature:
 //   - the first run is direct: it warms the libraries (their plans and
 //     workspaces are made then, which a capture could not do);
-//   - the second is captured and then launched;
+//   - the second runs direct too, its calls recorded, and the record is
+//     captured (not run) at its end: a capture that fails loses no work;
 //   - every later one replays the capture.
 // A region whose signature changes every time (a learning rate, a step
 // count, a random key) keeps running direct, and its signatures stop being
@@ -36,7 +37,7 @@ public:
   explicit GraphRegions(bool enabled = true) : enabled(enabled) {}
 
   /// Region `region` starts with this signature: what to do with its work.
-  /// Capture and Replay concern graph() until end().
+  /// Capture (record, then capture) and Replay concern graph() until end().
   Action begin(int64_t region, const int64_t *signature, int64_t count);
   /// The region begun last is over.
   void end() { current = nullptr; }

@@ -9,7 +9,12 @@
 namespace sinter::rt {
 
 void KernelTimes::add(const std::string &kind, const std::string &label, double ms) {
-  for (Sum *s : {&byLabel[label], &byKind[kind]}) {
+  Sum &first = byLabel[label];
+  if (!first.warm) {
+    first.warm = true;
+    return;
+  }
+  for (Sum *s : {&first, &byKind[kind]}) {
     s->ms += ms;
     ++s->calls;
   }
@@ -25,7 +30,8 @@ using Entry = std::pair<std::string, double>;
 template <typename Map> std::vector<Entry> ranked(const Map &sums) {
   std::vector<Entry> out;
   for (const auto &[name, sum] : sums)
-    out.push_back({name, sum.ms});
+    if (sum.calls > 0)
+      out.push_back({name, sum.ms});
   std::stable_sort(out.begin(), out.end(),
                    [](const Entry &a, const Entry &b) { return a.second > b.second; });
   return out;
@@ -36,7 +42,9 @@ template <typename Map> std::vector<Entry> ranked(const Map &sums) {
 std::string KernelTimes::table(size_t rows) const {
   char line[160];
   auto share = [&](double ms) { return totalMs > 0 ? 100 * ms / totalMs : 0.0; };
-  std::snprintf(line, sizeof line, "GPU time: %.3f ms in %lld kernels and library calls",
+  std::snprintf(line, sizeof line,
+                "GPU time: %.3f ms in %lld kernels and library calls (each one's first "
+                "left out)",
                 totalMs, (long long)count);
   std::string out = line;
   std::string kinds;

@@ -110,6 +110,27 @@ TEST(GraphRegions, AFailedFirstRunDoesNotCountAsWarm) {
   EXPECT_EQ(run(regions, 0, 1, 2), Action::Capture);
 }
 
+TEST(GraphRegions, AFailedOrForgottenCaptureCountsAsDirect) {
+  GraphRegions regions;
+  const int64_t signature[2] = {1, 2};
+  EXPECT_EQ(run(regions, 0, 1, 2), Action::Direct);
+  // The recording run fails: it runs again as the recording run.
+  EXPECT_EQ(regions.begin(0, signature, 2), Action::Capture);
+  regions.runFailed();
+  regions.end();
+  EXPECT_EQ(regions.counts().captured, 0);
+  EXPECT_EQ(regions.counts().direct, 2);
+  // A workspace grows while it records: every record is forgotten.
+  EXPECT_EQ(regions.begin(0, signature, 2), Action::Capture);
+  regions.forget([](void *) {});
+  regions.end();
+  EXPECT_EQ(regions.counts().captured, 0);
+  EXPECT_EQ(regions.counts().direct, 3);
+  EXPECT_EQ(run(regions, 0, 1, 2), Action::Direct);
+  EXPECT_EQ(run(regions, 0, 1, 2), Action::Capture);
+  EXPECT_EQ(regions.counts().captured, 1);
+}
+
 TEST(GraphRegions, DisabledRunsEverythingDirect) {
   GraphRegions regions(/*enabled=*/false);
   for (int i = 0; i < 4; ++i)

@@ -88,7 +88,7 @@ void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz, int6
                              static_cast<int64_t *>(args) + nargs);
   queue(
       "kernels", [&] { return d.kernelLabel(kernel); },
-      [=](CudaDevice &dev) mutable {
+      [=, slots = std::move(slots)](CudaDevice &dev) mutable {
         dev.launch(kernel, grid, block, shared_bytes, nargs, slots.data());
       });
 }

@@ -217,9 +217,14 @@ Expected<void *> CudaDevice::workspace(uint64_t bytes) {
     return Status::error("a library call needed a larger workspace while its CUDA graph "
                          "was captured");
   SINTER_CUDA_CHECK(cudaStreamSynchronize(compute));
-  // The captured graphs name the old workspace.
+  // The captured graphs name the old workspace; a region recording its
+  // calls for one goes on direct.
   graphs.forget(
       [](void *exec) { cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec)); });
+  if (region == GraphRegions::Action::Capture) {
+    region = GraphRegions::Action::Direct;
+    recorded.clear();
+  }
   if (scratch)
     SINTER_CUDA_CHECK(cudaFree(scratch));
   scratch = nullptr;
@@ -277,10 +282,13 @@ std::string CudaDevice::activity() const {
   if (!graphs.isEnabled())
     return "CUDA graphs: off (SINTER_CUDA_GRAPHS=0); " + std::to_string(n.direct) +
            " runs of graph regions launched kernel by kernel";
-  return "CUDA graphs: " + std::to_string(n.captured) + " captured, " +
-         std::to_string(n.replayed) + " replays; " + std::to_string(n.direct) +
-         " runs of graph regions direct (first runs, and regions whose inputs "
-         "change: learning rate, step, random keys)";
+  std::string text = "CUDA graphs: " + std::to_string(n.captured) + " captured, " +
+                     std::to_string(n.replayed) + " replays; " + std::to_string(n.direct) +
+                     " runs of graph regions direct (first runs, and regions whose "
+                     "inputs change: learning rate, step, random keys)";
+  if (!captureProblem.empty())
+    text += "; a region stayed direct because its capture failed: " + captureProblem;
+  return text;
 }
 
 const std::string &CudaDevice::kernelLabel(int64_t kernel) const {
@@ -393,6 +401,7 @@ void CudaDevice::graphEnd(int64_t id) {
   regionId = -1;
   if (id != begun) {
     recorded.clear();
+    graphs.runFailed();
     graphs.end();
     failed(Status::error("internal error: graph region " + std::to_string(id) +
                          " ended inside region " + std::to_string(begun)));
@@ -410,10 +419,15 @@ void CudaDevice::graphEnd(int64_t id) {
     Expected<cudaGraphExec_t> exec = captureRecorded();
     firstError = before;
     cudaGetLastError();
-    if (exec.ok())
+    if (exec.ok() && graphs.graph()) {
       *graphs.graph() = *exec;
-    else
+    } else if (exec.ok()) {
+      cudaGraphExecDestroy(*exec); // its record was forgotten meanwhile
+    } else {
+      captureProblem = "graph region " + std::to_string(id) + ": " +
+                       exec.status().message();
       graphs.captureFailed();
+    }
   } else if (action == GraphRegions::Action::Replay) {
     graphLaunched = true;
     failed(check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(*graphs.graph()), compute),

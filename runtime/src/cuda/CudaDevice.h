@@ -178,6 +178,7 @@ private:
   /// its end, so a capture that fails loses no work.
   std::vector<std::function<void(CudaDevice &)>> recorded;
   bool capturing = false; ///< the recorded calls are being captured
+  std::string captureProblem; ///< why the last capture that failed did
   /// A graph was launched since the last synchronize (whose failure then
   /// cannot name its kernel).
   bool graphLaunched = false;

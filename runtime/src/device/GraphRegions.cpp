@@ -7,7 +7,7 @@ namespace sinter::rt {
 GraphRegions::Action GraphRegions::begin(int64_t region, const int64_t *signature,
                                          int64_t count) {
   current = nullptr;
-  Action action = choose(region, signature, count);
+  Action action = inProgress = choose(region, signature, count);
   if (action == Action::Direct)
     ++tally.direct;
   else if (action == Action::Capture)
@@ -41,9 +41,15 @@ GraphRegions::Action GraphRegions::choose(int64_t region, const int64_t *signatu
   return Action::Replay;
 }
 
+void GraphRegions::runFailed() {
+  if (!current || current->runs == 0)
+    return;
+  --current->runs;
+  uncount(inProgress);
+}
+
 void GraphRegions::captureFailed() {
-  --tally.captured;
-  ++tally.direct;
+  uncount(Action::Capture);
   if (current) {
     current->direct = true;
     current->graph = nullptr;

@@ -47,12 +47,9 @@ public:
   void **graph() { return current ? &current->graph : nullptr; }
   /// The capture in progress failed: that signature runs direct from now on.
   void captureFailed();
-  /// The direct run in progress failed: it does not count (the libraries
-  /// may not have made their plans), so the next one runs direct again.
-  void runFailed() {
-    if (current && current->runs > 0)
-      --current->runs;
-  }
+  /// The run in progress failed: it does not count (the libraries may not
+  /// have made their plans), so the next one does what it would have done.
+  void runFailed();
 
   /// Calls `release` on every record kept.
   template <typename F> void forEachGraph(F &&release) {
@@ -67,6 +64,8 @@ public:
   template <typename F> void forget(F &&release) {
     forEachGraph(release);
     regions.clear();
+    if (current && inProgress == Action::Capture)
+      uncount(Action::Capture);
     current = nullptr;
   }
 
@@ -86,10 +85,18 @@ private:
     bool direct = false; ///< its capture failed
   };
   Action choose(int64_t region, const int64_t *signature, int64_t count);
+  /// A capture begun that will not be: counted direct instead.
+  void uncount(Action action) {
+    if (action == Action::Capture) {
+      --tally.captured;
+      ++tally.direct;
+    }
+  }
 
   bool enabled;
   std::unordered_map<int64_t, std::map<std::vector<int64_t>, Entry>> regions;
   Entry *current = nullptr;
+  Action inProgress = Action::Direct; ///< what begin() chose for `current`
   Counts tally;
 };
 

@@ -24,6 +24,8 @@ set -uo pipefail
 cd "$(dirname "$0")"
 here=$PWD
 logs=${OUT:-$here/logs}
+# What this run writes; nothing of an earlier run's.
+rm -rf "$here/got"
 mkdir -p "$logs" "$here/got"
 py=${PYTHON:-python3}
 
@@ -106,6 +108,7 @@ stage "gpt_tiny, 20 steps" "$logs/gpt_tiny.log" 45  "$here/gpt_tiny/gpt_tiny" \
 graphs_vs_direct() { # NAME PROGRAM LOG_OF_GRAPHS_RUN SAVED_BY_IT ARGS...
   local name=$1 prog=$2 log=$3 saved=$4 replays
   shift 4
+  [ -f "$saved" ] || return 0 # the run with graphs failed, and says so
   replays=$(grep -m1 -o 'CUDA graphs: [0-9]* captured, [0-9]* replays' "$log" | awk '{print $5}')
   if [ "${replays:-0}" -eq 0 ]; then
     row "$name, CUDA graphs" "FAILED: no replays ($(grep -m1 'CUDA graphs' "$log" || echo 'no report'))"

@@ -17,6 +17,9 @@ config.substitutions.append(("%sinter_src", config.sinter_src_root))
 config.substitutions.append(("%std", os.path.join(config.sinter_src_root, "std")))
 config.substitutions.append(("%python", config.python))
 config.environment["PYTHONPATH"] = os.path.join(config.sinter_src_root, "test", "E2E")
+# mlir-runner's printing helpers, for tests that run a lowered function.
+config.substitutions.append(
+    ("%mlir_c_runner_utils", os.path.join(config.llvm_library_dir, "libmlir_c_runner_utils.so")))
 config.substitutions.append(("%examples", os.path.join(config.sinter_src_root, "examples")))
 
 # Randomized tests use a fixed seed unless SINTER_TEST_SEED says otherwise

@@ -147,6 +147,9 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   // Biases are added in the matmul call, gradients accumulate in it.
   pm.addPass(host::createMatmulBias());
   pm.addPass(host::createAccumulateMatmuls());
+  // Narrow column sums (bias gradients) fill the GPU through partial sums.
+  if (cuda)
+    pm.addPass(cuda::createCUDASplitColumnReductions());
   addBufferizationPasses(pm);
 }
 

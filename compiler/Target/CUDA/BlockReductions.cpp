@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CUDA/Passes.h"
+#include "compiler/Target/CUDA/Reductions.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,7 +24,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace sinter::cuda {
 #define GEN_PASS_DEF_CUDABLOCKREDUCTIONS
@@ -39,55 +39,11 @@ namespace {
 /// good: a warp's shuffles would cost what the loop saves.
 constexpr int64_t kMinReducedElements = 32;
 
-/// One output of the reduction: its combiner (the payload op that folds a
-/// value into the accumulator), which of its operands is the accumulator,
-/// and the matching all-reduce.
-struct Fold {
-  Operation *combiner;
-  unsigned accumulatorOperand;
-  gpu::AllReduceOperation kind;
-};
-
-std::optional<gpu::AllReduceOperation> allReduceKindOf(Operation *op) {
-  using K = gpu::AllReduceOperation;
-  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
-      .Case([](arith::AddFOp) { return K::ADD; })
-      .Case([](arith::AddIOp) { return K::ADD; })
-      .Case([](arith::MulFOp) { return K::MUL; })
-      .Case([](arith::MulIOp) { return K::MUL; })
-      .Case([](arith::MaximumFOp) { return K::MAXIMUMF; })
-      .Case([](arith::MinimumFOp) { return K::MINIMUMF; })
-      .Case([](arith::MaxNumFOp) { return K::MAXNUMF; })
-      .Case([](arith::MinNumFOp) { return K::MINNUMF; })
-      .Case([](arith::MaxSIOp) { return K::MAXSI; })
-      .Case([](arith::MinSIOp) { return K::MINSI; })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
-/// The folds of `op`'s outputs, when each output is a plain fold: the
-/// yielded value is one combiner of the accumulator (used nowhere else)
-/// and a value of the inputs alone.
-std::optional<SmallVector<Fold>> foldsOf(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  SmallVector<Fold> folds;
-  for (OpOperand &init : op.getDpsInitsMutable()) {
-    BlockArgument acc = op.getMatchingBlockArgument(&init);
-    Operation *combiner = yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs())
-                              .getDefiningOp();
-    if (!combiner || combiner->getBlock() != &body || combiner->getNumOperands() != 2 ||
-        !acc.hasOneUse() || !combiner->hasOneUse())
-      return std::nullopt;
-    std::optional<gpu::AllReduceOperation> kind = allReduceKindOf(combiner);
-    if (!kind || !arith::getNeutralElement(combiner))
-      return std::nullopt;
-    unsigned at = combiner->getOperand(0) == acc ? 0 : 1;
-    if (combiner->getOperand(at) != acc)
-      return std::nullopt;
-    folds.push_back({combiner, at, *kind});
-  }
-  return folds;
-}
+/// A column reduction with at least this many outputs keeps a thread per
+/// output: each warp then reads a row's neighbouring elements together,
+/// where a block per output would read down a column, a sector per element.
+/// (`sinter-cuda-split-column-reductions` gives the narrow ones this many.)
+constexpr int64_t kThreadPerOutputColumns = 8192;
 
 /// Whether `op` is a reduction this pass takes: on static dense-or-strided
 /// buffers, parallel loops first and then at least kMinReducedElements
@@ -114,6 +70,8 @@ bool isBlockReduction(linalg::GenericOp op, int64_t &parallelCount,
   for (auto [i, range] : llvm::enumerate(ranges))
     (i < firstReduced ? parallelCount : reducedCount) *= range;
   if (reducedCount < kMinReducedElements)
+    return false;
+  if (parallelCount >= kThreadPerOutputColumns && isColumnReduction(op))
     return false;
   for (OpOperand &init : op.getDpsInitsMutable()) {
     AffineMap map = op.getMatchingIndexingMap(&init);

@@ -26,6 +26,27 @@ def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def CUDASplitColumnReductions
+    : Pass<"sinter-cuda-split-column-reductions", "mlir::ModuleOp"> {
+  let summary = "Splits narrow column reductions (bias gradients) over chunks of rows";
+  let description = [{
+    On linalg on tensors, before bufferization: a `linalg.generic` whose
+    parallel loops come first, whose every input that moves with a reduced
+    loop has a parallel loop as its last index (a column sum), whose
+    outputs are plain folds (add, mul, max, min) and too few to fill the
+    GPU with a thread each, is split in two. One reduced loop, evenly
+    divisible, is cut into K chunks (its inputs expanded there): a generic
+    with a new outermost parallel loop over the chunks folds each chunk into
+    a [K, outputs] partial started at the combiner's identity, and a second
+    generic folds the partials, in order, into the original output. K aims
+    at 128K threads, each folding at least 32 rows. The order of the fold
+    depends on the shapes alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def CUDABlockReductions : Pass<"sinter-cuda-block-reductions", "mlir::ModuleOp"> {
   let summary = "Runs each long linalg reduction as a block of threads per output";
   let description = [{
@@ -37,7 +58,10 @@ def CUDABlockReductions : Pass<"sinter-cuda-block-reductions", "mlir::ModuleOp">
     elements). The block's threads stride over the reduced elements, each
     folding into a partial that starts at the combiner's identity;
     `gpu.all_reduce` combines the partials and thread 0 folds the total
-    into the output. Other generics are left to `sinter-cuda-map-to-gpu`.
+    into the output. A column reduction (see
+    `sinter-cuda-split-column-reductions`) with at least 8192 outputs keeps
+    a thread per output, whose warps read along rows. Other generics are
+    left to `sinter-cuda-map-to-gpu`.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::affine::AffineDialect",

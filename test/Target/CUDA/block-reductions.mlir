@@ -120,12 +120,20 @@ func.func @two_sums(%x: memref<2x100xf32>, %s: memref<2xf32>, %q: memref<2xf32>)
 
 // What stays a thread per output: a short reduction (16 elements), a fold
 // that reads its accumulator twice, a combiner with no all-reduce (a
-// select), and a reduction that is not last.
+// select), a reduction that is not last, and a sum down 8192 columns
+// (a warp's threads read a row's neighbours together).
 // CHECK-LABEL: func.func @stays(
 // CHECK-NOT:   gpu.launch
-// CHECK-COUNT-4: linalg.generic
+// CHECK-COUNT-5: linalg.generic
 func.func @stays(%short: memref<4x16xf32>, %x: memref<4x64xf32>, %out: memref<4xf32>,
-                 %t: memref<64x4xf32>) {
+                 %t: memref<64x4xf32>, %wide: memref<64x8192xf32>, %wout: memref<8192xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%wide : memref<64x8192xf32>) outs(%wout : memref<8192xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
                   iterator_types = ["parallel", "reduction"]}
       ins(%short : memref<4x16xf32>) outs(%out : memref<4xf32>) {

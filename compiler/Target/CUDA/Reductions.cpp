@@ -1,0 +1,75 @@
+//===- Reductions.cpp - Shapes of linalg reductions the CUDA target maps --===//
+
+#include "compiler/Target/CUDA/Reductions.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace sinter::cuda {
+namespace {
+
+std::optional<gpu::AllReduceOperation> allReduceKindOf(Operation *op) {
+  using K = gpu::AllReduceOperation;
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case([](arith::AddFOp) { return K::ADD; })
+      .Case([](arith::AddIOp) { return K::ADD; })
+      .Case([](arith::MulFOp) { return K::MUL; })
+      .Case([](arith::MulIOp) { return K::MUL; })
+      .Case([](arith::MaximumFOp) { return K::MAXIMUMF; })
+      .Case([](arith::MinimumFOp) { return K::MINIMUMF; })
+      .Case([](arith::MaxNumFOp) { return K::MAXNUMF; })
+      .Case([](arith::MinNumFOp) { return K::MINNUMF; })
+      .Case([](arith::MaxSIOp) { return K::MAXSI; })
+      .Case([](arith::MinSIOp) { return K::MINSI; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+} // namespace
+
+std::optional<SmallVector<Fold>> foldsOf(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  SmallVector<Fold> folds;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    BlockArgument acc = op.getMatchingBlockArgument(&init);
+    Operation *combiner =
+        yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs()).getDefiningOp();
+    if (!combiner || combiner->getBlock() != &body || combiner->getNumOperands() != 2 ||
+        !acc.hasOneUse() || !combiner->hasOneUse())
+      return std::nullopt;
+    std::optional<gpu::AllReduceOperation> kind = allReduceKindOf(combiner);
+    if (!kind || !arith::getNeutralElement(combiner))
+      return std::nullopt;
+    unsigned at = combiner->getOperand(0) == acc ? 0 : 1;
+    if (combiner->getOperand(at) != acc)
+      return std::nullopt;
+    folds.push_back({combiner, at, *kind});
+  }
+  return folds;
+}
+
+bool isColumnReduction(linalg::GenericOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (op.getNumParallelLoops() == 0 || op.getNumReductionLoops() == 0)
+    return false;
+  bool readsRows = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    bool movesWithReduction = llvm::any_of(llvm::seq(map.getNumDims()), [&](unsigned d) {
+      return iterators[d] == utils::IteratorType::reduction && map.isFunctionOfDim(d);
+    });
+    if (!movesWithReduction)
+      continue; // a broadcast along the rows, read once per column
+    auto last = map.getNumResults() == 0
+                    ? nullptr
+                    : dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!last || iterators[last.getPosition()] != utils::IteratorType::parallel)
+      return false;
+    readsRows = true;
+  }
+  return readsRows;
+}
+
+} // namespace sinter::cuda

@@ -1,0 +1,40 @@
+//===- Reductions.h - Shapes of linalg reductions the CUDA target maps ----===//
+//
+// What the CUDA target's reduction passes ask of a `linalg.generic`: how
+// each output folds its values in (the combiner and its identity), and
+// whether neighbouring outputs read neighbouring elements.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_TARGET_CUDA_REDUCTIONS_H
+#define SINTER_TARGET_CUDA_REDUCTIONS_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace sinter::cuda {
+
+/// How one output of a reduction folds: its combiner (the payload op that
+/// folds a value into the accumulator), which of the combiner's operands is
+/// the accumulator, and the matching all-reduce.
+struct Fold {
+  mlir::Operation *combiner;
+  unsigned accumulatorOperand;
+  mlir::gpu::AllReduceOperation kind;
+};
+
+/// The folds of `op`'s outputs, when each output is a plain fold: the
+/// yielded value is one combiner (add, mul, max, min) of the accumulator,
+/// used nowhere else, and a value of the inputs alone.
+std::optional<llvm::SmallVector<Fold>> foldsOf(mlir::linalg::GenericOp op);
+
+/// Whether `op` reduces along columns: it has parallel and reduced loops,
+/// and every input that moves with a reduced loop has a parallel loop as
+/// its last (fastest) index. A thread per output then reads what its
+/// neighbours read beside it, one row after another.
+bool isColumnReduction(mlir::linalg::GenericOp op);
+
+} // namespace sinter::cuda
+
+#endif // SINTER_TARGET_CUDA_REDUCTIONS_H

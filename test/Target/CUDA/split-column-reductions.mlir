@@ -1,0 +1,146 @@
+// RUN: sinter-opt %s -sinter-cuda-split-column-reductions -split-input-file | FileCheck %s
+
+// GPT-2's bias gradient: 768 column sums over 16 x 1024 rows, in f64.
+// 768 threads cannot fill a GPU, so the time loop (the longest evenly
+// divisible one) is cut into 128 chunks of 8: 128 x 768 threads, each
+// folding 16 x 8 rows from 0 into a partial. The partials are then folded,
+// chunk after chunk, into the output the generic folded into.
+// CHECK-DAG:   #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3, d1)>
+// CHECK-DAG:   #[[PART:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-DAG:   #[[BYCHUNK:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG:   #[[OUT:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @bias_grad(
+// CHECK-SAME:    %[[G:[a-z0-9]+]]: tensor<16x1024x768xf32>, %[[ACC:[a-z0-9]+]]: tensor<768xf64>)
+// CHECK:       %[[CUT:.*]] = tensor.expand_shape %[[G]] {{\[}}[0], [1, 2], [3]] output_shape [16, 128, 8, 768] : tensor<16x1024x768xf32> into tensor<16x128x8x768xf32>
+// CHECK:       %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:       %[[EMPTY:.*]] = tensor.empty() : tensor<128x768xf64>
+// CHECK:       %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f64) outs(%[[EMPTY]] : tensor<128x768xf64>)
+// CHECK:       %[[P:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[PART]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:    ins(%[[CUT]] : tensor<16x128x8x768xf32>) outs(%[[INIT]] : tensor<128x768xf64>)
+// CHECK:         arith.extf
+// CHECK:         arith.addf
+// CHECK:       %[[T:.*]] = linalg.generic {indexing_maps = [#[[BYCHUNK]], #[[OUT]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:    ins(%[[P]] : tensor<128x768xf64>) outs(%[[ACC]] : tensor<768xf64>)
+// CHECK:       ^bb0(%[[IN:.*]]: f64, %[[A:.*]]: f64):
+// CHECK:         %[[S:.*]] = arith.addf %[[A]], %[[IN]] : f64
+// CHECK:         linalg.yield %[[S]]
+// CHECK:       return %[[T]]
+func.func @bias_grad(%g: tensor<16x1024x768xf32>, %acc: tensor<768xf64>) -> tensor<768xf64> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2, d0)>, affine_map<(d0, d1, d2) -> (d0)>],
+                       iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%g : tensor<16x1024x768xf32>) outs(%acc : tensor<768xf64>) {
+  ^bb0(%in: f32, %a: f64):
+    %w = arith.extf %in : f32 to f64
+    %s = arith.addf %a, %w : f64
+    linalg.yield %s : f64
+  } -> tensor<768xf64>
+  return %r : tensor<768xf64>
+}
+
+// -----
+
+// A layer norm's scale gradient: two row-moving inputs are cut alike, the
+// mean (read per column) is not; 3072 columns over 512 rows take 16 chunks
+// (a chunk keeps 32 rows). A maximum
+// starts its partials from -inf, and the accumulator may be the combiner's
+// second operand.
+// CHECK-LABEL: func.func @scale_grad(
+// CHECK-COUNT-2: tensor.expand_shape {{.*}} output_shape [16, 32, 3072] : tensor<512x3072xf32> into tensor<16x32x3072xf32>
+// CHECK:       linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:    ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<16x32x3072xf32>, tensor<16x32x3072xf32>, tensor<3072xf32>) outs(%{{.*}} : tensor<16x3072xf32>)
+// CHECK-LABEL: func.func @column_max(
+// CHECK:       %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:       linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<16x3072xf32>)
+// CHECK:       linalg.generic
+// CHECK:       linalg.generic
+// CHECK:       ^bb0(%[[IN:.*]]: f32, %[[A:.*]]: f32):
+// CHECK:         arith.maximumf %[[IN]], %[[A]] : f32
+func.func @scale_grad(%dy: tensor<512x3072xf32>, %x: tensor<512x3072xf32>, %mean: tensor<3072xf32>,
+                      %acc: tensor<3072xf32>) -> tensor<3072xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1, d0)>,
+                                        affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%dy, %x, %mean : tensor<512x3072xf32>, tensor<512x3072xf32>, tensor<3072xf32>)
+      outs(%acc : tensor<3072xf32>) {
+  ^bb0(%d: f32, %v: f32, %m: f32, %a: f32):
+    %c = arith.subf %v, %m : f32
+    %p = arith.mulf %d, %c : f32
+    %s = arith.addf %a, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3072xf32>
+  return %r : tensor<3072xf32>
+}
+func.func @column_max(%x: tensor<512x3072xf32>, %acc: tensor<3072xf32>) -> tensor<3072xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<512x3072xf32>) outs(%acc : tensor<3072xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %m = arith.maximumf %in, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<3072xf32>
+  return %r : tensor<3072xf32>
+}
+
+// -----
+
+// What stays whole: a row sum (its rows are contiguous); columns enough to
+// fill the GPU alone (65536, under 4 chunks); too few rows (32: a chunk
+// would be under 32 rows); a prime count of rows (1031); a loop read by
+// the index of its iteration; reductions before the parallel loops.
+// CHECK-LABEL: func.func @stays(
+// CHECK-NOT:   tensor.expand_shape
+// CHECK-COUNT-6: linalg.generic
+// CHECK-NOT:   linalg.generic
+func.func @stays(%rows: tensor<768x1024xf32>, %wide: tensor<64x65536xf32>, %columns: tensor<1024x768xf32>, %short: tensor<32x768xf32>,
+                 %prime: tensor<1031x768xf32>, %grid: tensor<32x32x768xf32>, %acc: tensor<768xf32>, %wacc: tensor<65536xf32>)
+    -> (tensor<768xf32>, tensor<65536xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768xf32>,
+        tensor<768xf32>) {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%rows : tensor<768x1024xf32>) outs(%acc : tensor<768xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<768xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%wide : tensor<64x65536xf32>) outs(%wacc : tensor<65536xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<65536xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%short : tensor<32x768xf32>) outs(%acc : tensor<768xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<768xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%prime : tensor<1031x768xf32>) outs(%acc : tensor<768xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<768xf32>
+  %4 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2, d0)>, affine_map<(d0, d1, d2) -> (d0)>],
+                       iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%grid : tensor<32x32x768xf32>) outs(%acc : tensor<768xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %t = linalg.index 1 : index
+    %ti = arith.index_cast %t : index to i32
+    %tf = arith.sitofp %ti : i32 to f32
+    %v = arith.mulf %in, %tf : f32
+    %s = arith.addf %a, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<768xf32>
+  %5 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                       iterator_types = ["reduction", "parallel"]}
+      ins(%columns : tensor<1024x768xf32>) outs(%acc : tensor<768xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<768xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<768xf32>, tensor<65536xf32>, tensor<768xf32>, tensor<768xf32>,
+                                   tensor<768xf32>, tensor<768xf32>
+}

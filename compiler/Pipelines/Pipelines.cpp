@@ -141,7 +141,11 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   // compute: BF16 rounds the inputs of the matmuls, their forms settled.
   pm.addPass(createBF16Matmuls());
   // Each rounding joins the loop that computed its value, which writes both.
-  pm.addPass(createFuseElementwise());
+  // On a GPU, a cheap map read by several loops is computed in each instead
+  // of stored: memory, not arithmetic, bounds those loops.
+  FuseElementwiseOptions fusion;
+  fusion.recomputeCheapMaps = cuda;
+  pm.addPass(createFuseElementwise(fusion));
   if (!cuda)
     pm.addPass(cpu::createCPUMathApproximations());
   // Biases are added in the matmul call, gradients accumulate in it.

@@ -3,10 +3,13 @@
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace sinter {
@@ -75,20 +78,19 @@ bool readsEachElementOnce(linalg::GenericOp consumer, OpOperand *operand) {
 
 /// Fusions that leave no copy of the producer's work behind (see the pass
 /// description): into an all-parallel map, a producer used by it alone, or
-/// one that only moves data; into a reduction that is not a contraction, a
-/// producer used by it alone that it reads element by element (x - mean
-/// squared, summed into a variance, never stored).
+/// one that only moves data; into a reduction, a producer used by it alone
+/// that it reads element by element (x - mean squared, summed into a
+/// variance, never stored; dy times x-hat, summed into a scale's gradient).
+/// Matmuls and convolutions are named ops, never generics, and a generic
+/// that reads an operand along a broadcast (as a matmul would) does not
+/// read it element by element.
 bool fusableAlone(OpOperand *operand) {
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
   if (!consumer)
     return false;
   Operation *producer = operand->get().getDefiningOp();
-  if (consumer.getNumLoops() != consumer.getNumParallelLoops()) {
-    if (linalg::isaContractionOpInterface(consumer) ||
-        linalg::isaConvolutionOpInterface(consumer))
-      return false;
+  if (consumer.getNumLoops() != consumer.getNumParallelLoops())
     return onlyUser(producer, consumer) && readsEachElementOnce(consumer, operand);
-  }
   return onlyUser(producer, consumer) || movesDataOnly(producer);
 }
 
@@ -127,6 +129,94 @@ struct FuseKeepingProducerValues : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Ops a producer may have for its users to compute it again.
+constexpr size_t kMaxRecomputedOps = 8;
+/// Rounds of copying cheap producers and fusing the copies.
+constexpr int kMaxRecomputeRounds = 4;
+
+/// Whether `producer` adds a bias to a matmul's product: sinter-matmul-bias
+/// hands that add to the library, when one loop reads the product.
+bool addsToProduct(linalg::GenericOp producer) {
+  Block &body = producer.getRegion().front();
+  if (body.getOperations().size() != 2 || !isa<arith::AddFOp>(body.front()))
+    return false;
+  return llvm::any_of(producer.getDpsInputs(), [](Value v) {
+    if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>())
+      v = expand.getSrc();
+    return isa_and_nonnull<linalg::MatmulOp, linalg::BatchMatmulOp>(v.getDefiningOp());
+  });
+}
+
+/// Whether `producer` is cheap to compute again in each op that reads it: an
+/// all-parallel generic of a few ops that reads at most one tensor as large
+/// as its loops (the rest are broadcasts: a row's mean, a column's scale),
+/// read by two or more generics of its block, each reading it element by
+/// element as an input. A user that computes it reads
+/// that one tensor instead of the producer's result, the same bytes, and the
+/// producer's own pass (a read, and a write of every result) is gone: layer
+/// norm's backward reads x and dy where it read (x - mean) * rstd and
+/// dy * gamma, stored once and read three times.
+bool isCheapToRecompute(linalg::GenericOp producer) {
+  if (!producer.hasPureTensorSemantics() ||
+      producer.getNumLoops() != producer.getNumParallelLoops() || movesDataOnly(producer) ||
+      producer.getRegion().front().getOperations().size() > kMaxRecomputedOps + 1 ||
+      addsToProduct(producer))
+    return false;
+  int64_t iterations = 1;
+  for (int64_t range : producer.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(range))
+      return false;
+    iterations *= range;
+  }
+  int large = 0;
+  for (OpOperand *input : producer.getDpsInputOperands())
+    if (auto type = dyn_cast<RankedTensorType>(input->get().getType()))
+      large += type.hasStaticShape() && type.getNumElements() == iterations;
+  if (large > 1)
+    return false;
+  for (OpOperand &init : producer.getDpsInitsMutable())
+    if (producer.payloadUsesValueFromOperand(&init))
+      return false;
+  llvm::SmallPtrSet<Operation *, 4> users;
+  for (OpOperand &use : producer->getUses()) {
+    auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+    if (!consumer || consumer->getBlock() != producer->getBlock() ||
+        !consumer.isDpsInput(&use) || !readsEachElementOnce(consumer, &use) ||
+        !linalg::areElementwiseOpsFusable(&use))
+      return false;
+    users.insert(consumer);
+  }
+  return users.size() > 1;
+}
+
+/// Gives each user of a cheap producer (isCheapToRecompute) a copy of its
+/// own, just before it, which fusion then takes into the user. Whether any
+/// producer was copied.
+bool copyCheapProducers(ModuleOp module) {
+  SmallVector<linalg::GenericOp> producers;
+  module.walk([&](linalg::GenericOp op) {
+    if (isCheapToRecompute(op))
+      producers.push_back(op);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (linalg::GenericOp producer : producers) {
+    llvm::SetVector<Operation *> users;
+    users.insert(producer->user_begin(), producer->user_end());
+    for (Operation *user : users) {
+      rewriter.setInsertionPoint(user);
+      Operation *copy = rewriter.clone(*producer);
+      rewriter.modifyOpInPlace(user, [&] {
+        for (OpOperand &operand : user->getOpOperands())
+          if (auto result = dyn_cast<OpResult>(operand.get());
+              result && result.getOwner() == producer)
+            operand.set(copy->getResult(result.getResultNumber()));
+      });
+    }
+    rewriter.eraseOp(producer);
+  }
+  return !producers.empty();
+}
+
 /// Whether `v` is a matmul's operand or product.
 bool meetsMatmul(Value v) {
   auto isMatmul = [](Operation *op) {
@@ -151,13 +241,22 @@ void generalizeTransposes(ModuleOp module) {
 }
 
 struct FuseElementwise : public impl::FuseElementwiseBase<FuseElementwise> {
+  using Base::Base;
   void runOnOperation() override {
     generalizeTransposes(getOperation());
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, fusableAlone);
     patterns.add<FuseKeepingProducerValues>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    // Fusion makes new cheap producers (a chain fused into one loop), whose
+    // copies fuse in turn; each round's copies are larger, so few rounds.
+    for (int round = 0; round < kMaxRecomputeRounds; ++round) {
+      bool copied = recomputeCheapMaps && copyCheapProducers(getOperation());
+      if (failed(applyPatternsGreedily(getOperation(), frozen)))
+        return signalPassFailure();
+      if (!copied)
+        break;
+    }
   }
 };
 

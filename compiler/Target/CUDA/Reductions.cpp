@@ -54,20 +54,23 @@ bool isColumnReduction(linalg::GenericOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (op.getNumParallelLoops() == 0 || op.getNumReductionLoops() == 0)
     return false;
+  auto isReduced = [&](AffineExpr e) {
+    return llvm::any_of(llvm::seq(unsigned(iterators.size())), [&](unsigned d) {
+      return iterators[d] == utils::IteratorType::reduction && e.isFunctionOfDim(d);
+    });
+  };
   bool readsRows = false;
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
-    bool movesWithReduction = llvm::any_of(llvm::seq(map.getNumDims()), [&](unsigned d) {
-      return iterators[d] == utils::IteratorType::reduction && map.isFunctionOfDim(d);
-    });
-    if (!movesWithReduction)
-      continue; // a broadcast along the rows, read once per column
-    auto last = map.getNumResults() == 0
-                    ? nullptr
-                    : dyn_cast<AffineDimExpr>(map.getResults().back());
-    if (!last || iterators[last.getPosition()] != utils::IteratorType::parallel)
+    if (map.getNumResults() == 0 || !llvm::any_of(map.getResults(), isReduced))
+      continue; // read once per output, not along the rows
+    // The last index is what neighbouring threads' addresses differ by: a
+    // parallel loop's (neighbours), or none (one element for the warp, a
+    // row's mean). A reduced loop's would be a row reduction.
+    AffineExpr last = map.getResults().back();
+    if (isReduced(last))
       return false;
-    readsRows = true;
+    readsRows |= isa<AffineDimExpr>(last);
   }
   return readsRows;
 }

@@ -30,9 +30,10 @@ struct Fold {
 std::optional<llvm::SmallVector<Fold>> foldsOf(mlir::linalg::GenericOp op);
 
 /// Whether `op` reduces along columns: it has parallel and reduced loops,
-/// and every input that moves with a reduced loop has a parallel loop as
-/// its last (fastest) index. A thread per output then reads what its
-/// neighbours read beside it, one row after another.
+/// every input that moves with a reduced loop has no reduced loop in its
+/// last (fastest) index, and one has a parallel loop there. A thread per
+/// output then reads what its neighbours read beside it, or the same
+/// element (a row's mean), one row after another.
 bool isColumnReduction(mlir::linalg::GenericOp op);
 
 } // namespace sinter::cuda

@@ -39,15 +39,17 @@ func.func @bias_grad(%g: tensor<16x1024x768xf32>, %acc: tensor<768xf64>) -> tens
 
 // -----
 
-// A layer norm's scale gradient: two row-moving inputs are cut alike, the
-// mean (read per column) is not; 3072 columns over 512 rows take 16 chunks
+// A layer norm's scale gradient: the row-moving inputs are cut alike, a
+// row's reciprocal deviation (one element for all columns) too; the mean
+// (read per column) is not; 3072 columns over 512 rows take 16 chunks
 // (a chunk keeps 32 rows). A maximum
 // starts its partials from -inf, and the accumulator may be the combiner's
 // second operand.
 // CHECK-LABEL: func.func @scale_grad(
 // CHECK-COUNT-2: tensor.expand_shape {{.*}} output_shape [16, 32, 3072] : tensor<512x3072xf32> into tensor<16x32x3072xf32>
-// CHECK:       linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
-// CHECK-SAME:    ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<16x32x3072xf32>, tensor<16x32x3072xf32>, tensor<3072xf32>) outs(%{{.*}} : tensor<16x3072xf32>)
+// CHECK:       tensor.expand_shape {{.*}} output_shape [16, 32, 1] : tensor<512x1xf32> into tensor<16x32x1xf32>
+// CHECK:       linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:    ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x32x3072xf32>, tensor<16x32x3072xf32>, tensor<3072xf32>, tensor<16x32x1xf32>) outs(%{{.*}} : tensor<16x3072xf32>)
 // CHECK-LABEL: func.func @column_max(
 // CHECK:       %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK:       linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<16x3072xf32>)
@@ -56,14 +58,16 @@ func.func @bias_grad(%g: tensor<16x1024x768xf32>, %acc: tensor<768xf64>) -> tens
 // CHECK:       ^bb0(%[[IN:.*]]: f32, %[[A:.*]]: f32):
 // CHECK:         arith.maximumf %[[IN]], %[[A]] : f32
 func.func @scale_grad(%dy: tensor<512x3072xf32>, %x: tensor<512x3072xf32>, %mean: tensor<3072xf32>,
-                      %acc: tensor<3072xf32>) -> tensor<3072xf32> {
+                      %rstd: tensor<512x1xf32>, %acc: tensor<3072xf32>) -> tensor<3072xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1, d0)>,
-                                        affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>],
+                                        affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1, 0)>,
+                                        affine_map<(d0, d1) -> (d0)>],
                        iterator_types = ["parallel", "reduction"]}
-      ins(%dy, %x, %mean : tensor<512x3072xf32>, tensor<512x3072xf32>, tensor<3072xf32>)
+      ins(%dy, %x, %mean, %rstd : tensor<512x3072xf32>, tensor<512x3072xf32>, tensor<3072xf32>, tensor<512x1xf32>)
       outs(%acc : tensor<3072xf32>) {
-  ^bb0(%d: f32, %v: f32, %m: f32, %a: f32):
-    %c = arith.subf %v, %m : f32
+  ^bb0(%d: f32, %v: f32, %m: f32, %r: f32, %a: f32):
+    %c0 = arith.subf %v, %m : f32
+    %c = arith.mulf %c0, %r : f32
     %p = arith.mulf %d, %c : f32
     %s = arith.addf %a, %p : f32
     linalg.yield %s : f32

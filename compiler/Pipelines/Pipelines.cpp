@@ -146,6 +146,12 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   FuseElementwiseOptions fusion;
   fusion.recomputeCheapMaps = cuda;
   pm.addPass(createFuseElementwise(fusion));
+  // On a GPU, a softmax's maximum and sum come from one pass over its rows,
+  // and reductions that read an input in common read it once.
+  if (cuda) {
+    pm.addPass(createOnlineSoftmax());
+    pm.addPass(createMergeSiblingReductions());
+  }
   if (!cuda)
     pm.addPass(cpu::createCPUMathApproximations());
   // Biases are added in the matmul call, gradients accumulate in it.

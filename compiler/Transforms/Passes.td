@@ -68,6 +68,39 @@ def SlicesInPlace : Pass<"sinter-slices-in-place", "mlir::ModuleOp"> {
                            "mlir::bufferization::BufferizationDialect"];
 }
 
+def MergeSiblingReductions : Pass<"sinter-merge-sibling-reductions", "mlir::ModuleOp"> {
+  let summary = "Reductions over the same loops that read an input in common become one";
+  let description = [{
+    On linalg on tensors: a `linalg.generic` with a reduced loop, on static
+    shapes and without `linalg.index`, is merged into an earlier one of its
+    block that runs the same loops (iterators and ranges) and reads a tensor
+    in common at the same place, when every operand of the later one is
+    defined before the earlier one: one generic in the earlier one's place
+    takes the inputs of both (shared ones once) and yields the outputs of
+    both, each with its own fold. Layer norm's backward pass then reads dy
+    once for its two row sums and once for its two column sums.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def OnlineSoftmax : Pass<"sinter-online-softmax", "mlir::ModuleOp"> {
+  let summary = "A softmax's row maximum and sum of exponentials in one pass";
+  let description = [{
+    On linalg on tensors: a reduction that sums exp(x - m) (extended to a
+    wider float or not) over rows of x, where m is the row maximum of the
+    same x by another reduction over the same loops, becomes one generic
+    with both outputs: each x raises the running maximum and rescales the
+    running sum by exp(m_old - m_new) (0 for a maximum of -inf, so rows of
+    -inf give no NaN). The generic is marked `sinter.online_softmax`
+    (OnlineSoftmax.h) so that a target splitting a row among threads
+    combines the partial pairs. It takes the maximum's place, or the sum's
+    when the sum's accumulator comes later and nothing else reads the
+    maximum before the sum.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def SplitEmptyTensors : Pass<"sinter-split-empty-tensors", "mlir::ModuleOp"> {
   let summary = "Gives every use of a tensor.empty its own tensor.empty";
   let description = [{

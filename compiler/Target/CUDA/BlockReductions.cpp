@@ -15,6 +15,8 @@
 
 #include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/CUDA/Reductions.h"
+#include "compiler/Transforms/OnlineSoftmax.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,6 +26,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <functional>
+#include <limits>
 
 namespace sinter::cuda {
 #define GEN_PASS_DEF_CUDABLOCKREDUCTIONS
@@ -111,7 +116,85 @@ SmallVector<Value> apply(OpBuilder &b, Location loc, AffineMap map, ValueRange l
   return out;
 }
 
-void launchBlockReduction(linalg::GenericOp op, ArrayRef<Fold> folds,
+/// How a block's threads' partials of a reduction's outputs start, become
+/// one, and fold into the outputs.
+struct Combine {
+  /// Where each thread's partial of each output starts.
+  SmallVector<TypedAttr> identities;
+  /// The block's totals from each thread's partials (every thread gets them).
+  std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange partials)>
+      acrossBlock;
+  /// The outputs' new values from their old ones and the block's totals.
+  std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange olds,
+                                   ValueRange totals)>
+      intoOutputs;
+};
+
+/// Plain folds: partials from the combiners' identities, one all-reduce each,
+/// and the combiner folding the total into the output, as linalg does.
+Combine combineFolds(ArrayRef<Fold> folds) {
+  Combine c;
+  for (const Fold &f : folds)
+    c.identities.push_back(cast<TypedAttr>(*arith::getNeutralElement(f.combiner)));
+  SmallVector<Fold> kept(folds);
+  c.acrossBlock = [kept](OpBuilder &b, Location loc, ValueRange partials) {
+    SmallVector<Value> totals;
+    for (auto [partial, f] : llvm::zip(partials, kept))
+      totals.push_back(
+          gpu::AllReduceOp::create(b, loc, partial,
+                                   gpu::AllReduceOperationAttr::get(b.getContext(), f.kind),
+                                   /*uniform=*/true)
+              .getResult());
+    return totals;
+  };
+  c.intoOutputs = [kept](OpBuilder &b, Location loc, ValueRange olds, ValueRange totals) {
+    SmallVector<Value> folded;
+    for (auto [old, total, f] : llvm::zip(olds, totals, kept)) {
+      IRMapping map;
+      map.map(f.combiner->getOperand(f.accumulatorOperand), old);
+      map.map(f.combiner->getOperand(1 - f.accumulatorOperand), total);
+      folded.push_back(b.clone(*f.combiner, map)->getResult(0));
+    }
+    return folded;
+  };
+  return c;
+}
+
+/// A softmax's running (maximum, sum of exp(x - maximum)) pair
+/// (sinter-online-softmax): the block's maximum first, then each thread's
+/// sum rescaled to it and added up; the output's pair takes the block's the
+/// same way.
+Combine combineOnlineSoftmax(linalg::GenericOp op) {
+  Combine c;
+  auto maxType = cast<FloatType>(
+      cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType());
+  auto sumType = cast<FloatType>(
+      cast<MemRefType>(op.getDpsInits()[1].getType()).getElementType());
+  Builder b(op.getContext());
+  c.identities = {b.getFloatAttr(maxType, -std::numeric_limits<double>::infinity()),
+                  b.getFloatAttr(sumType, 0.0)};
+  c.acrossBlock = [](OpBuilder &b, Location loc, ValueRange partials) {
+    auto all = [&](Value v, gpu::AllReduceOperation kind) -> Value {
+      return gpu::AllReduceOp::create(b, loc, v,
+                                      gpu::AllReduceOperationAttr::get(b.getContext(), kind),
+                                      /*uniform=*/true)
+          .getResult();
+    };
+    Value max = all(partials[0], gpu::AllReduceOperation::MAXIMUMF);
+    Value sum = all(rescaledSum(b, loc, partials[1], partials[0], max),
+                    gpu::AllReduceOperation::ADD);
+    return SmallVector<Value>{max, sum};
+  };
+  c.intoOutputs = [](OpBuilder &b, Location loc, ValueRange olds, ValueRange totals) {
+    Value max = arith::MaximumFOp::create(b, loc, olds[0], totals[0]);
+    Value sum = arith::AddFOp::create(b, loc, rescaledSum(b, loc, olds[1], olds[0], max),
+                                      rescaledSum(b, loc, totals[1], totals[0], max));
+    return SmallVector<Value>{max, sum};
+  };
+  return c;
+}
+
+void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
                           int64_t parallelCount, int64_t reducedCount) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -135,9 +218,8 @@ void launchBlockReduction(linalg::GenericOp op, ArrayRef<Fold> folds,
                                                parallelExtents);
   Block &payload = op.getRegion().front();
   SmallVector<Value> identities;
-  for (const Fold &f : folds)
-    identities.push_back(arith::ConstantOp::create(
-        b, loc, *arith::getNeutralElement(f.combiner)));
+  for (TypedAttr identity : combine.identities)
+    identities.push_back(arith::ConstantOp::create(b, loc, identity));
 
   // Each thread's partial: every `threads`-th reduced element from its own.
   Value tid = launch.getThreadIds().x;
@@ -167,35 +249,28 @@ void launchBlockReduction(linalg::GenericOp op, ArrayRef<Fold> folds,
       b.clone(inner, map);
     }
     SmallVector<Value> next;
-    for (const Fold &f : folds)
-      next.push_back(map.lookup(f.combiner->getResult(0)));
+    for (Value v : payload.getTerminator()->getOperands())
+      next.push_back(map.lookupOrDefault(v));
     scf::YieldOp::create(b, loc, next);
   }
 
   // The block's result, folded into the output by one thread.
-  SmallVector<Value> totals;
-  for (auto [i, f] : llvm::enumerate(folds))
-    totals.push_back(
-        gpu::AllReduceOp::create(b, loc, strided.getResult(i),
-                                 gpu::AllReduceOperationAttr::get(b.getContext(), f.kind),
-                                 /*uniform=*/true)
-            .getResult());
+  SmallVector<Value> totals = combine.acrossBlock(b, loc, strided.getResults());
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(0));
   auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
   SmallVector<Value> loops(outer);
   for (size_t i = 0; i < reducedExtents.size(); ++i)
     loops.push_back(index(0)); // the outputs do not read them
-  for (auto [i, f] : llvm::enumerate(folds)) {
-    OpOperand &init = op.getDpsInitsMutable()[i];
-    SmallVector<Value> at = apply(b, loc, op.getMatchingIndexingMap(&init), loops);
-    Value old = memref::LoadOp::create(b, loc, init.get(), at);
-    IRMapping map;
-    map.map(f.combiner->getOperand(f.accumulatorOperand), old);
-    map.map(f.combiner->getOperand(1 - f.accumulatorOperand), totals[i]);
-    Value folded = b.clone(*f.combiner, map)->getResult(0);
-    memref::StoreOp::create(b, loc, folded, init.get(), at);
+  SmallVector<Value> olds;
+  SmallVector<SmallVector<Value>> places;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    places.push_back(apply(b, loc, op.getMatchingIndexingMap(&init), loops));
+    olds.push_back(memref::LoadOp::create(b, loc, init.get(), places.back()));
   }
+  SmallVector<Value> folded = combine.intoOutputs(b, loc, olds, totals);
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+    memref::StoreOp::create(b, loc, folded[i], init.get(), places[i]);
   op.erase();
 }
 
@@ -207,9 +282,12 @@ struct CUDABlockReductions : public impl::CUDABlockReductionsBase<CUDABlockReduc
       int64_t parallelCount, reducedCount;
       if (!isBlockReduction(op, parallelCount, reducedCount))
         continue;
-      std::optional<SmallVector<Fold>> folds = foldsOf(op);
-      if (folds)
-        launchBlockReduction(op, *folds, parallelCount, reducedCount);
+      if (attrs::onlineSoftmax.has(op) && op.getNumDpsInits() == 2) {
+        launchBlockReduction(op, combineOnlineSoftmax(op), parallelCount, reducedCount);
+        continue;
+      }
+      if (std::optional<SmallVector<Fold>> folds = foldsOf(op))
+        launchBlockReduction(op, combineFolds(*folds), parallelCount, reducedCount);
     }
   }
 };

@@ -166,3 +166,48 @@ func.func @stays(%short: memref<4x16xf32>, %x: memref<4x64xf32>, %out: memref<4x
   }
   return
 }
+
+// -----
+
+// A softmax's running (maximum, sum) pair (sinter-online-softmax): each
+// thread folds its share into a pair from (-inf, 0) with the generic's own
+// body; the block's maximum comes first, then each thread's sum rescaled to
+// it by exp(m - max) (0 for a thread that saw only -inf) is added up;
+// thread 0 folds the block's pair into the output's the same way.
+// CHECK-LABEL: func.func @online_softmax(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: memref<8x500xf32>, %[[M:[a-z0-9]+]]: memref<8xf32>, %[[S:[a-z0-9]+]]: memref<8xf64>)
+// CHECK:       gpu.launch blocks(%[[BID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c8{{.*}}) threads(%[[TID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c256
+// CHECK-DAG:     %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:         %[[PAIR:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[NEGINF]], %{{.*}} = %[[ZERO]]) -> (f32, f64)
+// CHECK:           math.exp
+// CHECK:         %[[MAX:.*]] = gpu.all_reduce maximumf %[[PAIR]]#0 uniform
+// CHECK:         %[[D:.*]] = arith.subf %[[PAIR]]#0, %[[MAX]]
+// CHECK:         %[[E:.*]] = math.exp %[[D]]
+// CHECK:         %[[E0:.*]] = arith.select %{{.*}}, %{{.*}}, %[[E]]
+// CHECK:         %[[W:.*]] = arith.extf %[[E0]] : f32 to f64
+// CHECK:         %[[R:.*]] = arith.mulf %[[PAIR]]#1, %[[W]]
+// CHECK:         %[[SUM:.*]] = gpu.all_reduce add %[[R]] uniform
+// CHECK:         scf.if
+// CHECK:           %[[OLDM:.*]] = memref.load %[[M]][%[[BID]]]
+// CHECK:           %[[OLDS:.*]] = memref.load %[[S]][%[[BID]]]
+// CHECK:           %[[NEWM:.*]] = arith.maximumf %[[OLDM]], %[[MAX]]
+// CHECK:           %[[NEWS:.*]] = arith.addf
+// CHECK:           memref.store %[[NEWM]], %[[M]][%[[BID]]]
+// CHECK:           memref.store %[[NEWS]], %[[S]][%[[BID]]]
+func.func @online_softmax(%x: memref<8x500xf32>, %m: memref<8xf32>, %s: memref<8xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x500xf32>) outs(%m, %s : memref<8xf32>, memref<8xf64>)
+      attrs = {sinter.online_softmax} {
+  ^bb0(%v: f32, %acc: f32, %sum: f64):
+    %max = arith.maximumf %acc, %v : f32
+    %d = arith.subf %v, %max : f32
+    %e = math.exp %d : f32
+    %w = arith.extf %e : f32 to f64
+    %r = arith.addf %sum, %w : f64
+    linalg.yield %max, %r : f32, f64
+  }
+  return
+}

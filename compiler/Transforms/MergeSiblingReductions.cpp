@@ -11,11 +11,13 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace sinter {
 #define GEN_PASS_DEF_MERGESIBLINGREDUCTIONS
@@ -27,13 +29,55 @@ using namespace mlir;
 namespace sinter {
 namespace {
 
+/// Whether every output of `op` is a plain fold: the yielded value is an
+/// add, mul, max or min of its accumulator, which nothing else reads. A
+/// target maps such reductions to blocks of threads; merged with one that is
+/// not, both would lose that.
+bool foldsPlainly(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    BlockArgument acc = op.getMatchingBlockArgument(&init);
+    Operation *combiner = body.getTerminator()
+                              ->getOperand(init.getOperandNumber() - op.getNumDpsInputs())
+                              .getDefiningOp();
+    if (!combiner || !acc.hasOneUse() || acc.getUses().begin()->getOwner() != combiner ||
+        !isa<arith::AddFOp, arith::AddIOp, arith::MulFOp, arith::MulIOp,
+             arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+             arith::MaxSIOp, arith::MinSIOp>(combiner))
+      return false;
+  }
+  return true;
+}
+
 /// Whether `op` is a reduction this pass merges: on tensors of static
-/// shapes, with a reduced loop, and no index of its loops in its body (a
-/// merged body keeps its loops, but one rule is simpler to trust).
+/// shapes, with a reduced loop, plain folds, no index of its loops in its
+/// body (a merged body keeps its loops, but one rule is simpler to trust),
+/// and no mark of another pass (a softmax's running pair).
 bool isMergeable(linalg::GenericOp op) {
   return op.hasPureTensorSemantics() && op.getNumReductionLoops() > 0 &&
-         !op.hasIndexSemantics() &&
-         !llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
+         !op.hasIndexSemantics() && op->getDiscardableAttrDictionary().empty() &&
+         !llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic) &&
+         foldsPlainly(op);
+}
+
+/// Whether `v` is available at `op`, in whose block or an enclosing one it
+/// is defined.
+bool availableAt(Value v, Operation *op) {
+  Operation *def = v.getDefiningOp();
+  Block *block = def ? def->getBlock() : cast<BlockArgument>(v).getOwner();
+  if (block != op->getBlock())
+    return block->getParentOp()->isProperAncestor(op);
+  return !def || def->isBeforeInBlock(op);
+}
+
+/// Whether all that `later` reads, its operands and the values its body
+/// takes from outside, is available at `earlier`.
+bool readsOnlyBefore(linalg::GenericOp later, linalg::GenericOp earlier) {
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(later.getRegion(), captured);
+  return llvm::all_of(later->getOperands(),
+                      [&](Value v) { return availableAt(v, earlier); }) &&
+         llvm::all_of(captured, [&](Value v) { return availableAt(v, earlier); });
 }
 
 /// Whether `a` and `b` run the same loops and read a tensor in common at the
@@ -116,17 +160,15 @@ void merge(linalg::GenericOp first, linalg::GenericOp second, RewriterBase &rewr
 }
 
 /// Merges, in `block`, each reduction into the first earlier sibling whose
-/// place its operands are all available at. Whether anything merged.
-bool mergeIn(Block &block, DominanceInfo &dominance, RewriterBase &rewriter) {
+/// place all it reads is available at. Whether anything merged.
+bool mergeIn(Block &block, RewriterBase &rewriter) {
   SmallVector<linalg::GenericOp> seen;
   for (Operation &op : block) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     if (!generic || !isMergeable(generic))
       continue;
     for (linalg::GenericOp earlier : seen) {
-      if (!areSiblings(earlier, generic) ||
-          !llvm::all_of(generic->getOperands(),
-                        [&](Value v) { return dominance.properlyDominates(v, earlier); }))
+      if (!areSiblings(earlier, generic) || !readsOnlyBefore(generic, earlier))
         continue;
       merge(earlier, generic, rewriter);
       return true;
@@ -142,12 +184,11 @@ struct MergeSiblingReductions
     IRRewriter rewriter(&getContext());
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) { blocks.push_back(block); });
-    for (Block *block : blocks) {
-      // A merge invalidates the walk; each restarts, and each removes an op.
-      DominanceInfo dominance(getOperation());
-      while (mergeIn(*block, dominance, rewriter))
-        dominance = DominanceInfo(getOperation());
-    }
+    // A merge invalidates the scan of its block, which restarts; each merge
+    // removes a generic.
+    for (Block *block : blocks)
+      while (mergeIn(*block, rewriter)) {
+      }
   }
 };
 

@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
@@ -122,6 +123,11 @@ std::optional<Statistics> statisticsOf(linalg::GenericOp sum) {
   std::optional<unsigned> mArg = argumentOf(sum, sub.getRhs());
   if (!xArg || !mArg || *xArg == *mArg || *xArg > 1 || *mArg > 1)
     return std::nullopt;
+  // The pair starts from the maximum's start and a sum of 0: a sum that
+  // starts elsewhere would be rescaled with the rest.
+  auto zeros = sum.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!zeros || !matchPattern(zeros.getInputs()[0], m_AnyZeroFloat()))
+    return std::nullopt;
   OpOperand *x = sum.getDpsInputOperand(*xArg);
   OpOperand *m = sum.getDpsInputOperand(*mArg);
   AffineMap rowMap = sum.getMatchingIndexingMap(sum.getDpsInitOperand(0));
@@ -154,9 +160,11 @@ std::optional<Statistics> statisticsOf(linalg::GenericOp sum) {
 Operation *placeFor(Statistics s, DominanceInfo &dominance) {
   if (dominance.properlyDominates(s.sum.getDpsInits()[0], s.max))
     return s.max;
-  for (Operation *user : s.max->getUsers())
-    if (user != s.sum && !s.sum->isBeforeInBlock(user))
+  for (Operation *user : s.max->getUsers()) {
+    Operation *here = s.sum->getBlock()->findAncestorOpInBlock(*user);
+    if (user != s.sum && (!here || !s.sum->isBeforeInBlock(here)))
       return nullptr;
+  }
   return s.sum;
 }
 

@@ -72,10 +72,12 @@ def MergeSiblingReductions : Pass<"sinter-merge-sibling-reductions", "mlir::Modu
   let summary = "Reductions over the same loops that read an input in common become one";
   let description = [{
     On linalg on tensors: a `linalg.generic` with a reduced loop, on static
-    shapes and without `linalg.index`, is merged into an earlier one of its
-    block that runs the same loops (iterators and ranges) and reads a tensor
-    in common at the same place, when every operand of the later one is
-    defined before the earlier one: one generic in the earlier one's place
+    shapes, without `linalg.index` or a discardable attribute, whose outputs
+    are plain folds (add, mul, max, min), is merged into an earlier such one
+    of its block that runs the same loops (iterators and ranges) and reads a
+    tensor in common at the same place, when every value the later one reads
+    (its operands, and what its body takes from outside) is defined before
+    the earlier one: one generic in the earlier one's place
     takes the inputs of both (shared ones once) and yields the outputs of
     both, each with its own fold. Layer norm's backward pass then reads dy
     once for its two row sums and once for its two column sums.
@@ -95,7 +97,8 @@ def OnlineSoftmax : Pass<"sinter-online-softmax", "mlir::ModuleOp"> {
     (OnlineSoftmax.h) so that a target splitting a row among threads
     combines the partial pairs. It takes the maximum's place, or the sum's
     when the sum's accumulator comes later and nothing else reads the
-    maximum before the sum.
+    maximum before the sum. Only a sum that starts from a fill of 0 is
+    merged.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
                            "mlir::arith::ArithDialect"];

@@ -46,16 +46,21 @@ func.func @row_sums(%dy: tensor<4x8xf32>, %g: tensor<8xf32>, %xh: tensor<4x8xf32
 
 // What stays apart: a reduction that reads the other's result; other
 // loops (the same input summed down its columns); no input in common; an
-// input read at another place (transposed); and an operand defined between
-// the two (a third sum's accumulator, made after the first).
+// input read at another place (transposed); an operand defined between
+// the two (a third sum's accumulator, made after the first); a body that
+// takes a value defined between the two (a scale); a fold that is not an
+// add, mul, max or min (a select); and a marked generic (a softmax's
+// running pair).
 // CHECK-LABEL: func.func @apart(
-// CHECK-COUNT-6: linalg.generic
+// CHECK-COUNT-9: linalg.generic
+// CHECK-NOT:   linalg.generic
 #id = affine_map<(i, j) -> (i, j)>
 #t = affine_map<(i, j) -> (j, i)>
 #row = affine_map<(i, j) -> (i)>
 #rowT = affine_map<(i, j) -> (j)>
 func.func @apart(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>, %a: tensor<4xf32>)
-    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : tensor<4x4xf32>) outs(%a : tensor<4xf32>) {
   ^bb0(%v: f32, %acc: f32):
@@ -93,6 +98,28 @@ func.func @apart(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>, %a: tensor<4xf32>)
     %r = arith.maximumf %acc, %v : f32
     linalg.yield %r : f32
   } -> tensor<4xf32>
-  return %s, %dependent, %columns, %other, %transposed, %after
-      : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  %scale = arith.constant 2.0 : f32
+  %scaled = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x4xf32>) outs(%a : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %w = arith.mulf %v, %scale : f32
+    %r = arith.addf %acc, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %selected = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x4xf32>) outs(%a : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %gt = arith.cmpf ogt, %v, %acc : f32
+    %r = arith.select %gt, %v, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %marked = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x4xf32>) outs(%a : tensor<4xf32>) attrs = {sinter.online_softmax} {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.maximumf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %s, %dependent, %columns, %other, %transposed, %after, %scaled, %selected, %marked
+      : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }

@@ -6,7 +6,8 @@
 // with one exponential, exp(-|x - m|), rescaling the sum when x raises the
 // maximum (then adding exp(0) = 1) and adding it when not; x = -inf adds 0.
 // CHECK-LABEL: func.func @statistics(
-// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<4x300xf32>, %[[M0:[a-z0-9]+]]: tensor<4xf32>, %[[S0:[a-z0-9]+]]: tensor<4xf64>
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<4x300xf32>, %[[M0:[a-z0-9]+]]: tensor<4xf32>
+// CHECK:       %[[S0:.*]] = linalg.fill
 // CHECK:       %[[R:.*]]:2 = linalg.generic {indexing_maps = [#{{.*}}, #[[ROW:.*]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
 // CHECK-SAME:    ins(%[[X]] : tensor<4x300xf32>) outs(%[[M0]], %[[S0]] : tensor<4xf32>, tensor<4xf64>)
 // CHECK-SAME:    attrs = {sinter.online_softmax}
@@ -29,8 +30,11 @@
 // CHECK:       return %[[R]]#0, %[[R]]#1
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
-func.func @statistics(%x: tensor<4x300xf32>, %m0: tensor<4xf32>, %s0: tensor<4xf64>)
+func.func @statistics(%x: tensor<4x300xf32>, %m0: tensor<4xf32>)
     -> (tensor<4xf32>, tensor<4xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %empty = tensor.empty() : tensor<4xf64>
+  %s0 = linalg.fill ins(%zero : f64) outs(%empty : tensor<4xf64>) -> tensor<4xf64>
   %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : tensor<4x300xf32>) outs(%m0 : tensor<4xf32>) {
   ^bb0(%v: f32, %acc: f32):
@@ -52,17 +56,18 @@ func.func @statistics(%x: tensor<4x300xf32>, %m0: tensor<4xf32>, %s0: tensor<4xf
 // -----
 
 // What stays two passes: a sum over another tensor than the maximum's; a
-// sum of something else than exp(x - max) (a square); and a sum whose
+// sum of something else than exp(x - max) (a square); a sum whose
 // accumulator is made after the maximum while another op reads the maximum
-// before the sum.
+// before the sum; and a sum that adds to a value (not from 0), which the
+// running sum would rescale.
 // CHECK-LABEL: func.func @apart(
 // CHECK-NOT:   sinter.online_softmax
-// CHECK-COUNT-6: linalg.generic
+// CHECK-COUNT-7: linalg.generic
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
 #vec = affine_map<(i) -> (i)>
 func.func @apart(%x: tensor<4x300xf32>, %y: tensor<4x300xf32>, %m0: tensor<4xf32>, %s0: tensor<4xf32>)
-    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : tensor<4x300xf32>) outs(%m0 : tensor<4xf32>) {
   ^bb0(%v: f32, %acc: f32):
@@ -97,7 +102,9 @@ func.func @apart(%x: tensor<4x300xf32>, %y: tensor<4x300xf32>, %m0: tensor<4xf32
     %r = arith.negf %v : f32
     linalg.yield %r : f32
   } -> tensor<4xf32>
-  %late = tensor.empty() : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %late0 = tensor.empty() : tensor<4xf32>
+  %late = linalg.fill ins(%zero : f32) outs(%late0 : tensor<4xf32>) -> tensor<4xf32>
   %s = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
       ins(%y, %m2 : tensor<4x300xf32>, tensor<4xf32>) outs(%late : tensor<4xf32>) {
   ^bb0(%v: f32, %mm: f32, %acc: f32):
@@ -106,5 +113,14 @@ func.func @apart(%x: tensor<4x300xf32>, %y: tensor<4x300xf32>, %m0: tensor<4xf32
     %r = arith.addf %acc, %e : f32
     linalg.yield %r : f32
   } -> tensor<4xf32>
-  return %other, %squares, %early, %s : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  %onto = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : tensor<4x300xf32>, tensor<4xf32>) outs(%s0 : tensor<4xf32>) {
+  ^bb0(%v: f32, %mm: f32, %acc: f32):
+    %d = arith.subf %v, %mm : f32
+    %e = math.exp %d : f32
+    %r = arith.addf %acc, %e : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %other, %squares, %early, %s, %onto
+      : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }

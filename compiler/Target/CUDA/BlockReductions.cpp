@@ -44,12 +44,6 @@ namespace {
 /// good: a warp's shuffles would cost what the loop saves.
 constexpr int64_t kMinReducedElements = 32;
 
-/// A column reduction with at least this many outputs keeps a thread per
-/// output: each warp then reads a row's neighbouring elements together,
-/// where a block per output would read down a column, a sector per element.
-/// (`sinter-cuda-split-column-reductions` gives the narrow ones this many.)
-constexpr int64_t kThreadPerOutputColumns = 8192;
-
 /// Whether `op` is a reduction this pass takes: on static dense-or-strided
 /// buffers, parallel loops first and then at least kMinReducedElements
 /// reduced, outputs that do not move with the reduced loops and are not
@@ -173,20 +167,27 @@ Combine combineOnlineSoftmax(linalg::GenericOp op) {
   Builder b(op.getContext());
   c.identities = {b.getFloatAttr(maxType, -std::numeric_limits<double>::infinity()),
                   b.getFloatAttr(sumType, 0.0)};
-  c.acrossBlock = [](OpBuilder &b, Location loc, ValueRange partials) {
+  // The maximum as the body takes it (maxnumf ignores a NaN, maximumf not).
+  Operation *fold =
+      op.getRegion().front().getTerminator()->getOperand(0).getDefiningOp();
+  bool ignoresNaN = isa_and_nonnull<arith::MaxNumFOp>(fold);
+  c.acrossBlock = [ignoresNaN](OpBuilder &b, Location loc, ValueRange partials) {
     auto all = [&](Value v, gpu::AllReduceOperation kind) -> Value {
       return gpu::AllReduceOp::create(b, loc, v,
                                       gpu::AllReduceOperationAttr::get(b.getContext(), kind),
                                       /*uniform=*/true)
           .getResult();
     };
-    Value max = all(partials[0], gpu::AllReduceOperation::MAXIMUMF);
+    Value max = all(partials[0], ignoresNaN ? gpu::AllReduceOperation::MAXNUMF
+                                            : gpu::AllReduceOperation::MAXIMUMF);
     Value sum = all(rescaledSum(b, loc, partials[1], partials[0], max),
                     gpu::AllReduceOperation::ADD);
     return SmallVector<Value>{max, sum};
   };
-  c.intoOutputs = [](OpBuilder &b, Location loc, ValueRange olds, ValueRange totals) {
-    Value max = arith::MaximumFOp::create(b, loc, olds[0], totals[0]);
+  c.intoOutputs = [ignoresNaN](OpBuilder &b, Location loc, ValueRange olds,
+                               ValueRange totals) {
+    Value max = ignoresNaN ? arith::MaxNumFOp::create(b, loc, olds[0], totals[0]).getResult()
+                           : arith::MaximumFOp::create(b, loc, olds[0], totals[0]).getResult();
     Value sum = arith::AddFOp::create(b, loc, rescaledSum(b, loc, olds[1], olds[0], max),
                                       rescaledSum(b, loc, totals[1], totals[0], max));
     return SmallVector<Value>{max, sum};
@@ -279,7 +280,7 @@ struct CUDABlockReductions : public impl::CUDABlockReductionsBase<CUDABlockReduc
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
     for (linalg::GenericOp op : generics) {
-      int64_t parallelCount, reducedCount;
+      int64_t parallelCount = 0, reducedCount = 0;
       if (!isBlockReduction(op, parallelCount, reducedCount))
         continue;
       if (attrs::onlineSoftmax.has(op) && op.getNumDpsInits() == 2) {

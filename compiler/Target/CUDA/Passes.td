@@ -39,7 +39,8 @@ def CUDASplitColumnReductions
     with a new outermost parallel loop over the chunks folds each chunk into
     a [K, outputs] partial started at the combiner's identity, and a second
     generic folds the partials, in order, into the original output. K aims
-    at 128K threads, each folding at least 32 rows. The order of the fold
+    at 128K threads, each folding at least 32 rows; a split that would give
+    fewer than 8192 (chunk, output) pairs is not made. The order of the fold
     depends on the shapes alone.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",

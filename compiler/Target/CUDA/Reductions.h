@@ -24,6 +24,11 @@ struct Fold {
   mlir::gpu::AllReduceOperation kind;
 };
 
+/// A column reduction with at least this many outputs runs a thread per
+/// output: each warp then reads a row's neighbouring elements together,
+/// where a block per output would read down a column, a sector per element.
+inline constexpr int64_t kThreadPerOutputColumns = 8192;
+
 /// The folds of `op`'s outputs, when each output is a plain fold: the
 /// yielded value is one combiner (add, mul, max, min) of the accumulator,
 /// used nowhere else, and a value of the inputs alone.

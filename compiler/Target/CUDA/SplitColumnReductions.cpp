@@ -103,7 +103,10 @@ std::optional<Split> splitOf(linalg::GenericOp op) {
     if (!isCuttable(op, d))
       continue;
     int64_t chunks = largestDivisorUpTo(ranges[d], limit);
-    if (chunks >= kMinChunks && (!best || chunks > best->chunks))
+    // Fewer threads, and block reductions would take the partial down its
+    // columns again.
+    if (chunks >= kMinChunks && chunks * outputs >= kThreadPerOutputColumns &&
+        (!best || chunks > best->chunks))
       best = Split{d, chunks};
   }
   return best;

@@ -12,14 +12,14 @@
 // differs is a wrong index, a row folded twice or not at all, or an
 // accumulator's old value folded once per chunk.
 
-// SPLIT-COUNT-2: tensor.expand_shape {{.*}} into tensor<4x8x8x48xf32>
+// SPLIT-COUNT-2: tensor.expand_shape {{.*}} into tensor<4x256x8x64xf32>
 // SPLIT-NOT:     tensor.expand_shape
 
 // The sums that differ, the maxima that differ, then column 0's sum and
 // maximum.
 // CHECK:      {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
-// CHECK-NEXT: {{^}}92{{$}}
+// CHECK-NEXT: {{^}}101{{$}}
 // CHECK-NEXT: {{^}}8{{$}}
 
 #rows = affine_map<(c, b, t) -> (b, t, c)>
@@ -34,10 +34,10 @@ func.func private @printF32(f32)
 func.func private @printNewline()
 
 // x[b, t, c] = ((131 b + 31 t + 7 c) mod 17) - 8
-func.func @input() -> tensor<4x64x48xf32> {
-  %e = tensor.empty() : tensor<4x64x48xf32>
+func.func @input() -> tensor<4x2048x64xf32> {
+  %e = tensor.empty() : tensor<4x2048x64xf32>
   %x = linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]}
-      outs(%e : tensor<4x64x48xf32>) {
+      outs(%e : tensor<4x2048x64xf32>) {
   ^bb0(%o: f32):
     %b = linalg.index 0 : index
     %t = linalg.index 1 : index
@@ -57,61 +57,61 @@ func.func @input() -> tensor<4x64x48xf32> {
     %i = arith.index_cast %v : index to i64
     %f = arith.sitofp %i : i64 to f32
     linalg.yield %f : f32
-  } -> tensor<4x64x48xf32>
-  return %x : tensor<4x64x48xf32>
+  } -> tensor<4x2048x64xf32>
+  return %x : tensor<4x2048x64xf32>
 }
 
-func.func @filled(%v: f32) -> tensor<48xf32> {
-  %e = tensor.empty() : tensor<48xf32>
-  %f = linalg.fill ins(%v : f32) outs(%e : tensor<48xf32>) -> tensor<48xf32>
-  return %f : tensor<48xf32>
+func.func @filled(%v: f32) -> tensor<64xf32> {
+  %e = tensor.empty() : tensor<64xf32>
+  %f = linalg.fill ins(%v : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  return %f : tensor<64xf32>
 }
 
 // Column sums folded into an accumulator that already holds 100, and
 // column maxima from -inf: split (read down the columns of x) and whole
 // (read along the rows of its transposed copy).
 func.func @main() {
-  %x = call @input() : () -> tensor<4x64x48xf32>
-  %et = tensor.empty() : tensor<48x4x64xf32>
-  %xt = linalg.transpose ins(%x : tensor<4x64x48xf32>) outs(%et : tensor<48x4x64xf32>)
+  %x = call @input() : () -> tensor<4x2048x64xf32>
+  %et = tensor.empty() : tensor<64x4x2048xf32>
+  %xt = linalg.transpose ins(%x : tensor<4x2048x64xf32>) outs(%et : tensor<64x4x2048xf32>)
       permutation = [2, 0, 1]
   %hundred = arith.constant 100.0 : f32
   %neginf = arith.constant 0xFF800000 : f32
-  %acc = call @filled(%hundred) : (f32) -> tensor<48xf32>
-  %low = call @filled(%neginf) : (f32) -> tensor<48xf32>
+  %acc = call @filled(%hundred) : (f32) -> tensor<64xf32>
+  %low = call @filled(%neginf) : (f32) -> tensor<64xf32>
   %sum = linalg.generic {indexing_maps = [#rows, #column], iterator_types = ["parallel", "reduction", "reduction"]}
-      ins(%x : tensor<4x64x48xf32>) outs(%acc : tensor<48xf32>) {
+      ins(%x : tensor<4x2048x64xf32>) outs(%acc : tensor<64xf32>) {
   ^bb0(%in: f32, %a: f32):
     %s = arith.addf %a, %in : f32
     linalg.yield %s : f32
-  } -> tensor<48xf32>
+  } -> tensor<64xf32>
   %max = linalg.generic {indexing_maps = [#rows, #column], iterator_types = ["parallel", "reduction", "reduction"]}
-      ins(%x : tensor<4x64x48xf32>) outs(%low : tensor<48xf32>) {
+      ins(%x : tensor<4x2048x64xf32>) outs(%low : tensor<64xf32>) {
   ^bb0(%in: f32, %a: f32):
     %m = arith.maximumf %in, %a : f32
     linalg.yield %m : f32
-  } -> tensor<48xf32>
+  } -> tensor<64xf32>
   %wholeSum = linalg.generic {indexing_maps = [#byRow, #column], iterator_types = ["parallel", "reduction", "reduction"]}
-      ins(%xt : tensor<48x4x64xf32>) outs(%acc : tensor<48xf32>) {
+      ins(%xt : tensor<64x4x2048xf32>) outs(%acc : tensor<64xf32>) {
   ^bb0(%in: f32, %a: f32):
     %s = arith.addf %a, %in : f32
     linalg.yield %s : f32
-  } -> tensor<48xf32>
+  } -> tensor<64xf32>
   %wholeMax = linalg.generic {indexing_maps = [#byRow, #column], iterator_types = ["parallel", "reduction", "reduction"]}
-      ins(%xt : tensor<48x4x64xf32>) outs(%low : tensor<48xf32>) {
+      ins(%xt : tensor<64x4x2048xf32>) outs(%low : tensor<64xf32>) {
   ^bb0(%in: f32, %a: f32):
     %m = arith.maximumf %in, %a : f32
     linalg.yield %m : f32
-  } -> tensor<48xf32>
-  %sumWrong = call @mismatches(%sum, %wholeSum) : (tensor<48xf32>, tensor<48xf32>) -> i64
-  %maxWrong = call @mismatches(%max, %wholeMax) : (tensor<48xf32>, tensor<48xf32>) -> i64
+  } -> tensor<64xf32>
+  %sumWrong = call @mismatches(%sum, %wholeSum) : (tensor<64xf32>, tensor<64xf32>) -> i64
+  %maxWrong = call @mismatches(%max, %wholeMax) : (tensor<64xf32>, tensor<64xf32>) -> i64
   call @printI64(%sumWrong) : (i64) -> ()
   call @printNewline() : () -> ()
   call @printI64(%maxWrong) : (i64) -> ()
   call @printNewline() : () -> ()
   %c0 = arith.constant 0 : index
-  %s0 = tensor.extract %sum[%c0] : tensor<48xf32>
-  %m0 = tensor.extract %max[%c0] : tensor<48xf32>
+  %s0 = tensor.extract %sum[%c0] : tensor<64xf32>
+  %m0 = tensor.extract %max[%c0] : tensor<64xf32>
   call @printF32(%s0) : (f32) -> ()
   call @printNewline() : () -> ()
   call @printF32(%m0) : (f32) -> ()
@@ -119,12 +119,12 @@ func.func @main() {
   return
 }
 
-func.func @mismatches(%a: tensor<48xf32>, %b: tensor<48xf32>) -> i64 {
+func.func @mismatches(%a: tensor<64xf32>, %b: tensor<64xf32>) -> i64 {
   %zero = arith.constant 0 : i64
   %e = tensor.empty() : tensor<i64>
   %init = linalg.fill ins(%zero : i64) outs(%e : tensor<i64>) -> tensor<i64>
   %n = linalg.generic {indexing_maps = [#id1, #id1, #all], iterator_types = ["reduction"]}
-      ins(%a, %b : tensor<48xf32>, tensor<48xf32>) outs(%init : tensor<i64>) {
+      ins(%a, %b : tensor<64xf32>, tensor<64xf32>) outs(%init : tensor<i64>) {
   ^bb0(%p: f32, %q: f32, %acc: i64):
     %ne = arith.cmpf une, %p, %q : f32
     %one = arith.extui %ne : i1 to i64

@@ -103,13 +103,17 @@ echo "$micro_bf16" > "$out/gpt124m/micro_bf16"
 # The launcher, for runs of several ranks where the machine has the GPUs.
 mkdir -p "$out/bin"
 cp build/bin/sinter-run "$out/bin/"
-for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny* \
-            "$out"/resnet/resnet "$out"/gpt124m/gpt124m* \
-            "$out"/bin/sinter-run; do
+programs=("$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny*
+          "$out"/resnet/resnet "$out"/gpt124m/gpt124m* "$out"/bin/sinter-run)
+for prog in "${programs[@]}"; do
   ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
 done | sort -u | grep -v -E 'libcublas|libcudnn|libnccl|libcuda\.|libnvidia|^$' | while read -r lib; do
   cp -L "$lib" "$out/lib/"
 done
+
+# Their symbol tables are for debuggers, not the checks: about 1 MiB a
+# program.
+strip "${programs[@]}"
 
 size=$(du -sm "$out" | cut -f1)
 echo "gpu-bundle: $out, $size MiB"

@@ -199,6 +199,8 @@ void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(cuda::createCUDAMapToGPU());
+  // A thread's running sum stays in a register, not stored every row.
+  pm.addPass(cuda::createCUDARegisterAccumulators());
   // What the kernels took over (scalar loads on the host) dies here.
   pm.addPass(mlir::createCanonicalizerPass());
   // Constants (shapes, strides, identities) go into the kernels: divisions

@@ -69,6 +69,22 @@ def CUDABlockReductions : Pass<"sinter-cuda-block-reductions", "mlir::ModuleOp">
                            "mlir::memref::MemRefDialect"];
 }
 
+def CUDARegisterAccumulators
+    : Pass<"sinter-cuda-register-accumulators", "mlir::ModuleOp"> {
+  let summary = "A thread's running sum lives in a register, not in memory";
+  let description = [{
+    After loops become kernels: inside each `gpu.launch`, an `scf.for` whose
+    only write is one `memref.store` in its body's block, and whose only read
+    of that buffer is one `memref.load` of the same indices before it (the
+    buffer and indices defined outside the loop), loads the element once
+    before the loop, carries it as an iter_arg, and stores it once after
+    (as `sinter-cpu-register-accumulators`, without its reassociation and
+    loop hints). Loops are taken innermost first. The order of the sum is
+    unchanged.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::scf::SCFDialect"];
+}
+
 def CUDABareKernelArguments
     : Pass<"sinter-cuda-bare-kernel-arguments", "mlir::ModuleOp"> {
   let summary = "Strided views cross into kernels as their base buffers";

@@ -151,10 +151,10 @@ bool addsToProduct(linalg::GenericOp producer) {
 /// all-parallel generic of a few ops that reads at most one tensor as large
 /// as its loops (the rest are broadcasts: a row's mean, a column's scale),
 /// read by two or more generics of its block, each reading it element by
-/// element as an input. A user that computes it reads
-/// that one tensor instead of the producer's result, the same bytes, and the
-/// producer's own pass (a read, and a write of every result) is gone: layer
-/// norm's backward reads x and dy where it read (x - mean) * rstd and
+/// element as an input. A user that computes it reads that one tensor
+/// instead of the producer's result, the same bytes, and the producer's own
+/// pass (a read, and a write of every result) is gone: layer norm's
+/// backward pass reads x and dy where it read (x - mean) * rstd and
 /// dy * gamma, stored once and read three times.
 bool isCheapToRecompute(linalg::GenericOp producer) {
   if (!producer.hasPureTensorSemantics() ||

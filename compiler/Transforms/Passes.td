@@ -112,10 +112,14 @@ def SplitEmptyTensors : Pass<"sinter-split-empty-tensors", "mlir::ModuleOp"> {
     Bufferize's conflict analysis treats all of them as aliases of one
     buffer and compares every pair: its time grows with the square of the
     model's depth. One `tensor.empty` per use carries the same meaning (each
-    is a new, uninitialised tensor) and keeps that analysis linear. Run it
-    just before bufferization, after the last CSE.
+    is a new, uninitialised tensor) and keeps that analysis linear. First,
+    a `linalg.fill` of a `tensor.empty` that several ops write into (the
+    CSE'd zeros of several reductions' accumulators) becomes a fill per op,
+    each of its own `tensor.empty`: bufferization would otherwise fill one
+    buffer and copy it for every op but the last. Run it just before
+    bufferization, after the last CSE.
   }];
-  let dependentDialects = ["mlir::tensor::TensorDialect"];
+  let dependentDialects = ["mlir::tensor::TensorDialect", "mlir::linalg::LinalgDialect"];
 }
 
 def ParallelReductions : Pass<"sinter-parallel-reductions", "mlir::ModuleOp"> {

@@ -3,15 +3,19 @@
 // A tensor.empty has no contents, only a shape: giving each use its own is
 // free, and it stops One-Shot Bufferize from treating every linalg op that
 // writes into a CSE'd tensor.empty as an alias of every other (a quadratic
-// conflict analysis at the depth of GPT-2).
+// conflict analysis at the depth of GPT-2). A CSE'd fill that several ops
+// write into is split the same way, first: a fill per op is cheaper than
+// the copy of one filled buffer that bufferization makes for each.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Transforms/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace sinter {
 #define GEN_PASS_DEF_SPLITEMPTYTENSORS
@@ -23,9 +27,42 @@ using namespace mlir;
 namespace sinter {
 namespace {
 
+/// A fill that several ops write into (CSE'd accumulators of reductions)
+/// becomes a fill per op: each is then written in place, where one buffer
+/// filled once would be copied for every op but the last.
+void splitFills(ModuleOp module) {
+  SmallVector<linalg::FillOp> fills;
+  module.walk([&](linalg::FillOp op) {
+    if (op.hasPureTensorSemantics() && !op->hasOneUse() &&
+        op.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+      fills.push_back(op);
+  });
+  OpBuilder builder(module.getContext());
+  for (linalg::FillOp fill : fills) {
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : fill->getUses())
+      uses.push_back(&use);
+    auto writes = [](OpOperand *use) {
+      auto dps = dyn_cast<DestinationStyleOpInterface>(use->getOwner());
+      return dps && dps.isDpsInit(use);
+    };
+    if (!llvm::all_of(uses, writes))
+      continue;
+    for (OpOperand *use : uses) {
+      builder.setInsertionPoint(use->getOwner());
+      Operation *empty = builder.clone(*fill.getDpsInits()[0].getDefiningOp());
+      IRMapping map;
+      map.map(fill.getDpsInits()[0], empty->getResult(0));
+      use->set(builder.clone(*fill, map)->getResult(0));
+    }
+    fill->erase();
+  }
+}
+
 struct SplitEmptyTensors
     : impl::SplitEmptyTensorsBase<SplitEmptyTensors> {
   void runOnOperation() override {
+    splitFills(getOperation());
     SmallVector<tensor::EmptyOp> empties;
     getOperation().walk([&](tensor::EmptyOp op) { empties.push_back(op); });
     OpBuilder builder(&getContext());

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <functional>
 #include <limits>
@@ -195,8 +196,32 @@ Combine combineOnlineSoftmax(linalg::GenericOp op) {
   return c;
 }
 
+/// For each output of `op`, the fill that writes it just before `op` (only
+/// ops without memory effects, or such fills, between them), if any. The
+/// reduction writes every element of its outputs, so their fill's value can
+/// be folded in by the reduction itself, and the fill's launch dropped.
+SmallVector<linalg::FillOp> fillsJustBefore(linalg::GenericOp op) {
+  SmallVector<linalg::FillOp> fills(op.getNumDpsInits());
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill && fill.hasPureBufferSemantics()) {
+      auto at = llvm::find(op.getDpsInits(), fill.getDpsInits()[0]);
+      if (at == op.getDpsInits().end())
+        break;
+      unsigned i = at - op.getDpsInits().begin();
+      if (!fills[i])
+        fills[i] = fill;
+      continue;
+    }
+    if (!isMemoryEffectFree(prev))
+      break;
+  }
+  return fills;
+}
+
 void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
                           int64_t parallelCount, int64_t reducedCount) {
+  SmallVector<linalg::FillOp> fills = fillsJustBefore(op);
   OpBuilder b(op);
   Location loc = op.getLoc();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -265,13 +290,18 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
     loops.push_back(index(0)); // the outputs do not read them
   SmallVector<Value> olds;
   SmallVector<SmallVector<Value>> places;
-  for (OpOperand &init : op.getDpsInitsMutable()) {
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
     places.push_back(apply(b, loc, op.getMatchingIndexingMap(&init), loops));
-    olds.push_back(memref::LoadOp::create(b, loc, init.get(), places.back()));
+    olds.push_back(fills[i] ? fills[i].getInputs()[0]
+                            : memref::LoadOp::create(b, loc, init.get(), places.back())
+                                  .getResult());
   }
   SmallVector<Value> folded = combine.intoOutputs(b, loc, olds, totals);
   for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
     memref::StoreOp::create(b, loc, folded[i], init.get(), places[i]);
+  for (linalg::FillOp fill : fills)
+    if (fill)
+      fill->erase();
   op.erase();
 }
 

@@ -59,7 +59,11 @@ def CUDABlockReductions : Pass<"sinter-cuda-block-reductions", "mlir::ModuleOp">
     elements). The block's threads stride over the reduced elements, each
     folding into a partial that starts at the combiner's identity;
     `gpu.all_reduce` combines the partials and thread 0 folds the total
-    into the output. A column reduction (see
+    into the output; an output that a `linalg.fill` writes just before
+    (nothing with memory effects between) takes the fill's value instead of
+    its own, and the fill is dropped. A generic marked
+    `sinter.online_softmax` combines its (maximum, sum) pairs: the block's
+    maximum, then each thread's sum rescaled to it. A column reduction (see
     `sinter-cuda-split-column-reductions`) with at least 8192 outputs keeps
     a thread per output, whose warps read along rows. Other generics are
     left to `sinter-cuda-map-to-gpu`.

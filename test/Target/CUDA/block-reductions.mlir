@@ -211,3 +211,34 @@ func.func @online_softmax(%x: memref<8x500xf32>, %m: memref<8xf32>, %s: memref<8
   }
   return
 }
+
+// -----
+
+// An output filled just before the reduction (its accumulator's zeros):
+// thread 0 folds the block's total into the fill's value, without reading
+// the output, and the fill (a launch of its own) is gone. A fill of another
+// buffer stays.
+// CHECK-LABEL: func.func @filled(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: memref<6x300xf32>, %[[OUT:[a-z0-9]+]]: memref<6xf64>, %[[OTHER:[a-z0-9]+]]: memref<6xf64>)
+// CHECK:       linalg.fill ins(%{{.*}} : f64) outs(%[[OTHER]] : memref<6xf64>)
+// CHECK-NOT:   linalg.fill
+// CHECK:       gpu.launch
+// CHECK:         %[[TOTAL:.*]] = gpu.all_reduce add
+// CHECK:         scf.if
+// CHECK-NOT:       memref.load %[[OUT]]
+// CHECK:           %[[NEW:.*]] = arith.addf %[[ZERO:.*]], %[[TOTAL]]
+// CHECK:           memref.store %[[NEW]], %[[OUT]]
+func.func @filled(%x: memref<6x300xf32>, %out: memref<6xf64>, %other: memref<6xf64>) {
+  %zero = arith.constant 0.0 : f64
+  linalg.fill ins(%zero : f64) outs(%other : memref<6xf64>)
+  linalg.fill ins(%zero : f64) outs(%out : memref<6xf64>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x300xf32>) outs(%out : memref<6xf64>) {
+  ^bb0(%in: f32, %acc: f64):
+    %w = arith.extf %in : f32 to f64
+    %s = arith.addf %acc, %w : f64
+    linalg.yield %s : f64
+  }
+  return
+}

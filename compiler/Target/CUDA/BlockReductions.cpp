@@ -196,6 +196,16 @@ Combine combineOnlineSoftmax(linalg::GenericOp op) {
   return c;
 }
 
+/// Whether `op` writes every element of `output`: each of its dimensions is
+/// a loop's (whose range is the dimension), or of size 1.
+bool writesEveryElement(linalg::GenericOp op, OpOperand *output) {
+  auto type = cast<MemRefType>(output->get().getType());
+  for (auto [d, e] : llvm::enumerate(op.getMatchingIndexingMap(output).getResults()))
+    if (!isa<AffineDimExpr>(e) && type.getDimSize(d) != 1)
+      return false;
+  return true;
+}
+
 /// For each output of `op`, the fill that writes it just before `op` (only
 /// ops without memory effects, or such fills, between them), if any. The
 /// reduction writes every element of its outputs, so their fill's value can
@@ -209,7 +219,7 @@ SmallVector<linalg::FillOp> fillsJustBefore(linalg::GenericOp op) {
       if (at == op.getDpsInits().end())
         break;
       unsigned i = at - op.getDpsInits().begin();
-      if (!fills[i])
+      if (!fills[i] && writesEveryElement(op, op.getDpsInitOperand(i)))
         fills[i] = fill;
       continue;
     }

@@ -151,9 +151,9 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   if (cuda) {
     pm.addPass(createOnlineSoftmax());
     pm.addPass(createMergeSiblingReductions());
-  }
-  if (!cuda)
+  } else {
     pm.addPass(cpu::createCPUMathApproximations());
+  }
   // Biases are added in the matmul call, gradients accumulate in it.
   pm.addPass(host::createMatmulBias());
   pm.addPass(host::createAccumulateMatmuls());

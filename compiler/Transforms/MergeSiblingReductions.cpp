@@ -99,7 +99,8 @@ bool areSiblings(linalg::GenericOp a, linalg::GenericOp b) {
 /// defined before `first`) as one generic in `first`'s place: the inputs of
 /// both (a tensor read at the same place by both, once), the outputs of
 /// `first` and then of `second`.
-void merge(linalg::GenericOp first, linalg::GenericOp second, RewriterBase &rewriter) {
+linalg::GenericOp merge(linalg::GenericOp first, linalg::GenericOp second,
+                        RewriterBase &rewriter) {
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   // Each original input's position among the merged inputs.
@@ -157,25 +158,26 @@ void merge(linalg::GenericOp first, linalg::GenericOp second, RewriterBase &rewr
   ValueRange results = merged.getResults();
   rewriter.replaceOp(first, results.take_front(first.getNumResults()));
   rewriter.replaceOp(second, results.drop_front(first.getNumResults()));
+  return merged;
 }
 
 /// Merges, in `block`, each reduction into the first earlier sibling whose
-/// place all it reads is available at. Whether anything merged.
-bool mergeIn(Block &block, RewriterBase &rewriter) {
+/// place all it reads is available at; a merged generic takes later
+/// siblings in turn.
+void mergeIn(Block &block, RewriterBase &rewriter) {
   SmallVector<linalg::GenericOp> seen;
-  for (Operation &op : block) {
+  for (Operation &op : llvm::make_early_inc_range(block)) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     if (!generic || !isMergeable(generic))
       continue;
-    for (linalg::GenericOp earlier : seen) {
-      if (!areSiblings(earlier, generic) || !readsOnlyBefore(generic, earlier))
-        continue;
-      merge(earlier, generic, rewriter);
-      return true;
-    }
-    seen.push_back(generic);
+    auto sibling = llvm::find_if(seen, [&](linalg::GenericOp earlier) {
+      return areSiblings(earlier, generic) && readsOnlyBefore(generic, earlier);
+    });
+    if (sibling == seen.end())
+      seen.push_back(generic);
+    else
+      *sibling = merge(*sibling, generic, rewriter);
   }
-  return false;
 }
 
 struct MergeSiblingReductions
@@ -184,11 +186,8 @@ struct MergeSiblingReductions
     IRRewriter rewriter(&getContext());
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) { blocks.push_back(block); });
-    // A merge invalidates the scan of its block, which restarts; each merge
-    // removes a generic.
     for (Block *block : blocks)
-      while (mergeIn(*block, rewriter)) {
-      }
+      mergeIn(*block, rewriter);
   }
 };
 

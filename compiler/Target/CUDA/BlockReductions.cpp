@@ -15,6 +15,7 @@
 
 #include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/CUDA/Reductions.h"
+#include "compiler/Target/Host/MemoryOpBefore.h"
 #include "compiler/Transforms/OnlineSoftmax.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 
@@ -26,7 +27,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <functional>
 #include <limits>
@@ -207,24 +207,20 @@ bool writesEveryElement(linalg::GenericOp op, OpOperand *output) {
 }
 
 /// For each output of `op`, the fill that writes it just before `op` (only
-/// ops without memory effects, or such fills, between them), if any. The
+/// ops that touch no memory, or such fills, between them), if any. The
 /// reduction writes every element of its outputs, so their fill's value can
 /// be folded in by the reduction itself, and the fill's launch dropped.
 SmallVector<linalg::FillOp> fillsJustBefore(linalg::GenericOp op) {
   SmallVector<linalg::FillOp> fills(op.getNumDpsInits());
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    auto fill = dyn_cast<linalg::FillOp>(prev);
-    if (fill && fill.hasPureBufferSemantics()) {
-      auto at = llvm::find(op.getDpsInits(), fill.getDpsInits()[0]);
-      if (at == op.getDpsInits().end())
-        break;
-      unsigned i = at - op.getDpsInits().begin();
-      if (!fills[i] && writesEveryElement(op, op.getDpsInitOperand(i)))
-        fills[i] = fill;
-      continue;
-    }
-    if (!isMemoryEffectFree(prev))
+  for (auto fill = dyn_cast_or_null<linalg::FillOp>(host::memoryOpBefore(op));
+       fill && fill.hasPureBufferSemantics();
+       fill = dyn_cast_or_null<linalg::FillOp>(host::memoryOpBefore(fill))) {
+    auto at = llvm::find(op.getDpsInits(), fill.getDpsInits()[0]);
+    if (at == op.getDpsInits().end())
       break;
+    unsigned i = at - op.getDpsInits().begin();
+    if (!fills[i] && writesEveryElement(op, op.getDpsInitOperand(i)))
+      fills[i] = fill;
   }
   return fills;
 }

@@ -2,6 +2,7 @@
 
 #include "compiler/Target/Host/CallBuilder.h"
 #include "compiler/Target/Host/MatmulForm.h"
+#include "compiler/Target/Host/MemoryOpBefore.h"
 #include "compiler/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,20 +44,6 @@ StringRef matmulInputs(linalg::LinalgOp op) {
   if (ta != tb)
     return "";
   return ta.isF32() ? "f32" : ta.isBF16() ? "bf16" : "";
-}
-
-/// The op just before `op` that touches memory, past those that touch none
-/// (views, allocations, constants): when it writes `op`'s output, nothing
-/// but `op` reads what it wrote.
-Operation *memoryOpBefore(Operation *op) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    auto effects = dyn_cast<MemoryEffectOpInterface>(prev);
-    if (!effects || effects.hasEffect<MemoryEffects::Read>() ||
-        effects.hasEffect<MemoryEffects::Write>() ||
-        effects.hasEffect<MemoryEffects::Free>())
-      return prev;
-  }
-  return nullptr;
 }
 
 /// The fill of zeros that writes `op`'s output just before it, if any.

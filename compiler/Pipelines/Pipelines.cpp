@@ -140,12 +140,18 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(host::createFoldMatmulTransposes());
   // compute: BF16 rounds the inputs of the matmuls, their forms settled.
   pm.addPass(createBF16Matmuls());
+  // A backward function takes the copies it reads of what the forward one
+  // saved, made there once (CSE merges them with the forward pass's own).
+  pm.addPass(createNarrowCallBoundaries());
+  pm.addPass(mlir::createCSEPass());
   // Each rounding joins the loop that computed its value, which writes both.
   // On a GPU, a cheap map read by several loops is computed in each instead
   // of stored: memory, not arithmetic, bounds those loops.
   FuseElementwiseOptions fusion;
   fusion.recomputeCheapMaps = cuda;
   pm.addPass(createFuseElementwise(fusion));
+  // Copies that fusion made alike (a moved chain and the forward pass's own).
+  pm.addPass(mlir::createCSEPass());
   // On a GPU, a softmax's maximum and sum come from one pass over its rows,
   // and reductions that read an input in common read it once.
   if (cuda) {

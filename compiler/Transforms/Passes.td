@@ -68,6 +68,26 @@ def SlicesInPlace : Pass<"sinter-slices-in-place", "mlir::ModuleOp"> {
                            "mlir::bufferization::BufferizationDialect"];
 }
 
+def NarrowCallBoundaries : Pass<"sinter-narrow-call-boundaries", "mlir::ModuleOp"> {
+  let summary = "Calls pass the moved or rounded copies the other side reads, not the value";
+  let description = [{
+    On linalg on tensors, across calls to private functions whose calls are
+    all known. A chain of copies of a value is made of static slices,
+    reshapes, transposes and `linalg.generic`s that only move or round one
+    input (parallel loops, permutation maps, float casts in the body). When
+    a function's argument is read only through such a chain, the chain's
+    results read elsewhere are dense and take no more bytes than the
+    argument, and every caller passes a known call's result, the callers
+    make the chain and pass its results instead. When every caller reads a
+    function's result only through the same chain, the function makes it
+    and returns its results instead. A layer's backward function then takes
+    the bf16 query, key and value its forward function made for attention,
+    not the f32 projection they were cut from; CSE afterwards merges the
+    moved chain with the forward function's own.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 def MergeSiblingReductions : Pass<"sinter-merge-sibling-reductions", "mlir::ModuleOp"> {
   let summary = "Reductions over the same loops that read an input in common become one";
   let description = [{

@@ -1,0 +1,175 @@
+// RUN: sinter-opt %s -sinter-narrow-call-boundaries -cse -split-input-file | FileCheck %s
+
+// A layer saves its f32 projection [2, 4, 6]; forward and backward both
+// cut two halves from it, transpose them and round them to bf16 for their
+// consumer. After the pass (and CSE) the forward function returns its own
+// two bf16 copies, the backward function takes them, and each call site
+// passes them: the backward function makes no copy and never sees the f32
+// value. Both layers' chains are alike, so both call sites change.
+// CHECK-LABEL: func.func private @layer.fwd(
+// CHECK-SAME:    -> (tensor<2x3x4xf32>, tensor<2x3x4xbf16>, tensor<2x3x4xbf16>)
+// CHECK:         %[[Q:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x4x3xf32>) outs(%{{.*}} : tensor<2x3x4xbf16>)
+// CHECK:         %[[K:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x4x3xf32>) outs(%{{.*}} : tensor<2x3x4xbf16>)
+// CHECK:         %[[USE:.*]] = linalg.generic {{.*}} ins(%[[Q]], %[[K]] :
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[USE]], %[[Q]], %[[K]] :
+// CHECK-LABEL: func.func private @layer.bwd(
+// CHECK-SAME:    %[[GQ:[a-z0-9]+]]: tensor<2x3x4xbf16>, %[[GK:[a-z0-9]+]]: tensor<2x3x4xbf16>) -> tensor<2x3x4xf32>
+// CHECK-NOT:     extract_slice
+// CHECK:         linalg.generic {{.*}} ins(%[[GQ]], %[[GK]] :
+// CHECK-NOT:     linalg.generic
+// CHECK-LABEL: func.func @step(
+// CHECK:         %[[A:.*]]:3 = call @layer.fwd(
+// CHECK:         %[[B:.*]]:3 = call @layer.fwd(
+// CHECK:         call @layer.bwd(%[[B]]#1, %[[B]]#2)
+// CHECK:         call @layer.bwd(%[[A]]#1, %[[A]]#2)
+#id3 = affine_map<(a, b, c) -> (a, b, c)>
+#swap = affine_map<(a, b, c) -> (a, c, b)>
+func.func private @layer.fwd(%x: tensor<2x4x6xf32>) -> (tensor<2x4x6xf32>, tensor<2x3x4xf32>) {
+  %q = tensor.extract_slice %x[0, 0, 0] [2, 4, 3] [1, 1, 1] : tensor<2x4x6xf32> to tensor<2x4x3xf32>
+  %k = tensor.extract_slice %x[0, 0, 3] [2, 4, 3] [1, 1, 1] : tensor<2x4x6xf32> to tensor<2x4x3xf32>
+  %e = tensor.empty() : tensor<2x3x4xbf16>
+  %qr = linalg.generic {indexing_maps = [#swap, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q : tensor<2x4x3xf32>) outs(%e : tensor<2x3x4xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x3x4xbf16>
+  %kr = linalg.generic {indexing_maps = [#swap, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k : tensor<2x4x3xf32>) outs(%e : tensor<2x3x4xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x3x4xbf16>
+  %f = tensor.empty() : tensor<2x3x4xf32>
+  %use = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%qr, %kr : tensor<2x3x4xbf16>, tensor<2x3x4xbf16>) outs(%f : tensor<2x3x4xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %out: f32):
+    %m = arith.mulf %a, %b : bf16
+    %w = arith.extf %m : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2x3x4xf32>
+  return %x, %use : tensor<2x4x6xf32>, tensor<2x3x4xf32>
+}
+func.func private @layer.bwd(%x: tensor<2x4x6xf32>) -> tensor<2x3x4xf32> {
+  %q = tensor.extract_slice %x[0, 0, 0] [2, 4, 3] [1, 1, 1] : tensor<2x4x6xf32> to tensor<2x4x3xf32>
+  %k = tensor.extract_slice %x[0, 0, 3] [2, 4, 3] [1, 1, 1] : tensor<2x4x6xf32> to tensor<2x4x3xf32>
+  %e = tensor.empty() : tensor<2x3x4xbf16>
+  %qr = linalg.generic {indexing_maps = [#swap, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q : tensor<2x4x3xf32>) outs(%e : tensor<2x3x4xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x3x4xbf16>
+  %kr = linalg.generic {indexing_maps = [#swap, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k : tensor<2x4x3xf32>) outs(%e : tensor<2x3x4xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x3x4xbf16>
+  %f = tensor.empty() : tensor<2x3x4xf32>
+  %g = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%qr, %kr : tensor<2x3x4xbf16>, tensor<2x3x4xbf16>) outs(%f : tensor<2x3x4xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %out: f32):
+    %s = arith.addf %a, %b : bf16
+    %w = arith.extf %s : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2x3x4xf32>
+  return %g : tensor<2x3x4xf32>
+}
+func.func @step(%x: tensor<2x4x6xf32>, %y: tensor<2x4x6xf32>)
+    -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  %a:2 = call @layer.fwd(%x) : (tensor<2x4x6xf32>) -> (tensor<2x4x6xf32>, tensor<2x3x4xf32>)
+  %b:2 = call @layer.fwd(%y) : (tensor<2x4x6xf32>) -> (tensor<2x4x6xf32>, tensor<2x3x4xf32>)
+  %gb = call @layer.bwd(%b#0) : (tensor<2x4x6xf32>) -> tensor<2x3x4xf32>
+  %ga = call @layer.bwd(%a#0) : (tensor<2x4x6xf32>) -> tensor<2x3x4xf32>
+  return %ga, %gb, %a#1, %b#1 : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// Left alone: the backward function also reads the f32 value itself, so
+// passing the copies would pass more, not less.
+// CHECK-LABEL: func.func private @also_read.bwd(
+// CHECK-SAME:    tensor<2x4xf32>)
+// CHECK:         linalg.generic
+// CHECK-LABEL: func.func @also_read(
+// CHECK:         call @also_read.bwd(%{{.*}}) : (tensor<2x4xf32>)
+#id2 = affine_map<(a, b) -> (a, b)>
+func.func private @also_read.fwd(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  return %x : tensor<2x4xf32>
+}
+func.func private @also_read.bwd(%x: tensor<2x4xf32>) -> (tensor<2x4xbf16>, tensor<2x4xf32>) {
+  %e = tensor.empty() : tensor<2x4xbf16>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<2x4xf32>) outs(%e : tensor<2x4xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x4xbf16>
+  return %r, %x : tensor<2x4xbf16>, tensor<2x4xf32>
+}
+func.func @also_read(%x: tensor<2x4xf32>) -> (tensor<2x4xbf16>, tensor<2x4xf32>) {
+  %a = call @also_read.fwd(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %r:2 = call @also_read.bwd(%a) : (tensor<2x4xf32>) -> (tensor<2x4xbf16>, tensor<2x4xf32>)
+  return %r#0, %r#1 : tensor<2x4xbf16>, tensor<2x4xf32>
+}
+
+// -----
+
+// Left alone: widening bf16 to f32 would pass twice the bytes.
+// CHECK-LABEL: func.func private @wider.bwd(
+// CHECK-SAME:    tensor<2x4xbf16>)
+// CHECK-LABEL: func.func @wider(
+// CHECK:         call @wider.bwd(%{{.*}}) : (tensor<2x4xbf16>)
+#id2 = affine_map<(a, b) -> (a, b)>
+func.func private @wider.fwd(%x: tensor<2x4xbf16>) -> tensor<2x4xbf16> {
+  return %x : tensor<2x4xbf16>
+}
+func.func private @wider.bwd(%x: tensor<2x4xbf16>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<2x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<2x4xbf16>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %t = arith.extf %in : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+func.func @wider(%x: tensor<2x4xbf16>) -> tensor<2x4xf32> {
+  %a = call @wider.fwd(%x) : (tensor<2x4xbf16>) -> tensor<2x4xbf16>
+  %r = call @wider.bwd(%a) : (tensor<2x4xbf16>) -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// The rounding moves into the caller, but not on into the function that
+// made the value: the caller also returns the f32 value.
+// CHECK-LABEL: func.func private @kept.fwd(
+// CHECK-SAME:    -> tensor<2x4xf32>
+// CHECK-LABEL: func.func private @kept.bwd(
+// CHECK-SAME:    tensor<2x4xbf16>)
+// CHECK-LABEL: func.func @kept(
+// CHECK:         %[[A:.*]] = call @kept.fwd(
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<2x4xf32>)
+// CHECK:         call @kept.bwd(%[[R]])
+#id2 = affine_map<(a, b) -> (a, b)>
+func.func private @kept.fwd(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  return %x : tensor<2x4xf32>
+}
+func.func private @kept.bwd(%x: tensor<2x4xf32>) -> tensor<2x4xbf16> {
+  %e = tensor.empty() : tensor<2x4xbf16>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<2x4xf32>) outs(%e : tensor<2x4xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x4xbf16>
+  return %r : tensor<2x4xbf16>
+}
+func.func @kept(%x: tensor<2x4xf32>) -> (tensor<2x4xbf16>, tensor<2x4xf32>) {
+  %a = call @kept.fwd(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %r = call @kept.bwd(%a) : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+  return %r, %a : tensor<2x4xbf16>, tensor<2x4xf32>
+}

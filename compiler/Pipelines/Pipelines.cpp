@@ -144,6 +144,8 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   // saved, made there once (CSE merges them with the forward pass's own).
   pm.addPass(createNarrowCallBoundaries());
   pm.addPass(mlir::createCSEPass());
+  // Widened bf16 values (cuDNN's attention gradients) stay bf16 in memory.
+  pm.addPass(createNarrowWidenedTensors());
   // Each rounding joins the loop that computed its value, which writes both.
   // On a GPU, a cheap map read by several loops is computed in each instead
   // of stored: memory, not arithmetic, bounds those loops.

@@ -88,6 +88,23 @@ def NarrowCallBoundaries : Pass<"sinter-narrow-call-boundaries", "mlir::ModuleOp
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def NarrowWidenedTensors : Pass<"sinter-narrow-widened-tensors", "mlir::ModuleOp"> {
+  let summary = "An f32 tensor of widened bf16 values that only loops read is made in bf16";
+  let description = [{
+    On linalg on tensors. An f32 tensor made only of bf16 values widened
+    (by `linalg.generic`s whose body is one `arith.extf` of a bf16 input,
+    then static reshapes and insertions into empty tensors), which only
+    `linalg.generic`s read as inputs, is made in bf16 by the same ops, and
+    each reader widens the element it reads; a reader's rounding of it
+    back to bf16 is the element itself, and a reader left copying its
+    input unchanged is dropped. The values are the same. cuDNN's attention
+    gradients then reach the query-key-value gradient, its bias gradient
+    and its matmuls in bf16, never written in f32.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def MergeSiblingReductions : Pass<"sinter-merge-sibling-reductions", "mlir::ModuleOp"> {
   let summary = "Reductions over the same loops that read an input in common become one";
   let description = [{

@@ -57,8 +57,8 @@ func.func @running_max(%x: memref<1024xf32>, %m: memref<f32>) {
   return
 }
 
-// Left alone: a second write in the loop, a read of the buffer at other
-// indices, and indices that change inside the loop.
+// Left alone: a second write to the buffer in the loop, a read of the
+// buffer at other indices, and indices that change inside the loop.
 // CHECK-LABEL: func.func @unchanged(
 // CHECK-NOT:     iter_args
 // CHECK:         return
@@ -72,7 +72,7 @@ func.func @unchanged(%x: memref<1024xf32>, %s: memref<4xf32>, %t: memref<4xf32>)
     %a = memref.load %s[%c0] : memref<4xf32>
     %b = arith.addf %a, %v : f32
     memref.store %b, %s[%c0] : memref<4xf32>
-    memref.store %b, %t[%c0] : memref<4xf32>
+    memref.store %b, %s[%c3] : memref<4xf32>
   }
   scf.for %i = %c0 to %c1024 step %c1 {
     %v = memref.load %s[%c3] : memref<4xf32>

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Target/CUDA/FuseIntoPartialSums.h"
 #include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/CUDA/Reductions.h"
 
@@ -131,9 +132,9 @@ Value cutDimension(RewriterBase &rewriter, Location loc, Value value, unsigned a
 }
 
 /// out = fold over rows  ->  partial[k] = fold over chunk k's rows (from the
-/// identity); out = fold over k of partial[k].
-void splitColumnReduction(linalg::GenericOp op, ArrayRef<Fold> folds, Split split,
-                          RewriterBase &rewriter) {
+/// identity); out = fold over k of partial[k]. Returns the partial.
+linalg::GenericOp splitColumnReduction(linalg::GenericOp op, ArrayRef<Fold> folds,
+                                       Split split, RewriterBase &rewriter) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   rewriter.setInsertionPoint(op);
@@ -209,6 +210,7 @@ void splitColumnReduction(linalg::GenericOp op, ArrayRef<Fold> folds, Split spli
     totals.push_back(total.getResult(0));
   }
   rewriter.replaceOp(op, totals);
+  return partial;
 }
 
 struct CUDASplitColumnReductions
@@ -222,7 +224,8 @@ struct CUDASplitColumnReductions
       if (!split)
         continue;
       if (std::optional<SmallVector<Fold>> folds = foldsOf(op))
-        splitColumnReduction(op, *folds, *split, rewriter);
+        fuseProducerIntoPartial(rewriter,
+                                splitColumnReduction(op, *folds, *split, rewriter));
     }
   }
 };

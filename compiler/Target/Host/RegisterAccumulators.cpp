@@ -20,16 +20,15 @@ using namespace mlir;
 namespace sinter::host {
 namespace {
 
-/// The one store in `loop`'s body (nested regions included), if it sits in
-/// the body's own block and every other op there only reads or computes.
-memref::StoreOp soleStore(scf::ForOp loop) {
-  memref::StoreOp store;
+/// The stores in `loop`'s body block, when every op in the body (nested
+/// regions included) only reads, writes, loops or computes; else none.
+SmallVector<memref::StoreOp> bodyStores(scf::ForOp loop) {
+  SmallVector<memref::StoreOp> stores;
   bool other = false;
   loop.getBody()->walk([&](Operation *op) {
-    if (auto s = dyn_cast<memref::StoreOp>(op)) {
-      if (store || s->getBlock() != loop.getBody())
-        other = true;
-      store = s;
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (store->getBlock() == loop.getBody())
+        stores.push_back(store);
       return;
     }
     if (isa<memref::LoadOp>(op) || op->hasTrait<OpTrait::IsTerminator>() ||
@@ -37,7 +36,17 @@ memref::StoreOp soleStore(scf::ForOp loop) {
       return;
     other = true; // a call, a copy, an allocation...
   });
-  return other ? memref::StoreOp() : store;
+  return other ? SmallVector<memref::StoreOp>() : stores;
+}
+
+/// Whether `store` is the loop's only write to its buffer.
+bool onlyWriteTo(scf::ForOp loop, memref::StoreOp store) {
+  bool only = true;
+  loop.getBody()->walk([&](memref::StoreOp other) {
+    if (other != store && other.getMemRef() == store.getMemRef())
+      only = false;
+  });
+  return only;
 }
 
 /// The load of the stored element in the same block, before the store, if
@@ -66,10 +75,10 @@ memref::LoadOp accumulatorLoad(scf::ForOp loop, memref::StoreOp store) {
 }
 
 /// load M[i] before the loop, the loaded value carried as an iter_arg, and
-/// store M[i] after it.
-void carry(IRRewriter &rewriter, scf::ForOp loop, memref::LoadOp load,
-           memref::StoreOp store,
-           llvm::function_ref<void(scf::ForOp, BlockArgument, Value)> carried) {
+/// store M[i] after it. Returns the loop that carries it.
+scf::ForOp carry(IRRewriter &rewriter, scf::ForOp loop, memref::LoadOp load,
+                 memref::StoreOp store,
+                 llvm::function_ref<void(scf::ForOp, BlockArgument, Value)> carried) {
   rewriter.setInsertionPoint(loop);
   Value initial = memref::LoadOp::create(rewriter, load.getLoc(), load.getMemRef(),
                                          load.getIndices());
@@ -88,6 +97,7 @@ void carry(IRRewriter &rewriter, scf::ForOp loop, memref::LoadOp load,
                           store.getMemRef(), store.getIndices());
   rewriter.eraseOp(store);
   rewriter.eraseOp(load);
+  return newLoop;
 }
 
 } // namespace
@@ -99,11 +109,21 @@ void carryAccumulators(
     return;
   IRRewriter rewriter(loops.front()->getContext());
   for (scf::ForOp loop : loops) {
-    memref::StoreOp store = soleStore(loop);
-    if (!store)
-      continue;
-    if (memref::LoadOp load = accumulatorLoad(loop, store))
-      carry(rewriter, loop, load, store, carried);
+    // One element at a time: each carry makes the loop anew. Other stores
+    // write other buffers (a loop's side output), which the plan keeps
+    // apart from the accumulator's.
+    for (bool carriedOne = true; carriedOne;) {
+      carriedOne = false;
+      for (memref::StoreOp store : bodyStores(loop)) {
+        memref::LoadOp load =
+            onlyWriteTo(loop, store) ? accumulatorLoad(loop, store) : memref::LoadOp();
+        if (!load)
+          continue;
+        loop = carry(rewriter, loop, load, store, carried);
+        carriedOne = true;
+        break;
+      }
+    }
   }
 }
 

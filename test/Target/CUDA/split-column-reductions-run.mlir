@@ -12,12 +12,16 @@
 // differs is a wrong index, a row folded twice or not at all, or an
 // accumulator's old value folded once per chunk.
 
-// SPLIT-COUNT-2: tensor.expand_shape {{.*}} into tensor<4x256x8x64xf32>
+// SPLIT-COUNT-3: tensor.expand_shape {{.*}} into tensor<4x256x8x64xf32>
 // SPLIT-NOT:     tensor.expand_shape
+// SPLIT:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}} : tensor<4x256x8x64xf32>) outs(%{{.*}}, %{{.*}} : tensor<4x256x8x64xf32>, tensor<256x64xf32>)
 
-// The sums that differ, the maxima that differ, then column 0's sum and
-// maximum.
+// The sums of g that differ and the elements of y that differ (g's loop
+// taken into its partial sum), the sums that differ, the maxima that
+// differ, then column 0's sum and maximum.
 // CHECK:      {{^}}0{{$}}
+// CHECK-NEXT: {{^}}0{{$}}
+// CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}101{{$}}
 // CHECK-NEXT: {{^}}8{{$}}
@@ -103,6 +107,52 @@ func.func @main() {
     %m = arith.maximumf %in, %a : f32
     linalg.yield %m : f32
   } -> tensor<64xf32>
+  // g = x^2 - 3, with y = g + 1 beside it: the split sum of g takes the
+  // loop in and writes y from inside it; compared with g summed whole and
+  // with y made on its own.
+  %eg = tensor.empty() : tensor<4x2048x64xf32>
+  %g:2 = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<4x2048x64xf32>) outs(%eg, %eg : tensor<4x2048x64xf32>, tensor<4x2048x64xf32>) {
+  ^bb0(%in: f32, %o: f32, %p: f32):
+    %sq = arith.mulf %in, %in : f32
+    %three = arith.constant 3.0 : f32
+    %gv = arith.subf %sq, %three : f32
+    %one = arith.constant 1.0 : f32
+    %yv = arith.addf %gv, %one : f32
+    linalg.yield %gv, %yv : f32, f32
+  } -> (tensor<4x2048x64xf32>, tensor<4x2048x64xf32>)
+  %gSum = linalg.generic {indexing_maps = [#rows, #column], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%g#0 : tensor<4x2048x64xf32>) outs(%acc : tensor<64xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %wholeG = linalg.generic {indexing_maps = [#byRow, #column], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%xt : tensor<64x4x2048xf32>) outs(%acc : tensor<64xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %sq = arith.mulf %in, %in : f32
+    %three = arith.constant 3.0 : f32
+    %gv = arith.subf %sq, %three : f32
+    %s = arith.addf %a, %gv : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %ey = tensor.empty() : tensor<4x2048x64xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<4x2048x64xf32>) outs(%ey : tensor<4x2048x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %sq = arith.mulf %in, %in : f32
+    %two = arith.constant 2.0 : f32
+    %yv = arith.subf %sq, %two : f32
+    linalg.yield %yv : f32
+  } -> tensor<4x2048x64xf32>
+  %flatY = tensor.collapse_shape %g#1 [[0, 1, 2]] : tensor<4x2048x64xf32> into tensor<524288xf32>
+  %flatWant = tensor.collapse_shape %y [[0, 1, 2]] : tensor<4x2048x64xf32> into tensor<524288xf32>
+  %gWrong = call @mismatches(%gSum, %wholeG) : (tensor<64xf32>, tensor<64xf32>) -> i64
+  %yWrong = call @mismatchesLong(%flatY, %flatWant) : (tensor<524288xf32>, tensor<524288xf32>) -> i64
+  call @printI64(%gWrong) : (i64) -> ()
+  call @printNewline() : () -> ()
+  call @printI64(%yWrong) : (i64) -> ()
+  call @printNewline() : () -> ()
   %sumWrong = call @mismatches(%sum, %wholeSum) : (tensor<64xf32>, tensor<64xf32>) -> i64
   %maxWrong = call @mismatches(%max, %wholeMax) : (tensor<64xf32>, tensor<64xf32>) -> i64
   call @printI64(%sumWrong) : (i64) -> ()
@@ -125,6 +175,22 @@ func.func @mismatches(%a: tensor<64xf32>, %b: tensor<64xf32>) -> i64 {
   %init = linalg.fill ins(%zero : i64) outs(%e : tensor<i64>) -> tensor<i64>
   %n = linalg.generic {indexing_maps = [#id1, #id1, #all], iterator_types = ["reduction"]}
       ins(%a, %b : tensor<64xf32>, tensor<64xf32>) outs(%init : tensor<i64>) {
+  ^bb0(%p: f32, %q: f32, %acc: i64):
+    %ne = arith.cmpf une, %p, %q : f32
+    %one = arith.extui %ne : i1 to i64
+    %s = arith.addi %acc, %one : i64
+    linalg.yield %s : i64
+  } -> tensor<i64>
+  %r = tensor.extract %n[] : tensor<i64>
+  return %r : i64
+}
+
+func.func @mismatchesLong(%a: tensor<524288xf32>, %b: tensor<524288xf32>) -> i64 {
+  %zero = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<i64>
+  %init = linalg.fill ins(%zero : i64) outs(%e : tensor<i64>) -> tensor<i64>
+  %n = linalg.generic {indexing_maps = [#id1, #id1, #all], iterator_types = ["reduction"]}
+      ins(%a, %b : tensor<524288xf32>, tensor<524288xf32>) outs(%init : tensor<i64>) {
   ^bb0(%p: f32, %q: f32, %acc: i64):
     %ne = arith.cmpf une, %p, %q : f32
     %one = arith.extui %ne : i1 to i64

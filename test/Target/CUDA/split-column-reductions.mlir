@@ -148,3 +148,56 @@ func.func @stays(%rows: tensor<768x1024xf32>, %wide: tensor<64x65536xf32>, %colu
   return %0, %1, %2, %3, %4, %5 : tensor<768xf32>, tensor<65536xf32>, tensor<768xf32>, tensor<768xf32>,
                                    tensor<768xf32>, tensor<768xf32>
 }
+
+// -----
+
+// A gradient computed by an elementwise loop (dy times a function of h),
+// which also writes it in bf16 for a later matmul, and whose f32 values only
+// the bias gradient sums. The loop is cut into chunks as the sum's input
+// is and taken into the partial: the partial reads dy and h, writes the
+// bf16 gradient at each element it visits (collapsed back for its reader),
+// and the f32 gradient is never made.
+// CHECK-LABEL: func.func @fused_producer(
+// CHECK-SAME:    %[[DY:[a-z0-9]+]]: tensor<16x1024x768xf32>, %[[H:[a-z0-9]+]]: tensor<16x1024x768xf32>
+// CHECK-DAG:     %[[CDY:.*]] = tensor.expand_shape %[[DY]] {{.*}} into tensor<16x128x8x768xf32>
+// CHECK-DAG:     %[[CH:.*]] = tensor.expand_shape %[[H]] {{.*}} into tensor<16x128x8x768xf32>
+// CHECK:         %[[P:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:      ins(%[[CDY]], %[[CH]] : tensor<16x128x8x768xf32>, tensor<16x128x8x768xf32>)
+// CHECK-SAME:      outs(%{{.*}}, %{{.*}} : tensor<16x128x8x768xbf16>, tensor<128x768xf64>)
+// CHECK:           math.tanh
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           arith.addf
+// CHECK-NOT:     linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK:         %[[BF:.*]] = tensor.collapse_shape %[[P]]#0 {{\[}}[0], [1, 2], [3]] : tensor<16x128x8x768xbf16> into tensor<16x1024x768xbf16>
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[P]]#1 : tensor<128x768xf64>)
+// CHECK:         %[[USE:.*]] = linalg.generic {{.*}} ins(%[[BF]] : tensor<16x1024x768xbf16>)
+// CHECK:         return %[[SUM]], %[[USE]]
+#id3 = affine_map<(a, b, c) -> (a, b, c)>
+func.func @fused_producer(%dy: tensor<16x1024x768xf32>, %h: tensor<16x1024x768xf32>,
+                          %acc: tensor<768xf64>) -> (tensor<768xf64>, tensor<16x1024x768xf32>) {
+  %e = tensor.empty() : tensor<16x1024x768xf32>
+  %eb = tensor.empty() : tensor<16x1024x768xbf16>
+  %g:2 = linalg.generic {indexing_maps = [#id3, #id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%dy, %h : tensor<16x1024x768xf32>, tensor<16x1024x768xf32>) outs(%e, %eb : tensor<16x1024x768xf32>, tensor<16x1024x768xbf16>) {
+  ^bb0(%d: f32, %x: f32, %o: f32, %ob: bf16):
+    %t = math.tanh %x : f32
+    %m = arith.mulf %d, %t : f32
+    %r = arith.truncf %m : f32 to bf16
+    linalg.yield %m, %r : f32, bf16
+  } -> (tensor<16x1024x768xf32>, tensor<16x1024x768xbf16>)
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2, d0)>, affine_map<(d0, d1, d2) -> (d0)>],
+                         iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%g#0 : tensor<16x1024x768xf32>) outs(%acc : tensor<768xf64>) {
+  ^bb0(%in: f32, %a: f64):
+    %w = arith.extf %in : f32 to f64
+    %s = arith.addf %a, %w : f64
+    linalg.yield %s : f64
+  } -> tensor<768xf64>
+  %use = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%g#1 : tensor<16x1024x768xbf16>) outs(%e : tensor<16x1024x768xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %w = arith.extf %in : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<16x1024x768xf32>
+  return %sum, %use : tensor<768xf64>, tensor<16x1024x768xf32>
+}

@@ -1,0 +1,165 @@
+//===- FuseIntoPartialSums.cpp - A partial sum computes what it sums ------===//
+//
+// A split column sum's partial reads its input cut into chunks (an
+// expand_shape). When an all-parallel loop computes that input and other
+// ops read that loop's other results, upstream's elementwise fusion cannot
+// take the loop in as it is: its iteration space is the uncut one. So the
+// loop is first expanded the way the input was cut, then fused; the fused
+// loop yields the other results at the elements it visits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CUDA/FuseIntoPartialSums.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace sinter::cuda {
+namespace {
+
+/// Whether every user of `producer` but `except` comes after `op` in its
+/// block.
+bool usersFollow(Operation *producer, Operation *except, Operation *op) {
+  for (Operation *user : producer->getUsers())
+    if (user != except &&
+        (user->getBlock() != op->getBlock() || !op->isBeforeInBlock(user)))
+      return false;
+  return true;
+}
+
+/// An all-parallel loop on static tensors whose maps only pick and order
+/// loops, that reads no output and no loop index, and writes `result`
+/// along its loops (an identity map).
+bool isExpandable(linalg::GenericOp producer, OpResult result) {
+  if (!producer.hasPureTensorSemantics() || producer.hasIndexSemantics() ||
+      producer.getNumLoops() != producer.getNumParallelLoops() ||
+      !producer
+           .getMatchingIndexingMap(producer.getDpsInitOperand(result.getResultNumber()))
+           .isIdentity())
+    return false;
+  for (OpOperand &operand : producer->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type || !type.hasStaticShape() ||
+        !producer.getMatchingIndexingMap(&operand).isProjectedPermutation(
+            /*allowZeroInResults=*/false))
+      return false;
+  }
+  return llvm::none_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
+    return producer.payloadUsesValueFromOperand(&init);
+  });
+}
+
+/// `producer` over the loops of `expand` (which cuts its result `result`):
+/// each loop becomes the loops of its dimension's group, its operands are
+/// cut the same way, and its other results are collapsed back for their
+/// users, after `after`.
+linalg::GenericOp expandLoops(RewriterBase &rewriter, linalg::GenericOp producer,
+                              tensor::ExpandShapeOp expand, Operation *after) {
+  MLIRContext *ctx = producer.getContext();
+  Location loc = producer.getLoc();
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  ArrayRef<int64_t> sizes = expand.getResultType().getShape();
+  unsigned rank = sizes.size();
+  // The operand cut along the groups of the loops it reads, and its map.
+  auto cut = [&](OpOperand &operand, SmallVector<ReassociationIndices> &cutGroups) {
+    AffineMap map = producer.getMatchingIndexingMap(&operand);
+    SmallVector<AffineExpr> results;
+    SmallVector<int64_t> shape;
+    for (AffineExpr e : map.getResults()) {
+      ReassociationIndices group;
+      for (int64_t loop : groups[cast<AffineDimExpr>(e).getPosition()]) {
+        group.push_back(shape.size());
+        shape.push_back(sizes[loop]);
+        results.push_back(getAffineDimExpr(loop, ctx));
+      }
+      cutGroups.push_back(group);
+    }
+    Value value = operand.get();
+    auto type = cast<RankedTensorType>(value.getType());
+    if (static_cast<int64_t>(shape.size()) != type.getRank()) {
+      auto cutType = RankedTensorType::get(shape, type.getElementType());
+      if (value.getDefiningOp<tensor::EmptyOp>())
+        value = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+      else
+        value = tensor::ExpandShapeOp::create(rewriter, loc, cutType, value, cutGroups);
+    }
+    return std::make_pair(value, AffineMap::get(rank, 0, results, ctx));
+  };
+  SmallVector<Value> inputs, inits;
+  SmallVector<AffineMap> maps;
+  SmallVector<SmallVector<ReassociationIndices>> initGroups;
+  for (OpOperand *input : producer.getDpsInputOperands()) {
+    SmallVector<ReassociationIndices> unused;
+    auto [value, map] = cut(*input, unused);
+    inputs.push_back(value);
+    maps.push_back(map);
+  }
+  for (OpOperand &init : producer.getDpsInitsMutable()) {
+    auto [value, map] = cut(init, initGroups.emplace_back());
+    inits.push_back(value);
+    maps.push_back(map);
+  }
+  SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
+  auto made = linalg::GenericOp::create(rewriter, loc, ValueRange(inits).getTypes(),
+                                        inputs, inits, maps, parallel);
+  rewriter.cloneRegionBefore(producer.getRegion(), made.getRegion(),
+                             made.getRegion().end());
+  rewriter.setInsertionPointAfter(after);
+  for (auto [i, result] : llvm::enumerate(producer.getResults())) {
+    if (result == expand.getSrc())
+      continue;
+    Value whole = result.getType() == made.getResult(i).getType()
+                      ? made.getResult(i)
+                      : tensor::CollapseShapeOp::create(rewriter, loc, result.getType(),
+                                                        made.getResult(i), initGroups[i])
+                            .getResult();
+    rewriter.replaceAllUsesWith(result, whole);
+  }
+  return made;
+}
+
+} // namespace
+
+void fuseProducerIntoPartial(RewriterBase &rewriter, linalg::GenericOp partial) {
+  for (OpOperand *operand : partial.getDpsInputOperands()) {
+    auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
+    if (!expand || !expand->hasOneUse() ||
+        !partial.getMatchingIndexingMap(operand).isPermutation())
+      continue;
+    auto result = dyn_cast<OpResult>(expand.getSrc());
+    auto producer = result ? dyn_cast<linalg::GenericOp>(result.getOwner()) : nullptr;
+    if (!producer || !result.hasOneUse() || producer->getBlock() != partial->getBlock() ||
+        !isExpandable(producer, result) || !usersFollow(producer, expand, partial) ||
+        llvm::count_if(partial->getOperands(), [&](Value v) {
+          return v.getDefiningOp() == producer.getOperation() ||
+                 v.getDefiningOp() == expand.getOperation();
+        }) != 1)
+      continue;
+    rewriter.setInsertionPoint(partial);
+    linalg::GenericOp made = expandLoops(rewriter, producer, expand, partial);
+    rewriter.replaceAllUsesWith(expand.getResult(),
+                                made.getResult(result.getResultNumber()));
+    rewriter.eraseOp(expand);
+    rewriter.eraseOp(producer);
+    // The expanded loop stays if this fails, as correct as the one it
+    // replaced.
+    if (!linalg::areElementwiseOpsFusable(operand))
+      return;
+    // The fused loop goes where the partial was, before the collapsed
+    // results' users.
+    rewriter.setInsertionPoint(partial);
+    FailureOr<linalg::ElementwiseOpFusionResult> fused =
+        linalg::fuseElementwiseOps(rewriter, operand);
+    if (failed(fused))
+      return;
+    for (auto [original, replacement] : fused->replacements)
+      rewriter.replaceAllUsesWith(original, replacement);
+    rewriter.eraseOp(partial);
+    rewriter.eraseOp(made);
+    return;
+  }
+}
+
+} // namespace sinter::cuda

@@ -54,8 +54,11 @@ bool movesOrRounds(linalg::GenericOp op) {
   for (AffineMap map : op.getIndexingMapsArray())
     if (!map.isPermutation())
       return false;
-  return llvm::all_of(op.getBody()->getOperations(), [](Operation &inner) {
-    return isa<arith::TruncFOp, arith::ExtFOp, linalg::YieldOp>(inner);
+  Region *body = &op.getRegion();
+  return llvm::all_of(op.getBody()->getOperations(), [&](Operation &inner) {
+    return isa<arith::TruncFOp, arith::ExtFOp, linalg::YieldOp>(inner) &&
+           llvm::all_of(inner.getOperands(),
+                        [&](Value v) { return v.getParentRegion() == body; });
   });
 }
 
@@ -91,6 +94,12 @@ bool isDense(Value v) {
   return def && isLoop(def);
 }
 
+/// A tensor of static shape with a sized element (an int or a float).
+bool isStaticTensor(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.hasStaticShape() && type.getElementType().isIntOrFloat();
+}
+
 int64_t bytesOf(Value v) {
   auto type = cast<RankedTensorType>(v.getType());
   return type.getNumElements() * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
@@ -107,6 +116,8 @@ struct Chain {
 /// frontier is dense and no larger than `root`, and it holds a loop to
 /// save. Users outside `root`'s block end the chain.
 std::optional<Chain> chainOf(Value root) {
+  if (!isStaticTensor(root))
+    return std::nullopt;
   Block *block = root.getParentBlock();
   llvm::SetVector<Operation *> ops;
   SmallVector<Value> work{root};
@@ -129,7 +140,7 @@ std::optional<Chain> chainOf(Value root) {
     Value v = op->getResult(0);
     if (llvm::all_of(v.getUses(), isChain))
       continue;
-    if (!isDense(v))
+    if (!isDense(v) || !isStaticTensor(v))
       return std::nullopt;
     chain.frontier.push_back(v);
     bytes += bytesOf(v);
@@ -166,7 +177,7 @@ void replaceChain(const Chain &chain, ValueRange values) {
 /// Whether two chains copy alike: the same ops in the same order, reading
 /// each other's values at the same places, and free operands made alike.
 bool sameChain(const Chain &a, Value rootA, const Chain &b, Value rootB) {
-  if (a.ops.size() != b.ops.size())
+  if (a.ops.size() != b.ops.size() || a.frontier.size() != b.frontier.size())
     return false;
   IRMapping same;
   same.map(rootA, rootB);
@@ -189,16 +200,51 @@ bool sameChain(const Chain &a, Value rootA, const Chain &b, Value rootB) {
   });
 }
 
+using KnownCalls = llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>>;
+
+/// Whether every operand `i` of `calls` is the same result of calls to
+/// the same known function, which only this operand reads, at every call
+/// of that function: then the chain that moves into the callers moves on
+/// into that function (narrowResult) and is not left in the callers,
+/// where it could cost more than where it was.
+bool madeForThisArgument(unsigned i, ArrayRef<func::CallOp> calls,
+                         const KnownCalls &known) {
+  StringRef producer;
+  std::optional<unsigned> index;
+  for (func::CallOp call : calls) {
+    auto result = dyn_cast<OpResult>(call->getOperand(i));
+    auto made = result ? dyn_cast<func::CallOp>(result.getOwner()) : func::CallOp();
+    if (!made || !result.hasOneUse() ||
+        (index && (made.getCallee() != producer || result.getResultNumber() != *index)))
+      return false;
+    producer = made.getCallee();
+    index = result.getResultNumber();
+  }
+  StringRef callee = func::CallOp(calls.front()).getCallee();
+  for (auto &[function, producerCalls] : known) {
+    func::FuncOp fn = function;
+    if (fn.getSymName() != producer)
+      continue;
+    return llvm::all_of(producerCalls, [&](func::CallOp made) {
+      Value r = made->getResult(*index);
+      if (!r.hasOneUse())
+        return false;
+      OpOperand &use = *r.getUses().begin();
+      auto user = dyn_cast<func::CallOp>(use.getOwner());
+      return user && user.getCallee() == callee && use.getOperandNumber() == i;
+    });
+  }
+  return false;
+}
+
 /// Argument `i` of `f`, read only through a chain, becomes the chain's
-/// frontier, made by each caller from its operand: only where every
-/// operand is what a call returned, so that the next step can move the
-/// chain into the function that made it.
-bool narrowArgument(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> calls) {
+/// frontier, made by each caller from its operand, when the next step
+/// moves it on into the function that made the operand.
+bool narrowArgument(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> calls,
+                    const KnownCalls &known) {
   BlockArgument arg = f.getArgument(i);
   std::optional<Chain> chain = chainOf(arg);
-  if (!chain || !llvm::all_of(calls, [&](func::CallOp call) {
-        return call.getOperand(i).getDefiningOp<func::CallOp>();
-      }))
+  if (!chain || !madeForThisArgument(i, calls, known))
     return false;
   for (func::CallOp call : calls) {
     OpBuilder b(call);
@@ -220,6 +266,12 @@ bool narrowArgument(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> ca
 /// Result `i` of `f`, which every caller reads only through the same
 /// chain, becomes the chain's frontier, made in `f` before it returns.
 bool narrowResult(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> calls) {
+  // Calls with argument or result attributes, which would need the same
+  // change, are left alone.
+  if (!f.getBody().hasOneBlock() || llvm::any_of(calls, [](func::CallOp call) {
+        return call.getArgAttrsAttr() || call.getResAttrsAttr();
+      }))
+    return false;
   SmallVector<Chain> chains;
   for (func::CallOp call : calls) {
     std::optional<Chain> chain = chainOf(call.getResult(i));
@@ -231,17 +283,20 @@ bool narrowResult(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> call
   }
   auto ret = cast<func::ReturnOp>(f.front().getTerminator());
   OpBuilder b(ret);
+  SmallVector<Value> copies =
+      cloneChain(b, chains.front(), calls.front().getResult(i), ret.getOperand(i));
   SmallVector<Value> returned(ret.getOperands());
-  llvm::append_range(
-      returned, cloneChain(b, chains.front(), calls.front().getResult(i), returned[i]));
+  llvm::append_range(returned, copies);
   returned.erase(returned.begin() + i);
   ret->setOperands(returned);
-  f.setFunctionType(
-      FunctionType::get(f.getContext(), f.getArgumentTypes(), ret->getOperandTypes()));
+  for (Value v : copies)
+    (void)f.insertResult(f.getNumResults(), v.getType(), {});
+  (void)f.eraseResult(i);
   for (auto [call, chain] : llvm::zip_equal(calls, chains)) {
     OpBuilder cb(call);
     auto made = func::CallOp::create(cb, call.getLoc(), f, call.getOperands());
     made->setDiscardableAttrs(call->getDiscardableAttrDictionary());
+    made.setNoInline(call.getNoInline());
     unsigned kept = call.getNumResults() - 1;
     replaceChain(chain, made.getResults().drop_front(kept));
     for (unsigned r = 0, n = 0; r < call.getNumResults(); ++r)
@@ -260,9 +315,10 @@ struct NarrowCallBoundaries : impl::NarrowCallBoundariesBase<NarrowCallBoundarie
     bool changed = true;
     for (int round = 0; changed && round < 8; ++round) {
       changed = false;
-      for (auto &[f, calls] : knownCalls(module))
+      KnownCalls known = knownCalls(module);
+      for (auto &[f, calls] : known)
         for (unsigned i = f.getNumArguments(); i-- > 0;)
-          changed |= narrowArgument(f, i, calls);
+          changed |= narrowArgument(f, i, calls, known);
       for (auto &[f, calls] : knownCalls(module))
         for (unsigned i = f.getNumResults(); i-- > 0;) {
           if (narrowResult(f, i, calls)) {

@@ -42,6 +42,8 @@ bool hasElement(Value v, bool (Type::*is)() const) {
 bool isWidening(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumResults() != 1 ||
       op.getNumReductionLoops() != 0 || !hasElement(op.getResult(0), &Type::isF32) ||
+      !cast<RankedTensorType>(op.getResult(0).getType()).hasStaticShape() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation() ||
       !op.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
       op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
     return false;
@@ -209,11 +211,15 @@ struct NarrowWidenedTensors : impl::NarrowWidenedTensorsBase<NarrowWidenedTensor
     Narrowing narrowing;
     for (auto &[value, ops] : widened) {
       Value source = narrowing.of(value);
-      for (OpOperand &use : llvm::make_early_inc_range(value.getUses()))
-        readNarrow(cast<linalg::GenericOp>(use.getOwner()), use, source);
-      for (Operation *user : llvm::to_vector(source.getUsers()))
-        if (auto generic = dyn_cast<linalg::GenericOp>(user))
-          foldCopy(generic);
+      // Each reader once, though it may read the value more than once.
+      llvm::SetVector<linalg::GenericOp> readers;
+      for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+        auto reader = cast<linalg::GenericOp>(use.getOwner());
+        readNarrow(reader, use, source);
+        readers.insert(reader);
+      }
+      for (linalg::GenericOp reader : readers)
+        foldCopy(reader);
       for (Operation *op : llvm::reverse(ops))
         if (isOpTriviallyDead(op))
           op->erase();

@@ -118,3 +118,29 @@ func.func @partly_f32(%a: tensor<2x2xbf16>, %b: tensor<2x2xf32>) -> tensor<2x4xb
   } -> tensor<2x4xbf16>
   return %r : tensor<2x4xbf16>
 }
+
+// -----
+
+// A rounding back into the bf16 tensor it was widened from (which it then
+// reads twice, as input and as output) is that tensor.
+// CHECK-LABEL: func.func @round_trip(
+// CHECK-SAME:    %[[A:[a-z0-9]+]]: tensor<4x4xbf16>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[A]]
+#id2 = affine_map<(a, b) -> (a, b)>
+func.func @round_trip(%a: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %w = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x4xbf16>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %x = arith.extf %in : bf16 to f32
+    linalg.yield %x : f32
+  } -> tensor<4x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<4x4xf32>) outs(%a : tensor<4x4xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x4xbf16>
+  return %r : tensor<4x4xbf16>
+}

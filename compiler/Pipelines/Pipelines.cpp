@@ -209,6 +209,8 @@ void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(cuda::createCUDAMapToGPU());
   // A thread's running sum stays in a register, not stored every row.
   pm.addPass(cuda::createCUDARegisterAccumulators());
+  // Several iterations' loads in flight: a summing thread waits on latency.
+  pm.addPass(cuda::createCUDAUnrollSums());
   // What the kernels took over (scalar loads on the host) dies here.
   pm.addPass(mlir::createCanonicalizerPass());
   // Constants (shapes, strides, identities) go into the kernels: divisions

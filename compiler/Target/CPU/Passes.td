@@ -96,14 +96,15 @@ def CPURegisterAccumulators
   let description = [{
     After loops are made from linalg, a reduction reads its output element,
     adds and writes it back on every iteration, each add waiting on the
-    store before it. When an `scf.for`'s only write is one `memref.store`
-    in its body's block, and its only read of that buffer is one
-    `memref.load` of the same indices before it, the indices and the
-    buffer defined outside the loop, the element is loaded once before the
-    loop, carried as an iter_arg, and stored once after. Loops are taken
-    innermost first, so the sum leaves a whole nest. The loop's other
-    loads read other buffers: bufferization gives a reduction's output a
-    buffer of its own, which the memory plan keeps apart from its inputs.
+    store before it. When a `memref.store` in an `scf.for`'s body block is
+    the loop's only write to its buffer, and the loop's only read of that
+    buffer is one `memref.load` of the same indices before it, the indices
+    and the buffer defined outside the loop, the element is loaded once
+    before the loop, carried as an iter_arg, and stored once after. Loops
+    are taken innermost first, so the sum leaves a whole nest. The loop's
+    other loads and stores use other buffers: bufferization gives each
+    output of a loop a buffer of its own, which the memory plan keeps
+    apart from its inputs and other outputs.
     A carried sum (`arith.addf` of the carried value) may be reassociated,
     so LLVM vectorizes it with partial sums in its lanes: its order then
     depends on the shapes and the machine's vector width, not on threads.

@@ -77,16 +77,34 @@ def CUDARegisterAccumulators
     : Pass<"sinter-cuda-register-accumulators", "mlir::ModuleOp"> {
   let summary = "A thread's running sum lives in a register, not in memory";
   let description = [{
-    After loops become kernels: inside each `gpu.launch`, an `scf.for` whose
-    only write is one `memref.store` in its body's block, and whose only read
-    of that buffer is one `memref.load` of the same indices before it (the
-    buffer and indices defined outside the loop), loads the element once
-    before the loop, carries it as an iter_arg, and stores it once after
+    After loops become kernels: inside each `gpu.launch`, where a
+    `memref.store` in an `scf.for`'s body block is the loop's only write to
+    its buffer, and the loop's only read of that buffer is one `memref.load`
+    of the same indices before it (the buffer and indices defined outside
+    the loop), the loop loads the element once before it, carries it as an
+    iter_arg, and stores it once after
     (as `sinter-cpu-register-accumulators`, without its reassociation and
     loop hints). Loops are taken innermost first. The order of the sum is
     unchanged.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::scf::SCFDialect"];
+}
+
+def CUDAUnrollSums : Pass<"sinter-cuda-unroll-sums", "mlir::ModuleOp"> {
+  let summary = "A thread's summing loop runs four iterations a body, loads first";
+  let description = [{
+    Inside each `gpu.launch`, an innermost `scf.for` that carries a value
+    (a sum, after `sinter-cuda-register-accumulators`) and runs a known
+    multiple of 4 iterations, at least 8, is unrolled by 4. Then the loads
+    of buffers the loop never stores to, with the index computations they
+    need (from the induction variable and values defined outside, not from
+    what the loop carries), move to the top of its body in their order,
+    so a warp has the loads of four iterations in flight at once. The sum
+    still adds the values in the loop's order. Stores to other buffers
+    (a partial sum's side output) stay where they were: the loop's buffers
+    are distinct, as for the register accumulators.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
 }
 
 def CUDABareKernelArguments

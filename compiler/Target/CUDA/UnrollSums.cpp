@@ -1,0 +1,116 @@
+//===- UnrollSums.cpp - A thread's summing loop, several rows at once -----===//
+//
+// A thread that sums a column (a split bias gradient's partial) loads an
+// element, adds it to the sum it carries, and only then reaches the next
+// iteration's load: a warp has one load in flight, and a memory-bound
+// kernel waits on latency instead of bandwidth. Unrolled, the iterations'
+// loads of buffers the loop never writes go first, so several are in
+// flight at once; the sum still adds them one after another, in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CUDA/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAUNROLLSUMS
+#include "compiler/Target/CUDA/Passes.h.inc"
+} // namespace sinter::cuda
+
+using namespace mlir;
+
+namespace sinter::cuda {
+namespace {
+
+/// Iterations an unrolled loop's body runs.
+constexpr int64_t kUnroll = 4;
+
+/// Whether `loop` carries a sum and runs a known multiple of kUnroll
+/// iterations, at least two unrolled bodies, with no loop inside.
+bool isUnrollable(scf::ForOp loop) {
+  std::optional<APInt> trips = loop.getStaticTripCount();
+  bool inner = false;
+  loop.getBody()->walk([&](LoopLikeOpInterface) { inner = true; });
+  return loop.getNumRegionIterArgs() > 0 && !inner && trips &&
+         trips->getSExtValue() % kUnroll == 0 && trips->getSExtValue() >= 2 * kUnroll;
+}
+
+/// Adds to `slice` what `op` needs from `body` before it can run, when
+/// that is computation on the induction variable and values from outside
+/// (not what the loop carries). False otherwise.
+bool collectIndexOps(Operation *op, Block *body, Value iv,
+                     llvm::SetVector<Operation *> &slice) {
+  for (Value operand : op->getOperands()) {
+    if (operand == iv)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(operand)) {
+      if (arg.getOwner() == body)
+        return false;
+      continue;
+    }
+    Operation *def = operand.getDefiningOp();
+    if (def->getBlock() != body || slice.contains(def))
+      continue;
+    if (!isMemoryEffectFree(def) || def->getNumRegions() != 0 ||
+        !collectIndexOps(def, body, iv, slice))
+      return false;
+    slice.insert(def);
+  }
+  return true;
+}
+
+/// Moves the loads of buffers the loop never writes, with their index
+/// computations, to the top of its body, in their order.
+void loadsFirst(scf::ForOp loop) {
+  Block *body = loop.getBody();
+  DenseSet<Value> written;
+  body->walk([&](memref::StoreOp store) { written.insert(store.getMemRef()); });
+  llvm::SetVector<Operation *> slice;
+  for (Operation &op : *body) {
+    auto load = dyn_cast<memref::LoadOp>(op);
+    if (!load || written.contains(load.getMemRef()))
+      continue;
+    llvm::SetVector<Operation *> needed;
+    if (!collectIndexOps(load, body, loop.getInductionVar(), needed))
+      continue;
+    slice.insert(needed.begin(), needed.end());
+    slice.insert(load);
+  }
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  Operation *anchor = nullptr;
+  for (Operation &op : *body)
+    if (!slice.contains(&op)) {
+      anchor = &op;
+      break;
+    }
+  for (Operation *op : ordered)
+    if (anchor->isBeforeInBlock(op))
+      op->moveBefore(anchor);
+}
+
+struct CUDAUnrollSums : public impl::CUDAUnrollSumsBase<CUDAUnrollSums> {
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](gpu::LaunchOp launch) {
+      launch.getBody().walk([&](scf::ForOp loop) {
+        if (isUnrollable(loop))
+          loops.push_back(loop);
+      });
+    });
+    for (scf::ForOp loop : loops) {
+      FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, kUnroll);
+      if (succeeded(unrolled) && unrolled->mainLoopOp)
+        loadsFirst(*unrolled->mainLoopOp);
+    }
+  }
+};
+
+} // namespace
+} // namespace sinter::cuda

@@ -1,0 +1,83 @@
+// RUN: sinter-opt %s -sinter-cuda-unroll-sums -split-input-file | FileCheck %s
+
+// A partial sum's thread: 16 rows, a side output written at each. Unrolled
+// by 4, the body loads its four rows first, then sums them in order and
+// writes the four side elements where they were.
+// CHECK-LABEL: func.func @partial(
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:.*]] = %{{.*}}) -> (f64) {
+// CHECK-NEXT:      %[[X0:.*]] = memref.load %arg0[%[[I]], %{{.*}}]
+// CHECK-NOT:       arith.mulf
+// CHECK:           memref.load %arg0[%[[I1:.*]], %{{.*}}]
+// CHECK-NOT:       arith.mulf
+// CHECK:           memref.load %arg0[%[[I2:.*]], %{{.*}}]
+// CHECK-NOT:       arith.mulf
+// CHECK:           memref.load %arg0[%[[I3:.*]], %{{.*}}]
+// CHECK-NEXT:      arith.mulf %[[X0]], %[[X0]]
+// CHECK:           memref.store %{{.*}}, %arg1[%[[I]], %{{.*}}]
+// CHECK:           %[[S0:.*]] = arith.addf %[[A]], %{{.*}} : f64
+// CHECK:           memref.store %{{.*}}, %arg1[%[[I1]], %{{.*}}]
+// CHECK:           %[[S1:.*]] = arith.addf %[[S0]], %{{.*}} : f64
+// CHECK:           memref.store %{{.*}}, %arg1[%[[I2]], %{{.*}}]
+// CHECK:           %[[S2:.*]] = arith.addf %[[S1]], %{{.*}} : f64
+// CHECK:           memref.store %{{.*}}, %arg1[%[[I3]], %{{.*}}]
+// CHECK:           %[[S3:.*]] = arith.addf %[[S2]], %{{.*}} : f64
+// CHECK-NEXT:      scf.yield %[[S3]] : f64
+func.func @partial(%x: memref<16x256xf32>, %side: memref<16x256xbf16>, %p: memref<256xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %init = memref.load %p[%tx] : memref<256xf64>
+    %sum = scf.for %i = %c0 to %c16 step %c1 iter_args(%a = %init) -> (f64) {
+      %v = memref.load %x[%i, %tx] : memref<16x256xf32>
+      %g = arith.mulf %v, %v : f32
+      %r = arith.truncf %g : f32 to bf16
+      memref.store %r, %side[%i, %tx] : memref<16x256xbf16>
+      %e = arith.extf %g : f32 to f64
+      %s = arith.addf %a, %e : f64
+      scf.yield %s : f64
+    }
+    memref.store %sum, %p[%tx] : memref<256xf64>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Left alone: 6 iterations (not a multiple of 4), a loop that carries
+// nothing, and a loop on the host.
+// CHECK-LABEL: func.func @left(
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 iter_args
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 iter_args
+// CHECK-NOT:     step %c4
+func.func @left(%x: memref<16xf32>, %y: memref<16xf32>, %p: memref<1xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %s6 = scf.for %i = %c0 to %c6 step %c1 iter_args(%a = %zero) -> (f32) {
+      %v = memref.load %x[%i] : memref<16xf32>
+      %s = arith.addf %a, %v : f32
+      scf.yield %s : f32
+    }
+    memref.store %s6, %p[%c0] : memref<1xf32>
+    scf.for %i = %c0 to %c16 step %c1 {
+      %v = memref.load %x[%i] : memref<16xf32>
+      memref.store %v, %y[%i] : memref<16xf32>
+    }
+    gpu.terminator
+  }
+  %host = scf.for %i = %c0 to %c16 step %c1 iter_args(%a = %zero) -> (f32) {
+    %v = memref.load %x[%i] : memref<16xf32>
+    %s = arith.addf %a, %v : f32
+    scf.yield %s : f32
+  }
+  return %host : f32
+}

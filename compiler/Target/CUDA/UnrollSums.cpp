@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -31,14 +32,21 @@ namespace {
 /// Iterations an unrolled loop's body runs.
 constexpr int64_t kUnroll = 4;
 
-/// Whether `loop` carries a sum and runs a known multiple of kUnroll
-/// iterations, at least two unrolled bodies, with no loop inside.
+/// Whether `loop` carries a sum, has no loop inside, and runs at least
+/// two unrolled bodies: a known multiple of kUnroll iterations (no
+/// remainder), or, where it starts at a thread's own offset (a block's
+/// threads striding over a row), a constant extent and step whose ratio
+/// is at least 2 * kUnroll (a remainder loop takes the last iterations).
 bool isUnrollable(scf::ForOp loop) {
-  std::optional<APInt> trips = loop.getStaticTripCount();
   bool inner = false;
   loop.getBody()->walk([&](LoopLikeOpInterface) { inner = true; });
-  return loop.getNumRegionIterArgs() > 0 && !inner && trips &&
-         trips->getSExtValue() % kUnroll == 0 && trips->getSExtValue() >= 2 * kUnroll;
+  if (loop.getNumRegionIterArgs() == 0 || inner)
+    return false;
+  if (std::optional<APInt> trips = loop.getStaticTripCount())
+    return trips->getSExtValue() % kUnroll == 0 && trips->getSExtValue() >= 2 * kUnroll;
+  std::optional<int64_t> extent = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  return extent && step && *step > 0 && *extent / *step >= 2 * kUnroll;
 }
 
 /// Adds to `slice` what `op` needs from `body` before it can run, when

@@ -81,3 +81,33 @@ func.func @left(%x: memref<16xf32>, %y: memref<16xf32>, %p: memref<1xf32>) -> f3
   }
   return %host : f32
 }
+
+// -----
+
+// A block's threads striding over a row of 4,000 from their own offsets:
+// unrolled by 4 with its loads first, and a remainder loop for the last
+// iterations of each thread.
+// CHECK-LABEL: func.func @strided(
+// CHECK:         %[[MAIN:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK-NEXT:      memref.load %arg0
+// CHECK-COUNT-3:   memref.load %arg0
+// CHECK:           arith.addf
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c4000 step %c256 iter_args(%{{.*}} = %[[MAIN]]) -> (f32) {
+// CHECK-NEXT:      memref.load %arg0
+func.func @strided(%x: memref<4000xf32>, %out: memref<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c4000 = arith.constant 4000 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %sum = scf.for %i = %tx to %c4000 step %c256 iter_args(%a = %zero) -> (f32) {
+      %v = memref.load %x[%i] : memref<4000xf32>
+      %s = arith.addf %a, %v : f32
+      scf.yield %s : f32
+    }
+    memref.store %sum, %out[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  return
+}

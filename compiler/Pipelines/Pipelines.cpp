@@ -11,10 +11,10 @@
 #include "dialects/Train/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -155,9 +155,12 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   // Copies that fusion made alike (a moved chain and the forward pass's own).
   pm.addPass(mlir::createCSEPass());
   // On a GPU, a softmax's maximum and sum come from one pass over its rows,
-  // and reductions that read an input in common read it once.
+  // a layer norm's variance from its mean's pass, and reductions that read
+  // an input in common read it once.
   if (cuda) {
     pm.addPass(createOnlineSoftmax());
+    pm.addPass(createOnePassVariance());
+    pm.addPass(mlir::createCSEPass());
     pm.addPass(createMergeSiblingReductions());
   } else {
     pm.addPass(cpu::createCPUMathApproximations());
@@ -257,17 +260,17 @@ void registerPipelines() {
       "sinter-graph-to-train",
       "Differentiate graph models and build the step's micro-batch loop",
       buildGraphToTrainPipeline);
-  mlir::PassPipelineRegistration<>(
-      "sinter-graph-to-linalg",
-      "Lower graph models to fused linalg functions",
-      buildGraphToLinalgPipeline);
+  mlir::PassPipelineRegistration<>("sinter-graph-to-linalg",
+                                   "Lower graph models to fused linalg functions",
+                                   buildGraphToLinalgPipeline);
   mlir::PassPipelineRegistration<>(
       "sinter-linalg-to-memory-plan",
       "Bufferize fused linalg for the CPU into one planned arena, with runtime calls",
-      [](mlir::OpPassManager &pm) { buildLinalgToMemoryPlanPipeline(pm, /*cuda=*/false); });
+      [](mlir::OpPassManager &pm) {
+        buildLinalgToMemoryPlanPipeline(pm, /*cuda=*/false);
+      });
   mlir::PassPipelineRegistration<>(
-      "sinter-linalg-to-llvm",
-      "Bufferize and lower linalg functions to the LLVM dialect",
+      "sinter-linalg-to-llvm", "Bufferize and lower linalg functions to the LLVM dialect",
       buildLinalgToLLVMPipeline);
   mlir::PassPipelineRegistration<>(
       "sinter-linalg-to-gpu",
@@ -277,9 +280,7 @@ void registerPipelines() {
       "sinter-linalg-to-cuda",
       "Bufferize linalg functions into CUDA kernels and host code in the "
       "LLVM dialect",
-      [](mlir::OpPassManager &pm) {
-        buildLinalgToCUDAPipeline(pm, CUDAOptions());
-      });
+      [](mlir::OpPassManager &pm) { buildLinalgToCUDAPipeline(pm, CUDAOptions()); });
 }
 
 } // namespace sinter

@@ -105,6 +105,22 @@ def NarrowWidenedTensors : Pass<"sinter-narrow-widened-tensors", "mlir::ModuleOp
                            "mlir::tensor::TensorDialect"];
 }
 
+def OnePassVariance : Pass<"sinter-one-pass-variance", "mlir::ModuleOp"> {
+  let summary = "A sum of squared deviations from a row's mean reads the row once";
+  let description = [{
+    On linalg on tensors with static shapes. A `linalg.generic` that sums
+    (x - m)^2 of two f32 inputs into an f64 output filled with 0, where x
+    is read at every loop (a permutation map) and m at none of the reduced
+    ones (layer norm's variance after its mean), becomes
+    sum x^2 - m (2 sum x - n m), n the number of reduced elements: two
+    reductions of x alone (sum x is the same as the mean's own, which CSE
+    then shares, and sum x^2 a sibling that
+    `sinter-merge-sibling-reductions` merges with it) and an elementwise
+    combination per output. In f64, x^2 of an f32 x is exact.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];
+}
+
 def MergeSiblingReductions : Pass<"sinter-merge-sibling-reductions", "mlir::ModuleOp"> {
   let summary = "Reductions over the same loops that read an input in common become one";
   let description = [{

@@ -116,7 +116,10 @@ def OnePassVariance : Pass<"sinter-one-pass-variance", "mlir::ModuleOp"> {
     reductions of x alone (sum x is the same as the mean's own, which CSE
     then shares, and sum x^2 a sibling that
     `sinter-merge-sibling-reductions` merges with it) and an elementwise
-    combination per output. In f64, x^2 of an f32 x is exact.
+    combination per output, clamped at 0 (a row without spread may round
+    a little below). In f64, x^2 of an f32 x is exact, and the
+    cancellation loses less than the f32 inputs carry until the mean is
+    some 10^7 spreads from 0. An output map must name every parallel loop.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];
 }

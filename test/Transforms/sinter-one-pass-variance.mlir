@@ -3,7 +3,7 @@
 // Layer norm's statistics: the row sum (for the mean), then the sum of
 // squared deviations from the mean. The second becomes sum x^2, which
 // joins the first as one reduction over x, and an elementwise
-// s2 - m (2 s1 - n m) per row, n = 8.
+// s2 - m (2 s1 - n m) per row, n = 8, clamped at 0.
 // CHECK-LABEL: func.func @layer_norm_stats(
 // CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<4x8xf32>
 // CHECK:         %[[S:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<4x8xf32>)
@@ -22,7 +22,8 @@
 // CHECK:           %[[T:.*]] = arith.mulf %[[TWO]], %{{.*}}
 // CHECK:           %[[I:.*]] = arith.subf %[[T]], %[[NM]]
 // CHECK:           %[[MI:.*]] = arith.mulf %[[M]], %[[I]]
-// CHECK:           arith.subf %{{.*}}, %[[MI]]
+// CHECK:           %[[R:.*]] = arith.subf %{{.*}}, %[[MI]]
+// CHECK-NEXT:      arith.maximumf %[[R]], %{{.*}} : f64
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
 #one = affine_map<(i) -> (i)>

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 
@@ -46,9 +47,15 @@ bool isExpandable(linalg::GenericOp producer, OpResult result) {
             /*allowZeroInResults=*/false))
       return false;
   }
-  return llvm::none_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
-    return producer.payloadUsesValueFromOperand(&init);
-  });
+  // Inside the partial, its inputs alone bound the loops (upstream's
+  // fusion asks that of a reduction), so together they read every loop.
+  llvm::SmallBitVector read(producer.getNumLoops());
+  for (OpOperand *input : producer.getDpsInputOperands())
+    for (AffineExpr e : producer.getMatchingIndexingMap(input).getResults())
+      read.set(cast<AffineDimExpr>(e).getPosition());
+  return read.all() && llvm::none_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
+           return producer.payloadUsesValueFromOperand(&init);
+         });
 }
 
 /// `producer` over the loops of `expand` (which cuts its result `result`):
@@ -108,7 +115,8 @@ linalg::GenericOp expandLoops(RewriterBase &rewriter, linalg::GenericOp producer
                              made.getRegion().end());
   rewriter.setInsertionPointAfter(after);
   for (auto [i, result] : llvm::enumerate(producer.getResults())) {
-    if (result == expand.getSrc())
+    // The fused loop writes only what others read.
+    if (result == expand.getSrc() || result.use_empty())
       continue;
     Value whole = result.getType() == made.getResult(i).getType()
                       ? made.getResult(i)

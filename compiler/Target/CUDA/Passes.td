@@ -95,10 +95,11 @@ def CUDAUnrollSums : Pass<"sinter-cuda-unroll-sums", "mlir::ModuleOp"> {
   let description = [{
     Inside each `gpu.launch`, an innermost `scf.for` that carries a value
     (a sum, after `sinter-cuda-register-accumulators`) is unrolled by 4
-    when it runs a known multiple of 4 iterations, at least 8, or when its
-    extent and step are constants whose ratio is at least 8 (a block's
-    threads striding over a row from their own offsets; a remainder loop
-    takes the last iterations). Then the loads
+    when its bounds are constants and it runs a multiple of 4 iterations,
+    at least 8, or when it starts at its thread's index along x in a
+    launch of at most `step` threads along x (a block's threads striding
+    over a row) and its extent and step are constants whose ratio is at
+    least 8 (a remainder loop takes the last iterations). Then the loads
     of buffers the loop never stores to, with the index computations they
     need (from the induction variable and values defined outside, not from
     what the loop carries), move to the top of its body in their order,

@@ -32,21 +32,40 @@ namespace {
 /// Iterations an unrolled loop's body runs.
 constexpr int64_t kUnroll = 4;
 
+/// Whether `loop` starts at its thread's index along x, in a launch of
+/// at most `step` threads along x: it runs from below its upper bound
+/// whenever that bound is at least `step`.
+bool startsAtThread(scf::ForOp loop, int64_t step) {
+  auto launch = loop->getParentOfType<gpu::LaunchOp>();
+  std::optional<int64_t> threads = getConstantIntValue(launch.getBlockSizeX());
+  Value lb = loop.getLowerBound();
+  bool atThread = lb == launch.getThreadIds().x;
+  if (auto id = lb.getDefiningOp<gpu::ThreadIdOp>())
+    atThread |= id.getDimension() == gpu::Dimension::x;
+  return atThread && threads && *threads <= step;
+}
+
 /// Whether `loop` carries a sum, has no loop inside, and runs at least
-/// two unrolled bodies: a known multiple of kUnroll iterations (no
-/// remainder), or, where it starts at a thread's own offset (a block's
-/// threads striding over a row), a constant extent and step whose ratio
-/// is at least 2 * kUnroll (a remainder loop takes the last iterations).
+/// two unrolled bodies: constant bounds with a multiple of kUnroll
+/// iterations (no remainder), or a block's threads striding over a row
+/// from their own indices, at most `step` of them, over a constant extent
+/// of at least 2 * kUnroll steps (a remainder loop takes the last
+/// iterations).
 bool isUnrollable(scf::ForOp loop) {
   bool inner = false;
   loop.getBody()->walk([&](LoopLikeOpInterface) { inner = true; });
   if (loop.getNumRegionIterArgs() == 0 || inner)
     return false;
-  if (std::optional<APInt> trips = loop.getStaticTripCount())
-    return trips->getSExtValue() % kUnroll == 0 && trips->getSExtValue() >= 2 * kUnroll;
-  std::optional<int64_t> extent = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  return extent && step && *step > 0 && *extent / *step >= 2 * kUnroll;
+  if (!ub || !step || *step <= 0)
+    return false;
+  if (lb) {
+    int64_t trips = *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0;
+    return trips % kUnroll == 0 && trips >= 2 * kUnroll;
+  }
+  return startsAtThread(loop, *step) && *ub / *step >= 2 * kUnroll;
 }
 
 /// Adds to `slice` what `op` needs from `body` before it can run, when
@@ -77,8 +96,19 @@ bool collectIndexOps(Operation *op, Block *body, Value iv,
 /// computations, to the top of its body, in their order.
 void loadsFirst(scf::ForOp loop) {
   Block *body = loop.getBody();
+  // Stores are the only writes in these loops (map-to-gpu makes them);
+  // anything else that may write leaves the body as it is.
   DenseSet<Value> written;
-  body->walk([&](memref::StoreOp store) { written.insert(store.getMemRef()); });
+  bool otherWrites = false;
+  body->walk([&](Operation *op) {
+    if (auto store = dyn_cast<memref::StoreOp>(op))
+      written.insert(store.getMemRef());
+    else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(op) &&
+             !op->hasTrait<OpTrait::IsTerminator>())
+      otherWrites = true;
+  });
+  if (otherWrites)
+    return;
   llvm::SetVector<Operation *> slice;
   for (Operation &op : *body) {
     auto load = dyn_cast<memref::LoadOp>(op);

@@ -158,9 +158,11 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   // a layer norm's variance from its mean's pass, and reductions that read
   // an input in common read it once.
   if (cuda) {
-    pm.addPass(createOnlineSoftmax());
+    // The variance's combination fuses with the rest of its row's maps.
     pm.addPass(createOnePassVariance());
     pm.addPass(mlir::createCSEPass());
+    pm.addPass(createFuseElementwise());
+    pm.addPass(createOnlineSoftmax());
     pm.addPass(createMergeSiblingReductions());
   } else {
     pm.addPass(cpu::createCPUMathApproximations());

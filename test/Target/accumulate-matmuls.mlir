@@ -187,3 +187,109 @@ func.func @accumulator_after_call(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>) -> t
   } -> tensor<4x5xf32>
   return %r : tensor<4x5xf32>
 }
+
+// -----
+
+// A tied weight's gradient, acc + (product + scatter): the product is made
+// onto acc where it was, the scatter adds its rows into that, and the copy
+// of zeros and the three-array sum are gone.
+// CHECK-LABEL: func.func @tied(
+// CHECK-SAME:    %[[A:[^:]*]]: tensor<4x8xf32>, %[[B:[^:]*]]: tensor<8x5xf32>, %[[IDS:[^:]*]]: tensor<3xi32>, %[[ROWS:[^:]*]]: tensor<3x5xf32>, %[[ACC:[^:]*]]: tensor<4x5xf32>)
+// CHECK-NOT:   linalg.fill
+// CHECK:       %[[P:.*]] = linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[ACC]] : tensor<4x5xf32>)
+// CHECK:       %[[S:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[P]]) -> (tensor<4x5xf32>)
+// CHECK-NOT:   linalg.generic
+// CHECK:       return %[[S]]
+func.func @tied(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>, %ids: tensor<3xi32>, %rows: tensor<3x5xf32>, %acc: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %g = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x5xf32>) outs(%z : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %s = scf.for %i = %c0 to %c3 step %c1 iter_args(%t = %z) -> (tensor<4x5xf32>) {
+    %id = tensor.extract %ids[%i] : tensor<3xi32>
+    %row = arith.index_cast %id : i32 to index
+    %u = scf.for %j = %c0 to %c5 step %c1 iter_args(%v = %t) -> (tensor<4x5xf32>) {
+      %x = tensor.extract %rows[%i, %j] : tensor<3x5xf32>
+      %old = tensor.extract %v[%row, %j] : tensor<4x5xf32>
+      %new = arith.addf %old, %x : f32
+      %w = tensor.insert %new into %v[%row, %j] : tensor<4x5xf32>
+      scf.yield %w : tensor<4x5xf32>
+    }
+    scf.yield %u : tensor<4x5xf32>
+  }
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%g, %s : tensor<4x5xf32>, tensor<4x5xf32>) outs(%acc : tensor<4x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %pq = arith.addf %p, %q : f32
+    %sum = arith.addf %out, %pq : f32
+    linalg.yield %sum : f32
+  } -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+
+// -----
+
+// The sum has a third input: the product leaves the sum, which adds the
+// rest to it.
+// CHECK-LABEL: func.func @product_and_two_more(
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<4x5xf32>, %[[Y:[^:]*]]: tensor<4x5xf32>, %[[ACC:[^:]*]]: tensor<4x5xf32>,
+// CHECK:       %[[P:.*]] = linalg.matmul ins({{.*}}) outs(%[[ACC]] : tensor<4x5xf32>)
+// CHECK:       %[[R:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[Y]] : tensor<4x5xf32>, tensor<4x5xf32>) outs(%[[P]] : tensor<4x5xf32>)
+// CHECK:       ^bb0(%[[IX:[^:]*]]: f32, %[[IY:[^:]*]]: f32, %[[OUT:[^:]*]]: f32):
+// CHECK:         %[[XY:.*]] = arith.addf %[[IX]], %[[IY]]
+// CHECK:         arith.addf %[[OUT]], %[[XY]]
+// CHECK:       return %[[R]]
+func.func @product_and_two_more(%x: tensor<4x5xf32>, %y: tensor<4x5xf32>, %acc: tensor<4x5xf32>, %a: tensor<4x8xf32>, %b: tensor<8x5xf32>) -> tensor<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %g = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x5xf32>) outs(%z : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %g, %y : tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>) outs(%acc : tensor<4x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32, %out: f32):
+    %pq = arith.addf %p, %q : f32
+    %pqs = arith.addf %pq, %s : f32
+    %sum = arith.addf %out, %pqs : f32
+    linalg.yield %sum : f32
+  } -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+
+// -----
+
+// A loop that writes its tensor rather than adding into it: started from
+// acc it would not give acc plus its rows, so the add stays.
+// CHECK-LABEL: func.func @scatter_that_overwrites(
+// CHECK:       scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<4x5xf32>)
+// CHECK:       tensor.insert %{{.*}} into
+// CHECK:       linalg.generic
+func.func @scatter_that_overwrites(%ids: tensor<3xi32>, %rows: tensor<3x5xf32>, %acc: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %s = scf.for %i = %c0 to %c3 step %c1 iter_args(%t = %z) -> (tensor<4x5xf32>) {
+    %id = tensor.extract %ids[%i] : tensor<3xi32>
+    %row = arith.index_cast %id : i32 to index
+    %u = scf.for %j = %c0 to %c5 step %c1 iter_args(%v = %t) -> (tensor<4x5xf32>) {
+      %x = tensor.extract %rows[%i, %j] : tensor<3x5xf32>
+      %w = tensor.insert %x into %v[%row, %j] : tensor<4x5xf32>
+      scf.yield %w : tensor<4x5xf32>
+    }
+    scf.yield %u : tensor<4x5xf32>
+  }
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<4x5xf32>) outs(%acc : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sum = arith.addf %out, %in : f32
+    linalg.yield %sum : f32
+  } -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}

@@ -11,6 +11,12 @@
 // function takes the accumulator as an argument and adds the product into
 // it, so the add and the temporary go there too.
 //
+// A tied weight's gradient (GPT-2's token embedding, also its output
+// projection) is a sum: acc + (product + scatter), the scatter an
+// embedding's gradient added row by row onto zeros. The product is added
+// into acc where it is made, and the scatter adds its rows into that: no
+// copy of zeros, no pass over three arrays.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/Host/MatmulForm.h"
@@ -20,6 +26,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -63,8 +71,7 @@ struct AccumulateIntoMatmul : OpRewritePattern<linalg::GenericOp> {
     if (!x || !op.hasPureTensorSemantics())
       return failure();
     auto mm = x->get().getDefiningOp<linalg::MatmulOp>();
-    if (!mm || !mm->hasOneUse() || !matmulFormOf(mm) ||
-        !isZeros(mm.getDpsInits()[0]) ||
+    if (!mm || !mm->hasOneUse() || !matmulFormOf(mm) || !isZeros(mm.getDpsInits()[0]) ||
         mm.getResult(0).getType() != op.getResult(0).getType())
       return failure();
     auto into = linalg::MatmulOp::create(rewriter, mm.getLoc(),
@@ -75,6 +82,154 @@ struct AccumulateIntoMatmul : OpRewritePattern<linalg::GenericOp> {
     rewriter.eraseOp(mm);
     return success();
   }
+};
+
+/// The matmul onto zeros that `v` is, if `into` (a loop's result of the same
+/// type) may replace it as what the product is added to.
+linalg::MatmulOp productOntoZeros(Value v, Type into) {
+  auto mm = v.getDefiningOp<linalg::MatmulOp>();
+  if (!mm || !mm->hasOneUse() || !matmulFormOf(mm) || !isZeros(mm.getDpsInits()[0]) ||
+      mm.getResult(0).getType() != into)
+    return {};
+  return mm;
+}
+
+/// Whether `op` is an elementwise sum of its init and two or more inputs:
+/// every map the identity, and its body a tree of adds that uses each block
+/// argument once.
+bool isSumOfAll(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumDpsInputs() < 2 || op.getNumLoops() != op.getNumParallelLoops() ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != body.getNumArguments())
+    return false; // n leaves take n - 1 adds, and the yield
+  for (Operation &inner : body.without_terminator())
+    if (!isa<arith::AddFOp>(inner) || !inner.hasOneUse())
+      return false;
+  return llvm::all_of(body.getArguments(),
+                      [](BlockArgument a) { return a.hasOneUse(); }) &&
+         isa_and_nonnull<arith::AddFOp>(
+             body.getTerminator()->getOperand(0).getDefiningOp());
+}
+
+/// acc + (x + ... + matmul(A, B) onto zeros)  ->  (matmul(A, B) onto acc) +
+/// (x + ...). The product is made where it was (what it reads is not kept
+/// longer), the sum is the same, added in another order.
+struct ProductOutOfSum : OpRewritePattern<linalg::GenericOp> {
+  ProductOutOfSum(MLIRContext *ctx, DominanceInfo &dominance)
+      : OpRewritePattern(ctx), dominance(dominance) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isSumOfAll(op))
+      return failure();
+    Type type = op.getResult(0).getType();
+    Value acc = op.getDpsInits()[0];
+    auto product = llvm::find_if(op.getDpsInputOperands(), [&](OpOperand *in) {
+      linalg::MatmulOp mm = productOntoZeros(in->get(), type);
+      return mm && dominance.properlyDominates(acc, mm);
+    });
+    if (product == op.getDpsInputOperands().end())
+      return failure();
+    linalg::MatmulOp mm = productOntoZeros((*product)->get(), type);
+    rewriter.setInsertionPoint(mm);
+    auto into = linalg::MatmulOp::create(rewriter, mm.getLoc(), TypeRange{type},
+                                         mm.getDpsInputs(), ValueRange{acc});
+    into.setIndexingMapsAttr(mm.getIndexingMaps());
+    rewriter.eraseOp(mm);
+
+    SmallVector<Value> rest;
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (in != *product)
+        rest.push_back(in->get());
+    rewriter.setInsertionPoint(op);
+    SmallVector<AffineMap> maps(rest.size() + 1, op.getIndexingMapsArray().front());
+    auto sum = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{type}, rest, into->getResults(), maps,
+        op.getIteratorTypesArray(), [&](OpBuilder &b, Location l, ValueRange args) {
+          Value inputs = args.front();
+          for (Value v : args.drop_front().drop_back())
+            inputs = arith::AddFOp::create(b, l, inputs, v);
+          Value total = arith::AddFOp::create(b, l, args.back(), inputs);
+          linalg::YieldOp::create(b, l, total);
+        });
+    rewriter.replaceOp(op, sum->getResults());
+    return success();
+  }
+
+  DominanceInfo &dominance;
+};
+
+/// Whether `loop` only adds into the one tensor it carries: each version of
+/// it is read at one place, a value is added, and the sum written back
+/// there, or it goes through a nested loop that does the same, until the
+/// last version is yielded. Started from acc instead of zeros, the loop then
+/// gives acc plus what it adds.
+bool onlyAddsInto(scf::ForOp loop) {
+  if (loop.getNumRegionIterArgs() != 1)
+    return false;
+  Value version = loop.getRegionIterArgs().front();
+  Operation *yield = loop.getBody()->getTerminator();
+  while (true) {
+    if (version.hasOneUse()) {
+      Operation *user = version.use_begin()->getOwner();
+      if (user == yield)
+        return true;
+      auto inner = dyn_cast<scf::ForOp>(user);
+      if (!inner || !onlyAddsInto(inner) || inner.getInitArgs().front() != version)
+        return false;
+      version = inner.getResult(0);
+      continue;
+    }
+    tensor::ExtractOp read;
+    tensor::InsertOp write;
+    for (OpOperand &use : version.getUses()) {
+      if (auto e = dyn_cast<tensor::ExtractOp>(use.getOwner()); e && !read)
+        read = e;
+      else if (auto i = dyn_cast<tensor::InsertOp>(use.getOwner());
+               i && !write && i.getDest() == version && i.getScalar() != version)
+        write = i;
+      else
+        return false;
+    }
+    if (!read || !write || !llvm::equal(read.getIndices(), write.getIndices()) ||
+        !read->hasOneUse())
+      return false;
+    auto add = write.getScalar().getDefiningOp<arith::AddFOp>();
+    if (!add || !add->hasOneUse() ||
+        (add.getLhs() != read.getResult() && add.getRhs() != read.getResult()))
+      return false;
+    version = write.getResult();
+  }
+}
+
+/// acc + scatter onto zeros  ->  the scatter onto acc: an embedding's
+/// gradient adds its rows into the accumulator.
+struct AccumulateIntoScatter : OpRewritePattern<linalg::GenericOp> {
+  AccumulateIntoScatter(MLIRContext *ctx, DominanceInfo &dominance)
+      : OpRewritePattern(ctx), dominance(dominance) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    OpOperand *x = addend(op);
+    if (!x || !op.hasPureTensorSemantics())
+      return failure();
+    auto loop = x->get().getDefiningOp<scf::ForOp>();
+    Value acc = op.getDpsInits()[0];
+    if (!loop || !x->get().hasOneUse() || loop.getNumResults() != 1 ||
+        !isZeros(loop.getInitArgs().front()) ||
+        loop.getResult(0).getType() != op.getResult(0).getType() || !onlyAddsInto(loop) ||
+        !dominance.properlyDominates(acc, loop))
+      return failure();
+    rewriter.modifyOpInPlace(loop, [&] { loop.getInitArgsMutable()[0].set(acc); });
+    rewriter.replaceOp(op, loop.getResults());
+    return success();
+  }
+
+  DominanceInfo &dominance;
 };
 
 /// A fill of zeros that several products (or convolutions) start from
@@ -95,7 +250,8 @@ struct OwnZeros : OpInterfaceRewritePattern<linalg::LinalgOp> {
     auto fill = init.getDefiningOp<linalg::FillOp>();
     rewriter.setInsertionPoint(op);
     Operation *own = rewriter.clone(*fill);
-    rewriter.modifyOpInPlace(op, [&] { op.getDpsInitsMutable()[0].set(own->getResult(0)); });
+    rewriter.modifyOpInPlace(op,
+                             [&] { op.getDpsInitsMutable()[0].set(own->getResult(0)); });
     return success();
   }
 };
@@ -173,8 +329,10 @@ void accumulateAcrossCalls(ModuleOp module) {
 struct AccumulateMatmuls : public impl::AccumulateMatmulsBase<AccumulateMatmuls> {
   void runOnOperation() override {
     accumulateAcrossCalls(getOperation());
+    DominanceInfo dominance(getOperation());
     RewritePatternSet patterns(&getContext());
     patterns.add<AccumulateIntoMatmul, OwnZeros>(&getContext());
+    patterns.add<ProductOutOfSum, AccumulateIntoScatter>(&getContext(), dominance);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

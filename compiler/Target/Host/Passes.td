@@ -52,7 +52,12 @@ def AccumulateMatmuls : Pass<"sinter-accumulate-matmuls", "mlir::ModuleOp"> {
     the library call can drop it. Across calls: a product that a private
     function returns and every caller adds to an accumulator it already
     holds (a block's weight gradient) is added into that accumulator, passed
-    as a new argument, inside the function.
+    as a new argument, inside the function. A sum `acc + (x + ... + p)` with
+    `p` such a product (a tied weight's gradient: GPT-2's token embedding is
+    also its output projection) becomes the product onto `acc`, made where
+    `p` was, plus the rest; and `acc + s`, `s` a loop that only adds rows
+    into a tensor of zeros (an embedding's gradient), becomes that loop
+    started from `acc`.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }

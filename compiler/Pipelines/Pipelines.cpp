@@ -164,6 +164,8 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
     pm.addPass(createFuseElementwise());
     pm.addPass(createOnlineSoftmax());
     pm.addPass(createMergeSiblingReductions());
+    // The residual stream is stored by its layer norm's statistics.
+    pm.addPass(cuda::createCUDAFuseIntoRowReductions());
   } else {
     pm.addPass(cpu::createCPUMathApproximations());
   }

@@ -1,5 +1,6 @@
 //===- FuseElementwise.cpp - Elementwise fusion that keeps contractions ---===//
 
+#include "compiler/Transforms/FusionConditions.h"
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -8,9 +9,9 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace sinter {
 #define GEN_PASS_DEF_FUSEELEMENTWISE
@@ -37,43 +38,9 @@ bool movesDataOnly(Operation *producer) {
   });
 }
 
-/// Whether every user of `producer`'s results other than `consumer` comes
-/// after `consumer` in its block. The fused op takes the consumer's place
-/// and yields the producer's results for those users too, so it must come
-/// before them; the producer's work then happens once, in the fused op.
-bool otherUsersFollow(Operation *producer, Operation *consumer) {
-  // A producer outside the consumer's loop would be computed in every
-  // iteration.
-  if (producer->getBlock() != consumer->getBlock())
-    return false;
-  for (Operation *user : producer->getUsers())
-    if (user != consumer &&
-        (user->getBlock() != consumer->getBlock() || !consumer->isBeforeInBlock(user)))
-      return false;
-  return true;
-}
-
-/// Whether `consumer` reads `producer` through one operand only and does
-/// not write into it: the fused loop then has no other use for the
-/// producer's values, and the producer can go.
-bool readsOnce(linalg::GenericOp consumer, Operation *producer) {
-  return llvm::count_if(consumer->getOperands(), [&](Value v) {
-           return v.getDefiningOp() == producer;
-         }) == 1 &&
-         !llvm::any_of(consumer.getDpsInits(),
-                       [&](Value init) { return init.getDefiningOp() == producer; });
-}
-
 /// Whether `consumer` is the only op that uses `producer`'s values.
 bool onlyUser(Operation *producer, Operation *consumer) {
   return llvm::all_of(producer->getUsers(), [&](Operation *u) { return u == consumer; });
-}
-
-/// Whether `consumer` reads each element of `operand` once: its map is a
-/// permutation of the consumer's loops, so no element of a fused producer
-/// is computed twice.
-bool readsEachElementOnce(linalg::GenericOp consumer, OpOperand *operand) {
-  return consumer.getMatchingIndexingMap(operand).isPermutation();
 }
 
 /// Fusions that leave no copy of the producer's work behind (see the pass
@@ -96,13 +63,12 @@ bool fusableAlone(OpOperand *operand) {
 
 /// A computing producer whose values other ops use too (a value kept for
 /// the backward pass) fuses into an all-parallel consumer that reads it
-/// element by element and comes before all of those users: the fused loop yields the producer's values as
-/// well, the other users read them from it, and the producer is gone. Its
-/// work is done once, and the second loop that read its result back is
-/// gone. (Upstream's pattern leaves the producer for its other users, which
-/// copies its work into the consumer; along a residual stream, x + f(x)
-/// layer after layer, the copies nest and the program grows with the
-/// square of depth.)
+/// element by element and comes before all of those users: the fused loop yields the
+/// producer's values as well, the other users read them from it, and the producer is
+/// gone. Its work is done once, and the second loop that read its result back is gone.
+/// (Upstream's pattern leaves the producer for its other users, which copies its work
+/// into the consumer; along a residual stream, x + f(x) layer after layer, the copies
+/// nest and the program grows with the square of depth.)
 struct FuseKeepingProducerValues : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
@@ -115,15 +81,8 @@ struct FuseKeepingProducerValues : OpRewritePattern<linalg::GenericOp> {
           fusableAlone(&operand) || !readsEachElementOnce(consumer, &operand) ||
           !otherUsersFollow(producer, consumer) || !readsOnce(consumer, producer))
         continue;
-      FailureOr<linalg::ElementwiseOpFusionResult> fused =
-          linalg::fuseElementwiseOps(rewriter, &operand);
-      if (failed(fused))
-        continue;
-      for (auto [original, replacement] : fused->replacements)
-        rewriter.replaceAllUsesWith(original, replacement);
-      rewriter.eraseOp(consumer);
-      rewriter.eraseOp(producer);
-      return success();
+      if (succeeded(fuseAndReplace(rewriter, &operand)))
+        return success();
     }
     return failure();
   }
@@ -158,7 +117,8 @@ bool addsToProduct(linalg::GenericOp producer) {
 /// dy * gamma, stored once and read three times.
 bool isCheapToRecompute(linalg::GenericOp producer) {
   if (!producer.hasPureTensorSemantics() ||
-      producer.getNumLoops() != producer.getNumParallelLoops() || movesDataOnly(producer) ||
+      producer.getNumLoops() != producer.getNumParallelLoops() ||
+      movesDataOnly(producer) ||
       producer.getRegion().front().getOperations().size() > kMaxRecomputedOps + 1 ||
       addsToProduct(producer))
     return false;

@@ -9,7 +9,9 @@
 // its share into a partial from the combiner's identity, and
 // `gpu.all_reduce` combines the partials; thread 0 folds the result into
 // the output as linalg does. The order of the sum changes, the kind of
-// accumulator (f64 sums) does not.
+// accumulator (f64 sums) does not. An output the reduction stores rather
+// than folds (a fused producer's values, sinter-cuda-fuse-into-row-reductions)
+// is written by the thread that computes each element, in the same pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,14 +43,10 @@ using namespace mlir;
 namespace sinter::cuda {
 namespace {
 
-/// Below this many reduced elements per output, a thread per output is as
-/// good: a warp's shuffles would cost what the loop saves.
-constexpr int64_t kMinReducedElements = 32;
-
 /// Whether `op` is a reduction this pass takes: on static dense-or-strided
 /// buffers, parallel loops first and then at least kMinReducedElements
-/// reduced, outputs that do not move with the reduced loops and are not
-/// read as inputs.
+/// reduced, outputs that are not read as inputs and do not move with the
+/// reduced loops, unless stored (isStoredOutput).
 bool isBlockReduction(linalg::GenericOp op, int64_t &parallelCount,
                       int64_t &reducedCount) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() == 0)
@@ -76,7 +74,7 @@ bool isBlockReduction(linalg::GenericOp op, int64_t &parallelCount,
   for (OpOperand &init : op.getDpsInitsMutable()) {
     AffineMap map = op.getMatchingIndexingMap(&init);
     for (unsigned d = firstReduced; d < iterators.size(); ++d)
-      if (map.isFunctionOfDim(d))
+      if (map.isFunctionOfDim(d) && !isStoredOutput(op, init))
         return false;
     if (llvm::is_contained(op.getDpsInputs(), init.get()))
       return false;
@@ -135,11 +133,11 @@ Combine combineFolds(ArrayRef<Fold> folds) {
   c.acrossBlock = [kept](OpBuilder &b, Location loc, ValueRange partials) {
     SmallVector<Value> totals;
     for (auto [partial, f] : llvm::zip(partials, kept))
-      totals.push_back(
-          gpu::AllReduceOp::create(b, loc, partial,
-                                   gpu::AllReduceOperationAttr::get(b.getContext(), f.kind),
-                                   /*uniform=*/true)
-              .getResult());
+      totals.push_back(gpu::AllReduceOp::create(
+                           b, loc, partial,
+                           gpu::AllReduceOperationAttr::get(b.getContext(), f.kind),
+                           /*uniform=*/true)
+                           .getResult());
     return totals;
   };
   c.intoOutputs = [kept](OpBuilder &b, Location loc, ValueRange olds, ValueRange totals) {
@@ -161,22 +159,21 @@ Combine combineFolds(ArrayRef<Fold> folds) {
 /// same way.
 Combine combineOnlineSoftmax(linalg::GenericOp op) {
   Combine c;
-  auto maxType = cast<FloatType>(
-      cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType());
-  auto sumType = cast<FloatType>(
-      cast<MemRefType>(op.getDpsInits()[1].getType()).getElementType());
+  auto maxType =
+      cast<FloatType>(cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType());
+  auto sumType =
+      cast<FloatType>(cast<MemRefType>(op.getDpsInits()[1].getType()).getElementType());
   Builder b(op.getContext());
   c.identities = {b.getFloatAttr(maxType, -std::numeric_limits<double>::infinity()),
                   b.getFloatAttr(sumType, 0.0)};
   // The maximum as the body takes it (maxnumf ignores a NaN, maximumf not).
-  Operation *fold =
-      op.getRegion().front().getTerminator()->getOperand(0).getDefiningOp();
+  Operation *fold = op.getRegion().front().getTerminator()->getOperand(0).getDefiningOp();
   bool ignoresNaN = isa_and_nonnull<arith::MaxNumFOp>(fold);
   c.acrossBlock = [ignoresNaN](OpBuilder &b, Location loc, ValueRange partials) {
     auto all = [&](Value v, gpu::AllReduceOperation kind) -> Value {
-      return gpu::AllReduceOp::create(b, loc, v,
-                                      gpu::AllReduceOperationAttr::get(b.getContext(), kind),
-                                      /*uniform=*/true)
+      return gpu::AllReduceOp::create(
+                 b, loc, v, gpu::AllReduceOperationAttr::get(b.getContext(), kind),
+                 /*uniform=*/true)
           .getResult();
     };
     Value max = all(partials[0], ignoresNaN ? gpu::AllReduceOperation::MAXNUMF
@@ -187,8 +184,9 @@ Combine combineOnlineSoftmax(linalg::GenericOp op) {
   };
   c.intoOutputs = [ignoresNaN](OpBuilder &b, Location loc, ValueRange olds,
                                ValueRange totals) {
-    Value max = ignoresNaN ? arith::MaxNumFOp::create(b, loc, olds[0], totals[0]).getResult()
-                           : arith::MaximumFOp::create(b, loc, olds[0], totals[0]).getResult();
+    Value max = ignoresNaN
+                    ? arith::MaxNumFOp::create(b, loc, olds[0], totals[0]).getResult()
+                    : arith::MaximumFOp::create(b, loc, olds[0], totals[0]).getResult();
     Value sum = arith::AddFOp::create(b, loc, rescaledSum(b, loc, olds[1], olds[0], max),
                                       rescaledSum(b, loc, totals[1], totals[0], max));
     return SmallVector<Value>{max, sum};
@@ -225,9 +223,16 @@ SmallVector<linalg::FillOp> fillsJustBefore(linalg::GenericOp op) {
   return fills;
 }
 
+/// `op` as a block per output row. Its outputs numbered in `stored` are
+/// written element by element; the others fold, as `combine` says.
 void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
-                          int64_t parallelCount, int64_t reducedCount) {
+                          ArrayRef<unsigned> stored, int64_t parallelCount,
+                          int64_t reducedCount) {
   SmallVector<linalg::FillOp> fills = fillsJustBefore(op);
+  SmallVector<OpOperand *> folded;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!llvm::is_contained(stored, init.getOperandNumber() - op.getNumDpsInputs()))
+      folded.push_back(&init);
   OpBuilder b(op);
   Location loc = op.getLoc();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -235,7 +240,9 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
   ArrayRef<int64_t> parallelExtents = ArrayRef<int64_t>(ranges).take_front(parallelLoops);
   ArrayRef<int64_t> reducedExtents = ArrayRef<int64_t>(ranges).drop_front(parallelLoops);
   int64_t threads = reducedCount >= 256 ? 256 : 32;
-  auto index = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
   Value one = index(1);
   auto launch = gpu::LaunchOp::create(b, loc, index(parallelCount), one, one,
                                       index(threads), one, one);
@@ -244,10 +251,9 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
   gpu::TerminatorOp::create(b, loc);
   b.setInsertionPointToStart(&body);
 
-  SmallVector<Value> outer = parallelLoops == 0
-                                 ? SmallVector<Value>()
-                                 : delinearize(b, loc, launch.getBlockIds().x,
-                                               parallelExtents);
+  SmallVector<Value> outer =
+      parallelLoops == 0 ? SmallVector<Value>()
+                         : delinearize(b, loc, launch.getBlockIds().x, parallelExtents);
   Block &payload = op.getRegion().front();
   SmallVector<Value> identities;
   for (TypedAttr identity : combine.identities)
@@ -255,8 +261,8 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
 
   // Each thread's partial: every `threads`-th reduced element from its own.
   Value tid = launch.getThreadIds().x;
-  auto strided = scf::ForOp::create(b, loc, tid, index(reducedCount), index(threads),
-                                    identities);
+  auto strided =
+      scf::ForOp::create(b, loc, tid, index(reducedCount), index(threads), identities);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(strided.getBody());
@@ -271,8 +277,8 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
             b, loc, element, apply(b, loc, op.getMatchingIndexingMap(input), loops));
       map.map(op.getMatchingBlockArgument(input), element);
     }
-    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
-      map.map(op.getMatchingBlockArgument(&init), strided.getRegionIterArgs()[i]);
+    for (auto [i, init] : llvm::enumerate(folded))
+      map.map(op.getMatchingBlockArgument(init), strided.getRegionIterArgs()[i]);
     for (Operation &inner : payload.without_terminator()) {
       if (auto idx = dyn_cast<linalg::IndexOp>(inner)) {
         map.map(idx.getResult(), loops[idx.getDim()]);
@@ -281,8 +287,15 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
       b.clone(inner, map);
     }
     SmallVector<Value> next;
-    for (Value v : payload.getTerminator()->getOperands())
-      next.push_back(map.lookupOrDefault(v));
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      Value v = map.lookupOrDefault(payload.getTerminator()->getOperand(
+          init.getOperandNumber() - op.getNumDpsInputs()));
+      if (llvm::is_contained(folded, &init))
+        next.push_back(v);
+      else
+        memref::StoreOp::create(b, loc, v, init.get(),
+                                apply(b, loc, op.getMatchingIndexingMap(&init), loops));
+    }
     scf::YieldOp::create(b, loc, next);
   }
 
@@ -296,15 +309,16 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
     loops.push_back(index(0)); // the outputs do not read them
   SmallVector<Value> olds;
   SmallVector<SmallVector<Value>> places;
-  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
-    places.push_back(apply(b, loc, op.getMatchingIndexingMap(&init), loops));
-    olds.push_back(fills[i] ? fills[i].getInputs()[0]
-                            : memref::LoadOp::create(b, loc, init.get(), places.back())
-                                  .getResult());
+  for (OpOperand *init : folded) {
+    places.push_back(apply(b, loc, op.getMatchingIndexingMap(init), loops));
+    linalg::FillOp fill = fills[init->getOperandNumber() - op.getNumDpsInputs()];
+    olds.push_back(
+        fill ? fill.getInputs()[0]
+             : memref::LoadOp::create(b, loc, init->get(), places.back()).getResult());
   }
-  SmallVector<Value> folded = combine.intoOutputs(b, loc, olds, totals);
-  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
-    memref::StoreOp::create(b, loc, folded[i], init.get(), places[i]);
+  SmallVector<Value> news = combine.intoOutputs(b, loc, olds, totals);
+  for (auto [i, init] : llvm::enumerate(folded))
+    memref::StoreOp::create(b, loc, news[i], init->get(), places[i]);
   for (linalg::FillOp fill : fills)
     if (fill)
       fill->erase();
@@ -320,11 +334,15 @@ struct CUDABlockReductions : public impl::CUDABlockReductionsBase<CUDABlockReduc
       if (!isBlockReduction(op, parallelCount, reducedCount))
         continue;
       if (attrs::onlineSoftmax.has(op) && op.getNumDpsInits() == 2) {
-        launchBlockReduction(op, combineOnlineSoftmax(op), parallelCount, reducedCount);
+        launchBlockReduction(op, combineOnlineSoftmax(op), {}, parallelCount,
+                             reducedCount);
         continue;
       }
-      if (std::optional<SmallVector<Fold>> folds = foldsOf(op))
-        launchBlockReduction(op, combineFolds(*folds), parallelCount, reducedCount);
+      SmallVector<unsigned> stored;
+      std::optional<SmallVector<Fold>> folds = foldsOf(op, &stored);
+      if (folds && !folds->empty())
+        launchBlockReduction(op, combineFolds(*folds), stored, parallelCount,
+                             reducedCount);
     }
   }
 };

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CUDA/FuseIntoPartialSums.h"
+#include "compiler/Transforms/FusionConditions.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -158,14 +159,7 @@ void fuseProducerIntoPartial(RewriterBase &rewriter, linalg::GenericOp partial) 
     // The fused loop goes where the partial was, before the collapsed
     // results' users.
     rewriter.setInsertionPoint(partial);
-    FailureOr<linalg::ElementwiseOpFusionResult> fused =
-        linalg::fuseElementwiseOps(rewriter, operand);
-    if (failed(fused))
-      return;
-    for (auto [original, replacement] : fused->replacements)
-      rewriter.replaceAllUsesWith(original, replacement);
-    rewriter.eraseOp(partial);
-    rewriter.eraseOp(made);
+    (void)fuseAndReplace(rewriter, operand);
     return;
   }
 }

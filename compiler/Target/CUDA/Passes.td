@@ -48,6 +48,24 @@ def CUDASplitColumnReductions
                            "mlir::arith::ArithDialect"];
 }
 
+def CUDAFuseIntoRowReductions
+    : Pass<"sinter-cuda-fuse-into-row-reductions", "mlir::ModuleOp"> {
+  let summary = "A row reduction computes and stores a producer that other ops read";
+  let description = [{
+    On linalg on tensors: a reduction that `sinter-cuda-block-reductions`
+    will run as a block per row (parallel loops first, at least 32 reduced
+    elements, plain folds, not a column sum) and an all-parallel
+    `linalg.generic` producer of one of its inputs, read element by element,
+    whose result other ops read after it (a residual stream under a layer
+    norm's statistics), fuse into one `linalg.generic`. It computes the
+    producer's values, folds them, and yields them as an output of its own
+    indexed by every loop, which replaces the producer's result. The values
+    are computed and folded as before; the pass that stored them and the
+    read of them are one.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def CUDABlockReductions : Pass<"sinter-cuda-block-reductions", "mlir::ModuleOp"> {
   let summary = "Runs each long linalg reduction as a block of threads per output";
   let description = [{

@@ -28,11 +28,22 @@ std::optional<gpu::AllReduceOperation> allReduceKindOf(Operation *op) {
 
 } // namespace
 
-std::optional<SmallVector<Fold>> foldsOf(linalg::GenericOp op) {
+bool isStoredOutput(linalg::GenericOp op, OpOperand &init) {
+  return op.getNumReductionLoops() > 0 &&
+         op.getMatchingIndexingMap(&init).isPermutation() &&
+         op.getMatchingBlockArgument(&init).use_empty();
+}
+
+std::optional<SmallVector<Fold>> foldsOf(linalg::GenericOp op,
+                                         SmallVectorImpl<unsigned> *stored) {
   Block &body = op.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   SmallVector<Fold> folds;
   for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (stored && isStoredOutput(op, init)) {
+      stored->push_back(init.getOperandNumber() - op.getNumDpsInputs());
+      continue;
+    }
     BlockArgument acc = op.getMatchingBlockArgument(&init);
     Operation *combiner =
         yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs()).getDefiningOp();

@@ -29,10 +29,24 @@ struct Fold {
 /// where a block per output would read down a column, a sector per element.
 inline constexpr int64_t kThreadPerOutputColumns = 8192;
 
+/// Below this many reduced elements per output, a thread per output is as
+/// good as a block: a warp's shuffles would cost what the loop saves.
+inline constexpr int64_t kMinReducedElements = 32;
+
+/// Whether output `init` of `op` is stored, not folded: `op` writes each of
+/// its elements once (its map is a permutation of all the loops) with a
+/// value of the inputs (the body never reads it). Fusing a producer whose
+/// values other ops read into a reduction makes one (the reduction writes
+/// them as it reads them).
+bool isStoredOutput(mlir::linalg::GenericOp op, mlir::OpOperand &init);
+
 /// The folds of `op`'s outputs, when each output is a plain fold: the
 /// yielded value is one combiner (add, mul, max, min) of the accumulator,
-/// used nowhere else, and a value of the inputs alone.
-std::optional<llvm::SmallVector<Fold>> foldsOf(mlir::linalg::GenericOp op);
+/// used nowhere else, and a value of the inputs alone. With `stored`, the
+/// stored outputs (isStoredOutput) are left out of the folds and their
+/// numbers among the outputs listed there; without it, they are not folds.
+std::optional<llvm::SmallVector<Fold>>
+foldsOf(mlir::linalg::GenericOp op, llvm::SmallVectorImpl<unsigned> *stored = nullptr);
 
 /// Whether `op` reduces along columns: it has parallel and reduced loops,
 /// every input that moves with a reduced loop has no reduced loop in its

@@ -68,8 +68,9 @@ struct BiasIntoMatmul : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics() ||
-        op.getNumLoops() != op.getNumParallelLoops())
+    // The product is read at the identity map below: each element once, in
+    // a reduction too (a row's statistics that store the biased sum).
+    if (!op.hasPureTensorSemantics())
       return failure();
     Block &body = op.getRegion().front();
     for (OpOperand *in : op.getDpsInputOperands()) {
@@ -92,8 +93,8 @@ struct BiasIntoMatmul : OpRewritePattern<linalg::GenericOp> {
       auto biasType = dyn_cast<RankedTensorType>(bias.getType());
       auto productType = cast<RankedTensorType>(mm.getResult(0).getType());
       if (!readsLastLoopOnly(op.getMatchingIndexingMap(biasIn)) || !biasType ||
-          !productType.hasStaticShape() ||
-          biasType.getRank() != 1 || biasType.getElementType() != productType.getElementType() ||
+          !productType.hasStaticShape() || biasType.getRank() != 1 ||
+          biasType.getElementType() != productType.getElementType() ||
           biasType.getDimSize(0) != productType.getDimSize(1) ||
           !dominance.properlyDominates(bias, mm))
         continue;

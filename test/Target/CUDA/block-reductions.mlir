@@ -242,3 +242,58 @@ func.func @filled(%x: memref<6x300xf32>, %out: memref<6xf64>, %other: memref<6xf
   }
   return
 }
+
+// -----
+
+// A reduction that also stores the values it folds (a fused residual add,
+// sinter-cuda-fuse-into-row-reductions): each thread stores the sum it
+// computes at its own element, in the strided loop, and only the folded
+// output is combined over the block.
+// CHECK-LABEL: func.func @row_sum_storing(
+// CHECK-SAME:    %[[A:[a-z0-9]+]]: memref<6x300xf32>, %[[B:[a-z0-9]+]]: memref<6x300xf32>, %[[X:[a-z0-9]+]]: memref<6x300xf32>, %[[OUT:[a-z0-9]+]]: memref<6xf64>)
+// CHECK:       gpu.launch blocks(%[[BID:[a-z0-9]+]], {{.*}}) threads(%[[TID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c256
+// CHECK:         %[[PART:.*]] = scf.for %[[K:.*]] = %[[TID]] to %c300{{.*}} step %c256{{.*}} iter_args(%[[P:.*]] = %{{.*}}) -> (f64)
+// CHECK:           %[[VA:.*]] = memref.load %[[A]][%[[BID]], %[[K]]]
+// CHECK:           %[[VB:.*]] = memref.load %[[B]][%[[BID]], %[[K]]]
+// CHECK:           %[[V:.*]] = arith.addf %[[VA]], %[[VB]] : f32
+// CHECK:           %[[S:.*]] = arith.addf %[[P]], %{{.*}} : f64
+// CHECK:           memref.store %[[V]], %[[X]][%[[BID]], %[[K]]]
+// CHECK:           scf.yield %[[S]] : f64
+// CHECK:         %[[TOTAL:.*]] = gpu.all_reduce add %[[PART]] uniform
+// CHECK-NOT:     gpu.all_reduce
+// CHECK:         scf.if
+// CHECK-NOT:       memref.store %{{.*}}, %[[X]]
+// CHECK:           memref.store %{{.*}}, %[[OUT]][%[[BID]]]
+// CHECK-NOT:   linalg.generic
+func.func @row_sum_storing(%a: memref<6x300xf32>, %b: memref<6x300xf32>, %x: memref<6x300xf32>, %out: memref<6xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a, %b : memref<6x300xf32>, memref<6x300xf32>) outs(%x, %out : memref<6x300xf32>, memref<6xf64>) {
+  ^bb0(%va: f32, %vb: f32, %unused: f32, %acc: f64):
+    %v = arith.addf %va, %vb : f32
+    %w = arith.extf %v : f32 to f64
+    %s = arith.addf %acc, %w : f64
+    linalg.yield %v, %s : f32, f64
+  }
+  return
+}
+
+// -----
+
+// An output indexed by a reduced loop that the body reads is no stored
+// output: the generic stays for the thread-per-output mapping.
+// CHECK-LABEL: func.func @reads_its_row_output(
+// CHECK-NOT:   gpu.launch
+// CHECK:       linalg.generic
+func.func @reads_its_row_output(%a: memref<6x300xf32>, %x: memref<6x300xf32>, %out: memref<6xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<6x300xf32>) outs(%x, %out : memref<6x300xf32>, memref<6xf64>) {
+  ^bb0(%va: f32, %old: f32, %acc: f64):
+    %v = arith.addf %va, %old : f32
+    %w = arith.extf %v : f32 to f64
+    %s = arith.addf %acc, %w : f64
+    linalg.yield %v, %s : f32, f64
+  }
+  return
+}

@@ -164,7 +164,9 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
     pm.addPass(createFuseElementwise());
     pm.addPass(createOnlineSoftmax());
     pm.addPass(createMergeSiblingReductions());
-    // The residual stream is stored by its layer norm's statistics.
+    // The residual stream is stored by its layer norm's statistics, made in
+    // the layer that wrote it.
+    pm.addPass(createRowReductionsAcrossCalls());
     pm.addPass(cuda::createCUDAFuseIntoRowReductions());
   } else {
     pm.addPass(cpu::createCPUMathApproximations());

@@ -88,6 +88,26 @@ def NarrowCallBoundaries : Pass<"sinter-narrow-call-boundaries", "mlir::ModuleOp
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def RowReductionsAcrossCalls
+    : Pass<"sinter-row-reductions-across-calls", "mlir::ModuleOp"> {
+  let summary = "Row reductions move to where their rows are made, across calls";
+  let description = [{
+    On linalg on tensors, across calls to private functions whose calls are
+    all known. A `linalg.generic` that reduces the rows of one argument
+    alone (one input read through a permutation, parallel loops first, inits
+    that are fills of constants) moves into the callers, which pass its
+    results as new arguments, when every caller's operand is a loop's or a
+    call's result. A row reduction that every call's caller makes alike of
+    the same result, which the function makes in a loop, moves into the
+    function, which returns its results as new results. A layer's first
+    layer norm's statistics are then made at the end of the previous layer,
+    after the loop that wrote its rows (and by the embedding's side for the
+    first layer), where the CUDA target fuses the two.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def NarrowWidenedTensors : Pass<"sinter-narrow-widened-tensors", "mlir::ModuleOp"> {
   let summary = "An f32 tensor of widened bf16 values that only loops read is made in bf16";
   let description = [{

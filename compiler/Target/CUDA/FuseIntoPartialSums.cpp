@@ -5,7 +5,12 @@
 // ops read that loop's other results, upstream's elementwise fusion cannot
 // take the loop in as it is: its iteration space is the uncut one. So the
 // loop is first expanded the way the input was cut, then fused; the fused
-// loop yields the other results at the elements it visits.
+// loop yields the other results at the elements it visits. An input no
+// loop computes (an argument: the gradient a layer's backward pass starts
+// from) may have a sibling reader, a loop that rounds it to bf16 for the
+// matmuls: that loop is made to pass the input through as well, and the
+// partial reads it from there, so the rounding joins the partial the same
+// way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +37,9 @@ bool usersFollow(Operation *producer, Operation *except, Operation *op) {
 }
 
 /// An all-parallel loop on static tensors whose maps only pick and order
-/// loops, that reads no output and no loop index, and writes `result`
-/// along its loops (an identity map).
+/// loops (or read a unit dimension at 0: a row's mean as [rows, 1]), that
+/// reads no output and no loop index, and writes `result` along its loops
+/// (an identity map).
 bool isExpandable(linalg::GenericOp producer, OpResult result) {
   if (!producer.hasPureTensorSemantics() || producer.hasIndexSemantics() ||
       producer.getNumLoops() != producer.getNumParallelLoops() ||
@@ -45,7 +51,7 @@ bool isExpandable(linalg::GenericOp producer, OpResult result) {
     auto type = dyn_cast<RankedTensorType>(operand.get().getType());
     if (!type || !type.hasStaticShape() ||
         !producer.getMatchingIndexingMap(&operand).isProjectedPermutation(
-            /*allowZeroInResults=*/false))
+            /*allowZeroInResults=*/true))
       return false;
   }
   // Inside the partial, its inputs alone bound the loops (upstream's
@@ -53,7 +59,8 @@ bool isExpandable(linalg::GenericOp producer, OpResult result) {
   llvm::SmallBitVector read(producer.getNumLoops());
   for (OpOperand *input : producer.getDpsInputOperands())
     for (AffineExpr e : producer.getMatchingIndexingMap(input).getResults())
-      read.set(cast<AffineDimExpr>(e).getPosition());
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        read.set(dim.getPosition());
   return read.all() && llvm::none_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
            return producer.payloadUsesValueFromOperand(&init);
          });
@@ -77,6 +84,13 @@ linalg::GenericOp expandLoops(RewriterBase &rewriter, linalg::GenericOp producer
     SmallVector<int64_t> shape;
     for (AffineExpr e : map.getResults()) {
       ReassociationIndices group;
+      if (!isa<AffineDimExpr>(e)) { // a unit dimension read at 0 stays one
+        group.push_back(shape.size());
+        shape.push_back(1);
+        results.push_back(e);
+        cutGroups.push_back(group);
+        continue;
+      }
       for (int64_t loop : groups[cast<AffineDimExpr>(e).getPosition()]) {
         group.push_back(shape.size());
         shape.push_back(sizes[loop]);
@@ -116,22 +130,85 @@ linalg::GenericOp expandLoops(RewriterBase &rewriter, linalg::GenericOp producer
                              made.getRegion().end());
   rewriter.setInsertionPointAfter(after);
   for (auto [i, result] : llvm::enumerate(producer.getResults())) {
-    // The fused loop writes only what others read.
-    if (result == expand.getSrc() || result.use_empty())
+    // The fused loop writes only what others read; the cut value the partial
+    // reads is written too when ops after it read it whole (a gradient that
+    // flows on past its bias's sum).
+    auto othersRead = [&](OpOperand &use) { return use.getOwner() != expand; };
+    if (llvm::none_of(result.getUses(), othersRead))
       continue;
     Value whole = result.getType() == made.getResult(i).getType()
                       ? made.getResult(i)
                       : tensor::CollapseShapeOp::create(rewriter, loc, result.getType(),
                                                         made.getResult(i), initGroups[i])
                             .getResult();
-    rewriter.replaceAllUsesWith(result, whole);
+    rewriter.replaceUsesWithIf(result, whole, othersRead);
   }
   return made;
+}
+
+/// A loop before `partial`, in its block, that reads `x` element by element
+/// (an identity map) and can be expanded, whose results are read only after
+/// `partial`: it can compute what `partial` reads.
+linalg::GenericOp siblingReader(Value x, linalg::GenericOp partial) {
+  for (OpOperand &use : x.getUses()) {
+    auto sibling = dyn_cast<linalg::GenericOp>(use.getOwner());
+    if (!sibling || sibling->getBlock() != partial->getBlock() ||
+        !sibling->isBeforeInBlock(partial) || !sibling.isDpsInput(&use) ||
+        !sibling.getMatchingIndexingMap(&use).isIdentity() ||
+        sibling.getNumLoops() != cast<RankedTensorType>(x.getType()).getRank() ||
+        !isExpandable(sibling, sibling->getResult(0)) ||
+        !usersFollow(sibling, nullptr, partial))
+      continue;
+    return sibling;
+  }
+  return {};
+}
+
+/// `sibling` with one more result: `x`, which it reads at `use`, passed
+/// through (an identity map onto a new tensor.empty).
+OpResult passThrough(RewriterBase &rewriter, linalg::GenericOp sibling, OpOperand &use) {
+  Location loc = sibling.getLoc();
+  auto type = cast<RankedTensorType>(use.get().getType());
+  rewriter.setInsertionPoint(sibling);
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+  SmallVector<Value> inits(sibling.getDpsInits());
+  inits.push_back(empty);
+  SmallVector<AffineMap> maps = sibling.getIndexingMapsArray();
+  maps.push_back(sibling.getMatchingIndexingMap(&use));
+  auto made = linalg::GenericOp::create(rewriter, loc, ValueRange(inits).getTypes(),
+                                        sibling.getDpsInputs(), inits, maps,
+                                        sibling.getIteratorTypesArray());
+  rewriter.cloneRegionBefore(sibling.getRegion(), made.getRegion(),
+                             made.getRegion().end());
+  Block &body = made.getRegion().front();
+  body.addArgument(type.getElementType(), loc);
+  Operation *yield = body.getTerminator();
+  SmallVector<Value> yielded(yield->getOperands());
+  yielded.push_back(body.getArgument(use.getOperandNumber()));
+  rewriter.modifyOpInPlace(yield, [&] { yield->setOperands(yielded); });
+  rewriter.replaceOp(sibling, made.getResults().drop_back());
+  return made->getResult(made->getNumResults() - 1);
 }
 
 } // namespace
 
 void fuseProducerIntoPartial(RewriterBase &rewriter, linalg::GenericOp partial) {
+  // An input no loop makes, read by a sibling loop: the sibling passes it
+  // through and becomes its producer.
+  for (OpOperand *operand : partial.getDpsInputOperands()) {
+    auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
+    Value x = expand ? expand.getSrc() : Value();
+    if (!expand || !expand->hasOneUse() || !isa<BlockArgument>(x))
+      continue;
+    if (linalg::GenericOp sibling = siblingReader(x, partial)) {
+      OpOperand *read = *llvm::find_if(sibling.getDpsInputOperands(),
+                                       [&](OpOperand *in) { return in->get() == x; });
+      OpResult passed = passThrough(rewriter, sibling, *read);
+      rewriter.modifyOpInPlace(expand, [&] { expand.getSrcMutable().set(passed); });
+    }
+  }
+
   for (OpOperand *operand : partial.getDpsInputOperands()) {
     auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
     if (!expand || !expand->hasOneUse() ||
@@ -139,7 +216,7 @@ void fuseProducerIntoPartial(RewriterBase &rewriter, linalg::GenericOp partial) 
       continue;
     auto result = dyn_cast<OpResult>(expand.getSrc());
     auto producer = result ? dyn_cast<linalg::GenericOp>(result.getOwner()) : nullptr;
-    if (!producer || !result.hasOneUse() || producer->getBlock() != partial->getBlock() ||
+    if (!producer || producer->getBlock() != partial->getBlock() ||
         !isExpandable(producer, result) || !usersFollow(producer, expand, partial) ||
         llvm::count_if(partial->getOperands(), [&](Value v) {
           return v.getDefiningOp() == producer.getOperation() ||

@@ -12,19 +12,40 @@
 // differs is a wrong index, a row folded twice or not at all, or an
 // accumulator's old value folded once per chunk.
 
+// SPLIT-LABEL:   func.func @main(
 // SPLIT-COUNT-3: tensor.expand_shape {{.*}} into tensor<4x256x8x64xf32>
 // SPLIT-NOT:     tensor.expand_shape
 // SPLIT:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}} : tensor<4x256x8x64xf32>) outs(%{{.*}}, %{{.*}} : tensor<4x256x8x64xf32>, tensor<256x64xf32>)
 
+// A sibling loop that reads the summed argument (its rounding for the
+// matmuls) joins the partial sum, which writes its result.
+// SPLIT-LABEL:   func.func @sibling(
+// SPLIT:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}} : tensor<4x256x8x64xf32>) outs(%{{.*}}, %{{.*}} : tensor<4x256x8x64xf32>, tensor<256x64xf32>)
+// SPLIT-NOT:     iterator_types = ["parallel", "parallel", "parallel"]
+
+// A loop that reads a row's value at a unit dimension ([rows, 1]), and
+// whose result flows on past the sum, joins the partial sum, which writes
+// that result for the loop after it.
+// SPLIT-LABEL:   func.func @flows_on(
+// SPLIT:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<4x256x8x64xf32>, tensor<4x256x8x1xf32>) outs(%{{.*}}, %{{.*}} : tensor<4x256x8x64xf32>, tensor<256x64xf32>)
+// SPLIT:         tensor.collapse_shape
+// SPLIT:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// SPLIT:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]}
+
 // The sums of g that differ and the elements of y that differ (g's loop
 // taken into its partial sum), the sums that differ, the maxima that
-// differ, then column 0's sum and maximum.
+// differ, then column 0's sum and maximum; then the sibling's sums and
+// elements that differ, and the flowing-on loop's sums and elements.
 // CHECK:      {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}101{{$}}
 // CHECK-NEXT: {{^}}8{{$}}
+// CHECK-NEXT: {{^}}0{{$}}
+// CHECK-NEXT: {{^}}0{{$}}
+// CHECK-NEXT: {{^}}0{{$}}
+// CHECK-NEXT: {{^}}0{{$}}
 
 #rows = affine_map<(c, b, t) -> (b, t, c)>
 #byRow = affine_map<(c, b, t) -> (c, b, t)>
@@ -166,7 +187,105 @@ func.func @main() {
   call @printNewline() : () -> ()
   call @printF32(%m0) : (f32) -> ()
   call @printNewline() : () -> ()
+
+  // The sibling: 2x + 1 beside the sum of x.
+  %sib:2 = call @sibling(%x, %acc) : (tensor<4x2048x64xf32>, tensor<64xf32>) -> (tensor<64xf32>, tensor<4x2048x64xf32>)
+  %ew = tensor.empty() : tensor<4x2048x64xf32>
+  %want = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<4x2048x64xf32>) outs(%ew : tensor<4x2048x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %two = arith.constant 2.0 : f32
+    %one = arith.constant 1.0 : f32
+    %d = arith.mulf %in, %two : f32
+    %v = arith.addf %d, %one : f32
+    linalg.yield %v : f32
+  } -> tensor<4x2048x64xf32>
+  %sibSumWrong = call @mismatches(%sib#0, %wholeSum) : (tensor<64xf32>, tensor<64xf32>) -> i64
+  %flatSib = tensor.collapse_shape %sib#1 [[0, 1, 2]] : tensor<4x2048x64xf32> into tensor<524288xf32>
+  %flatSibWant = tensor.collapse_shape %want [[0, 1, 2]] : tensor<4x2048x64xf32> into tensor<524288xf32>
+  %sibWrong = call @mismatchesLong(%flatSib, %flatSibWant) : (tensor<524288xf32>, tensor<524288xf32>) -> i64
+  call @printI64(%sibSumWrong) : (i64) -> ()
+  call @printNewline() : () -> ()
+  call @printI64(%sibWrong) : (i64) -> ()
+  call @printNewline() : () -> ()
+
+  // Flowing on: g = x - m with m = 1 for every row, summed by columns, and
+  // 3 g after the sum; against the sum of x less each column's row count
+  // and 3 (x - 1) made on its own.
+  %em = tensor.empty() : tensor<4x2048x1xf32>
+  %onef = arith.constant 1.0 : f32
+  %m = linalg.fill ins(%onef : f32) outs(%em : tensor<4x2048x1xf32>) -> tensor<4x2048x1xf32>
+  %flow:2 = call @flows_on(%x, %m, %acc) : (tensor<4x2048x64xf32>, tensor<4x2048x1xf32>, tensor<64xf32>) -> (tensor<64xf32>, tensor<4x2048x64xf32>)
+  %rowsF = arith.constant 8192.0 : f32
+  %e64 = tensor.empty() : tensor<64xf32>
+  %flowSumWant = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%wholeSum : tensor<64xf32>) outs(%e64 : tensor<64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = arith.subf %in, %rowsF : f32
+    linalg.yield %v : f32
+  } -> tensor<64xf32>
+  %flowWant = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<4x2048x64xf32>) outs(%ew : tensor<4x2048x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %three = arith.constant 3.0 : f32
+    %d = arith.subf %in, %onef : f32
+    %v = arith.mulf %d, %three : f32
+    linalg.yield %v : f32
+  } -> tensor<4x2048x64xf32>
+  %flowSumWrong = call @mismatches(%flow#0, %flowSumWant) : (tensor<64xf32>, tensor<64xf32>) -> i64
+  %flatFlow = tensor.collapse_shape %flow#1 [[0, 1, 2]] : tensor<4x2048x64xf32> into tensor<524288xf32>
+  %flatFlowWant = tensor.collapse_shape %flowWant [[0, 1, 2]] : tensor<4x2048x64xf32> into tensor<524288xf32>
+  %flowWrong = call @mismatchesLong(%flatFlow, %flatFlowWant) : (tensor<524288xf32>, tensor<524288xf32>) -> i64
+  call @printI64(%flowSumWrong) : (i64) -> ()
+  call @printNewline() : () -> ()
+  call @printI64(%flowWrong) : (i64) -> ()
+  call @printNewline() : () -> ()
   return
+}
+
+func.func @sibling(%x: tensor<4x2048x64xf32>, %acc: tensor<64xf32>) -> (tensor<64xf32>, tensor<4x2048x64xf32>) {
+  %e = tensor.empty() : tensor<4x2048x64xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<4x2048x64xf32>) outs(%e : tensor<4x2048x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %two = arith.constant 2.0 : f32
+    %one = arith.constant 1.0 : f32
+    %d = arith.mulf %in, %two : f32
+    %v = arith.addf %d, %one : f32
+    linalg.yield %v : f32
+  } -> tensor<4x2048x64xf32>
+  %sum = linalg.generic {indexing_maps = [#rows, #column], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<4x2048x64xf32>) outs(%acc : tensor<64xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %sum, %y : tensor<64xf32>, tensor<4x2048x64xf32>
+}
+
+#unit = affine_map<(b, t, c) -> (b, t, 0)>
+func.func @flows_on(%x: tensor<4x2048x64xf32>, %m: tensor<4x2048x1xf32>, %acc: tensor<64xf32>) -> (tensor<64xf32>, tensor<4x2048x64xf32>) {
+  %e = tensor.empty() : tensor<4x2048x64xf32>
+  %g = linalg.generic {indexing_maps = [#id3, #unit, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %m : tensor<4x2048x64xf32>, tensor<4x2048x1xf32>) outs(%e : tensor<4x2048x64xf32>) {
+  ^bb0(%in: f32, %mv: f32, %o: f32):
+    %v = arith.subf %in, %mv : f32
+    linalg.yield %v : f32
+  } -> tensor<4x2048x64xf32>
+  %sum = linalg.generic {indexing_maps = [#rows, #column], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%g : tensor<4x2048x64xf32>) outs(%acc : tensor<64xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %z = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%g : tensor<4x2048x64xf32>) outs(%e : tensor<4x2048x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %three = arith.constant 3.0 : f32
+    %v = arith.mulf %in, %three : f32
+    linalg.yield %v : f32
+  } -> tensor<4x2048x64xf32>
+  return %sum, %z : tensor<64xf32>, tensor<4x2048x64xf32>
 }
 
 func.func @mismatches(%a: tensor<64xf32>, %b: tensor<64xf32>) -> i64 {

@@ -94,8 +94,10 @@ def RowReductionsAcrossCalls
   let description = [{
     On linalg on tensors, across calls to private functions whose calls are
     all known. A `linalg.generic` that reduces the rows of one argument
-    alone (one input read through a permutation, parallel loops first, inits
-    that are fills of constants) moves into the callers, which pass its
+    alone (one input read through a permutation whose last index is a
+    reduced loop, parallel loops first, inits that are fills of constants
+    into static `tensor.empty`s, a body that reads only constants from
+    outside it) moves into the callers, which pass its
     results as new arguments, when every caller's operand is a loop's or a
     call's result. A row reduction that every call's caller makes alike of
     the same result, which the function makes in a loop, moves into the

@@ -22,6 +22,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <functional>
@@ -47,14 +49,26 @@ linalg::FillOp freeFill(Value v) {
   return empty && empty.getDynamicSizes().empty() ? fill : linalg::FillOp();
 }
 
+/// The constants from outside its body that `op`'s body reads, if it reads
+/// nothing else from outside (it can then be made again elsewhere).
+std::optional<llvm::SetVector<Value>> constantsReadBy(linalg::GenericOp op) {
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(op.getRegion(), above);
+  for (Value v : above)
+    if (!v.getDefiningOp<arith::ConstantOp>())
+      return std::nullopt;
+  return above;
+}
+
 /// Whether `op` reduces the rows of `v` alone: its one input, read through
 /// a permutation whose last index is a reduced loop (along rows, not down
 /// columns), static shapes, parallel loops first and then the reduced
-/// ones, and inits that are free fills.
+/// ones, inits that are free fills, and a body that reads from outside it
+/// only constants.
 bool reducesRowsOf(linalg::GenericOp op, Value v) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
       op.getDpsInputs()[0] != v || op.getNumReductionLoops() == 0 ||
-      !cast<RankedTensorType>(v.getType()).hasStaticShape())
+      !cast<RankedTensorType>(v.getType()).hasStaticShape() || !constantsReadBy(op))
     return false;
   AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -83,10 +97,14 @@ SmallVector<linalg::GenericOp> rowReductionsOf(Value v, Block *block) {
   return found;
 }
 
-/// `op` and its inits' fills made again at `b`'s point, reading `input`.
+/// `op`, its inits' fills and the constants its body reads, made again at
+/// `b`'s point, reading `input`.
 SmallVector<Value> cloneReduction(OpBuilder &b, linalg::GenericOp op, Value input) {
   IRMapping map;
   map.map(op.getDpsInputs()[0], input);
+  std::optional<llvm::SetVector<Value>> constants = constantsReadBy(op);
+  for (Value constant : *constants)
+    map.map(constant, b.clone(*constant.getDefiningOp())->getResult(0));
   for (Value init : op.getDpsInits()) {
     if (map.contains(init))
       continue;
@@ -102,14 +120,15 @@ SmallVector<Value> cloneReduction(OpBuilder &b, linalg::GenericOp op, Value inpu
 
 /// Whether ops `a` and `b` compute alike, given values already known alike
 /// in `same` (which learns theirs): the same op on alike operands, an
-/// operand made alike outside them counting as alike (a fill of a constant
-/// into a tensor.empty).
+/// operand made alike outside them by pure ops counting as alike (a fill of
+/// a constant into a tensor.empty).
 bool computeAlike(Operation *a, Operation *b, IRMapping &same) {
   std::function<LogicalResult(Value, Value)> check = [&](Value x, Value y) {
     if (x == y || same.lookupOrNull(x) == y)
       return success();
     Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
-    return success(dx && dy && dx != a && computeAlike(dx, dy, same));
+    return success(dx && dy && dx != a && isPure(dx) && isPure(dy) &&
+                   computeAlike(dx, dy, same));
   };
   return OperationEquivalence::isEquivalentTo(
       a, b, check, [&](Value x, Value y) { same.map(x, y); },
@@ -151,7 +170,11 @@ bool madeByLoopOrCall(Value v) {
 /// Moves a row reduction of an argument of `f` into its callers, which pass
 /// its results as new arguments. Whether one moved.
 bool hoistArgumentReduction(func::FuncOp f, MutableArrayRef<func::CallOp> calls) {
-  if (!f.getBody().hasOneBlock())
+  // Calls with argument or result attributes, which would need the same
+  // change, are left alone.
+  if (!f.getBody().hasOneBlock() || llvm::any_of(calls, [](func::CallOp c) {
+        return c.getArgAttrsAttr() || c.getResAttrsAttr();
+      }))
     return false;
   for (BlockArgument arg : f.getArguments()) {
     SmallVector<linalg::GenericOp> reductions = rowReductionsOf(arg, &f.front());

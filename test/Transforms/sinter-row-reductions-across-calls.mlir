@@ -133,3 +133,65 @@ func.func @calls_column_sum(%a: tensor<64x8xf32>, %b: tensor<64x8xf32>) -> tenso
   %s = call @column_sum(%e) : (tensor<64x8xf32>) -> tensor<8xf64>
   return %s : tensor<8xf64>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A reduction whose body reads a constant from outside it moves with a
+// copy of the constant; one that reads the function's other argument
+// stays.
+// CHECK-LABEL: func.func private @scaled(
+// CHECK-SAME:    %{{[^:]*}}: tensor<4x64xf32>, %[[K:[^:]*]]: f32) -> (tensor<4x64xf32>, tensor<4xf32>)
+// CHECK:         arith.mulf %{{.*}}, %[[K]]
+// CHECK:         %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// CHECK:           arith.mulf %{{.*}}, %[[HALF]]
+// CHECK:         return
+// CHECK-LABEL: func.func @calls_scaled(
+// CHECK-NOT:     iterator_types = ["parallel", "reduction"]
+// CHECK:         return
+func.func private @scaled(%x: tensor<4x64xf32>, %k: f32) -> tensor<4x64xf32> {
+  %e = tensor.empty() : tensor<4x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %re = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%re : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x64xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %w = arith.mulf %v, %k : f32
+    %n = arith.addf %acc, %w : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : tensor<4x64xf32>, tensor<4xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%v: f32, %m: f32, %o: f32):
+    %u = arith.mulf %v, %k : f32
+    %t = arith.subf %u, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}
+func.func @calls_scaled(%a: tensor<4x64xf32>, %k: f32) -> tensor<4xf32> {
+  %e0 = tensor.empty() : tensor<4x64xf32>
+  %e = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x64xf32>) outs(%e0 : tensor<4x64xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %r = arith.addf %p, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4x64xf32>
+  %1 = call @scaled(%e, %k) : (tensor<4x64xf32>, f32) -> tensor<4x64xf32>
+  %half = arith.constant 0.5 : f32
+  %zero = arith.constant 0.0 : f32
+  %re = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%re : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%1 : tensor<4x64xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %w = arith.mulf %v, %half : f32
+    %n = arith.addf %acc, %w : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}

@@ -49,10 +49,13 @@ bool isExpandable(linalg::GenericOp producer, OpResult result) {
     return false;
   for (OpOperand &operand : producer->getOpOperands()) {
     auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    AffineMap map = producer.getMatchingIndexingMap(&operand);
     if (!type || !type.hasStaticShape() ||
-        !producer.getMatchingIndexingMap(&operand).isProjectedPermutation(
-            /*allowZeroInResults=*/true))
+        !map.isProjectedPermutation(/*allowZeroInResults=*/true))
       return false;
+    for (auto [d, e] : llvm::enumerate(map.getResults()))
+      if (!isa<AffineDimExpr>(e) && type.getDimSize(d) != 1)
+        return false; // a column read at 0 is no unit dimension
   }
   // Inside the partial, its inputs alone bound the loops (upstream's
   // fusion asks that of a reduction), so together they read every loop.
@@ -147,9 +150,10 @@ linalg::GenericOp expandLoops(RewriterBase &rewriter, linalg::GenericOp producer
 }
 
 /// A loop before `partial`, in its block, that reads `x` element by element
-/// (an identity map) and can be expanded, whose results are read only after
-/// `partial`: it can compute what `partial` reads.
-linalg::GenericOp siblingReader(Value x, linalg::GenericOp partial) {
+/// (an identity map) and can be expanded, whose results only ops after
+/// `partial` read: passing `x` through, it can compute what `partial` reads,
+/// and meets what canTakeIn asks of a producer.
+OpOperand *siblingReader(Value x, linalg::GenericOp partial) {
   for (OpOperand &use : x.getUses()) {
     auto sibling = dyn_cast<linalg::GenericOp>(use.getOwner());
     if (!sibling || sibling->getBlock() != partial->getBlock() ||
@@ -159,9 +163,21 @@ linalg::GenericOp siblingReader(Value x, linalg::GenericOp partial) {
         !isExpandable(sibling, sibling->getResult(0)) ||
         !usersFollow(sibling, nullptr, partial))
       continue;
-    return sibling;
+    return &use;
   }
-  return {};
+  return nullptr;
+}
+
+/// Whether `partial`, reading `producer`'s result `result` through
+/// `expand` (and nothing else of it), can take `producer` in.
+bool canTakeIn(linalg::GenericOp producer, OpResult result, tensor::ExpandShapeOp expand,
+               linalg::GenericOp partial) {
+  return producer->getBlock() == partial->getBlock() && isExpandable(producer, result) &&
+         usersFollow(producer, expand, partial) &&
+         llvm::count_if(partial->getOperands(), [&](Value v) {
+           return v.getDefiningOp() == producer.getOperation() ||
+                  v.getDefiningOp() == expand.getOperation();
+         }) == 1;
 }
 
 /// `sibling` with one more result: `x`, which it reads at `use`, passed
@@ -194,21 +210,6 @@ OpResult passThrough(RewriterBase &rewriter, linalg::GenericOp sibling, OpOperan
 } // namespace
 
 void fuseProducerIntoPartial(RewriterBase &rewriter, linalg::GenericOp partial) {
-  // An input no loop makes, read by a sibling loop: the sibling passes it
-  // through and becomes its producer.
-  for (OpOperand *operand : partial.getDpsInputOperands()) {
-    auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
-    Value x = expand ? expand.getSrc() : Value();
-    if (!expand || !expand->hasOneUse() || !isa<BlockArgument>(x))
-      continue;
-    if (linalg::GenericOp sibling = siblingReader(x, partial)) {
-      OpOperand *read = *llvm::find_if(sibling.getDpsInputOperands(),
-                                       [&](OpOperand *in) { return in->get() == x; });
-      OpResult passed = passThrough(rewriter, sibling, *read);
-      rewriter.modifyOpInPlace(expand, [&] { expand.getSrcMutable().set(passed); });
-    }
-  }
-
   for (OpOperand *operand : partial.getDpsInputOperands()) {
     auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
     if (!expand || !expand->hasOneUse() ||
@@ -216,13 +217,21 @@ void fuseProducerIntoPartial(RewriterBase &rewriter, linalg::GenericOp partial) 
       continue;
     auto result = dyn_cast<OpResult>(expand.getSrc());
     auto producer = result ? dyn_cast<linalg::GenericOp>(result.getOwner()) : nullptr;
-    if (!producer || producer->getBlock() != partial->getBlock() ||
-        !isExpandable(producer, result) || !usersFollow(producer, expand, partial) ||
-        llvm::count_if(partial->getOperands(), [&](Value v) {
-          return v.getDefiningOp() == producer.getOperation() ||
-                 v.getDefiningOp() == expand.getOperation();
-        }) != 1)
+    if (auto x = dyn_cast<BlockArgument>(expand.getSrc())) {
+      // An input no loop makes, read by a sibling loop: the sibling passes
+      // it through and becomes its producer (only now that it will be taken
+      // in, so that no loop is left writing a copy of the input).
+      OpOperand *read = siblingReader(x, partial);
+      if (!read || llvm::any_of(partial->getOperands(), [&](Value v) {
+            return v.getDefiningOp() == read->getOwner();
+          }))
+        continue;
+      result = passThrough(rewriter, cast<linalg::GenericOp>(read->getOwner()), *read);
+      producer = cast<linalg::GenericOp>(result.getOwner());
+      rewriter.modifyOpInPlace(expand, [&] { expand.getSrcMutable().set(result); });
+    } else if (!producer || !canTakeIn(producer, result, expand, partial)) {
       continue;
+    }
     rewriter.setInsertionPoint(partial);
     linalg::GenericOp made = expandLoops(rewriter, producer, expand, partial);
     rewriter.replaceAllUsesWith(expand.getResult(),
@@ -230,7 +239,8 @@ void fuseProducerIntoPartial(RewriterBase &rewriter, linalg::GenericOp partial) 
     rewriter.eraseOp(expand);
     rewriter.eraseOp(producer);
     // The expanded loop stays if this fails, as correct as the one it
-    // replaced.
+    // replaced. (A sibling that passes its input through cannot fail here:
+    // its cut input reads every loop.)
     if (!linalg::areElementwiseOpsFusable(operand))
       return;
     // The fused loop goes where the partial was, before the collapsed

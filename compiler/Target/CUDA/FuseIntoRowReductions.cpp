@@ -31,13 +31,23 @@ using namespace mlir;
 namespace sinter::cuda {
 namespace {
 
-/// Whether `op` will be a block per row (sinter-cuda-block-reductions): its
-/// parallel loops first, then at least kMinReducedElements reduced, plain
-/// folds into outputs that do not move with the reduced loops, and rows,
-/// not columns, read along the reduced loops.
+/// Whether every operand of `op` is a tensor of static shape.
+bool staticShapes(linalg::GenericOp op) {
+  return llvm::all_of(op->getOperandTypes(), [](Type t) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    return !isa<ShapedType>(t) || (type && type.hasStaticShape());
+  });
+}
+
+/// Whether `op` will be a block per row (sinter-cuda-block-reductions asks
+/// the same of it on buffers): static shapes, its parallel loops first,
+/// then at least kMinReducedElements reduced, every output a plain fold
+/// (so none moves with the reduced loops), and rows, not columns, read
+/// along the reduced loops.
 bool isRowReduction(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() == 0 ||
-      attrs::onlineSoftmax.has(op) || isColumnReduction(op) || !foldsOf(op))
+      !staticShapes(op) || attrs::onlineSoftmax.has(op) || isColumnReduction(op) ||
+      !foldsOf(op))
     return false;
   int64_t reduced = 1;
   bool inReduced = false;
@@ -56,8 +66,10 @@ bool isRowReduction(linalg::GenericOp op) {
 }
 
 /// A row reduction (isRowReduction) and an all-parallel producer of one of
-/// its inputs whose values other ops read later: one loop that computes
-/// the producer's values, stores them, and folds them.
+/// its inputs, of static shapes and reading none of its outputs, whose
+/// values other ops read later: one loop that computes the producer's
+/// values, stores them (outputs it never reads: isStoredOutput), and folds
+/// them.
 struct StoreProducerInRowReduction : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
@@ -67,7 +79,12 @@ struct StoreProducerInRowReduction : OpRewritePattern<linalg::GenericOp> {
     for (OpOperand *operand : consumer.getDpsInputOperands()) {
       auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
       if (!producer || producer.getNumLoops() != producer.getNumParallelLoops() ||
-          producer->hasOneUse() || !linalg::areElementwiseOpsFusable(operand) ||
+          producer->hasOneUse() || !staticShapes(producer) ||
+          llvm::any_of(producer.getDpsInitsMutable(),
+                       [&](OpOperand &init) {
+                         return producer.payloadUsesValueFromOperand(&init);
+                       }) ||
+          !linalg::areElementwiseOpsFusable(operand) ||
           !readsEachElementOnce(consumer, operand) ||
           !otherUsersFollow(producer, consumer) || !readsOnce(consumer, producer))
         continue;

@@ -34,10 +34,12 @@ inline constexpr int64_t kThreadPerOutputColumns = 8192;
 inline constexpr int64_t kMinReducedElements = 32;
 
 /// Whether output `init` of `op` is stored, not folded: `op` writes each of
-/// its elements once (its map is a permutation of all the loops) with a
-/// value of the inputs (the body never reads it). Fusing a producer whose
-/// values other ops read into a reduction makes one (the reduction writes
-/// them as it reads them).
+/// its elements once (its map is a permutation of all the loops) and the
+/// body never reads it. (That the value written does not depend on a
+/// folded output's running value, foldsOf's one-use checks of each
+/// accumulator and combiner ensure.) Fusing a producer whose values other
+/// ops read into a reduction makes one (the reduction writes them as it
+/// reads them).
 bool isStoredOutput(mlir::linalg::GenericOp op, mlir::OpOperand &init);
 
 /// The folds of `op`'s outputs, when each output is a plain fold: the

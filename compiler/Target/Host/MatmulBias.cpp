@@ -6,7 +6,8 @@
 // epilogue), so the loop drops the add; one that then only copies its
 // input goes too. GPT-2's query-key-value projection loses its own loop;
 // the MLP's first projection keeps its GELU loop, which no longer writes
-// the sum back.
+// the sum back. The loop may be a reduction that stores the sum as it
+// folds it (a layer norm's statistics fused with the residual add).
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,9 +60,10 @@ bool readsLastLoopOnly(AffineMap map) {
          map.getResult(0) == getAffineDimExpr(map.getNumDims() - 1, map.getContext());
 }
 
-/// In an elementwise loop, `product + bias`, the product a matmul onto zeros
-/// read at the same place: the matmul starts from the bias's rows instead,
-/// and the loop reads the sum.
+/// In a loop (elementwise, or a reduction that reads the product at every
+/// loop), `product + bias`, the product a matmul onto zeros read at the
+/// same place: the matmul starts from the bias's rows instead, and the loop
+/// reads the sum.
 struct BiasIntoMatmul : OpRewritePattern<linalg::GenericOp> {
   BiasIntoMatmul(MLIRContext *ctx, DominanceInfo &dominance)
       : OpRewritePattern(ctx), dominance(dominance) {}

@@ -144,3 +144,47 @@ func.func @read_before(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tensor<4x
   } -> tensor<4xf64>
   return %y, %sum : tensor<4x64xf32>, tensor<4xf64>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Dynamic rows (no block per row on buffers), and a producer that reads
+// its own output (no stored output): nothing fused.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// CHECK-LABEL: func.func @producer_reads_output(
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+func.func @dynamic_rows(%a: tensor<?x64xf32>, %b: tensor<?x64xf32>, %z: tensor<?xf32>) -> (tensor<?x64xf32>, tensor<?xf32>) {
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<?x64xf32>) outs(%b : tensor<?x64xf32>) {
+  ^bb0(%va: f32, %o: f32):
+    %s = arith.addf %va, %va : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x64xf32>) outs(%z : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %n = arith.addf %acc, %v : f32
+    linalg.yield %n : f32
+  } -> tensor<?xf32>
+  return %x, %sum : tensor<?x64xf32>, tensor<?xf32>
+}
+func.func @producer_reads_output(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>, %z: tensor<4xf32>) -> (tensor<4x64xf32>, tensor<4xf32>) {
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x64xf32>) outs(%b : tensor<4x64xf32>) {
+  ^bb0(%va: f32, %o: f32):
+    %s = arith.addf %va, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x64xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x64xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %n = arith.addf %acc, %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  return %x, %sum : tensor<4x64xf32>, tensor<4xf32>
+}

@@ -201,3 +201,28 @@ func.func @fused_producer(%dy: tensor<16x1024x768xf32>, %h: tensor<16x1024x768xf
   } -> tensor<16x1024x768xf32>
   return %sum, %use : tensor<768xf64>, tensor<16x1024x768xf32>
 }
+
+// -----
+
+// A loop that reads column 0 of a full tensor (a map's constant 0 on a
+// dimension of 64) is not cut like a [rows, 1] value: it stays outside
+// the partial sums.
+// CHECK-LABEL: func.func @column_zero(
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}} : tensor<4x256x8x64xf32>)
+func.func @column_zero(%x: tensor<4x2048x64xf32>, %m: tensor<4x2048x64xf32>, %acc: tensor<64xf32>) -> (tensor<64xf32>, tensor<4x2048x64xf32>) {
+  %e = tensor.empty() : tensor<4x2048x64xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(b, t, c) -> (b, t, c)>, affine_map<(b, t, c) -> (b, t, 0)>, affine_map<(b, t, c) -> (b, t, c)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %m : tensor<4x2048x64xf32>, tensor<4x2048x64xf32>) outs(%e : tensor<4x2048x64xf32>) {
+  ^bb0(%in: f32, %mv: f32, %o: f32):
+    %v = arith.subf %in, %mv : f32
+    linalg.yield %v : f32
+  } -> tensor<4x2048x64xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(c, b, t) -> (b, t, c)>, affine_map<(c, b, t) -> (c)>], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%g : tensor<4x2048x64xf32>) outs(%acc : tensor<64xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %sum, %g : tensor<64xf32>, tensor<4x2048x64xf32>
+}

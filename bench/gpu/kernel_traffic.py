@@ -10,6 +10,11 @@ calls (matmuls, attention). bf16, T=1024, micro-batch 16.
 
 --kernels FUNCTION lists that function's launches in order, with their
 blocks and buffer types (for example gpt.h.bwd, a layer's backward pass).
+
+A micro-batch's total follows: the step's micro-batch loop body, each call
+of a layer's forward or backward function counted with that function's
+kernels. A kernel that gathers a few elements of a large buffer (the
+loss's logit at each target, 3.3 GB listed) counts that buffer whole.
 """
 import os
 import re
@@ -27,6 +32,7 @@ BYTES = {"f64": 8, "i64": 8, "f32": 4, "i32": 4, "bf16": 2, "f16": 2, "i8": 1, "
 MEMREF = re.compile(r"memref<((?:\d+x)*)(f64|i64|f32|i32|bf16|f16|i8|i1)>")
 FUNC = re.compile(r"\s*func\.func (?:private )?@([\w.]+)\(")
 LAUNCH = re.compile(r"@sinter_kernels::@(\w+) blocks in \(%c(\d+)")
+CALL = re.compile(r"call @([\w.]+)\(")
 
 
 GPU_FUNC = re.compile(r"\s*gpu\.func @(\w+)\(")
@@ -108,10 +114,12 @@ def main(args):
                 (line.split("call @")[1].split("(")[0], 0, 0, []))
     print("GPT-2 124M, CUDA, bf16, T=1024, micro-batch 16 (" + ", ".join(SETTINGS) + ")")
     print(f"{'function':24s} {'launches':>9s} {'buffer bytes':>14s}")
+    totals = {}
     for name, launches in functions.items():
         kernels = [k for k in launches if k[1] > 0]
-        total = sum(k[2] for k in kernels)
-        print(f"{name:24s} {len(kernels):9d} {total / 1e9:11.2f} GB")
+        totals[name] = (len(kernels), sum(k[2] for k in kernels))
+        print(f"{name:24s} {totals[name][0]:9d} {totals[name][1] / 1e9:11.2f} GB")
+    print_micro_batch(lines, "gpt", totals, views)
     if listed:
         print(f"\n{listed}, in order:")
         for kernel, blocks, size, buffers in functions.get(listed, []):
@@ -120,6 +128,46 @@ def main(args):
                 continue
             shapes = ", ".join(f"{d}{e}" for d, e in buffers)
             print(f"  {kernel:20s} {blocks:7d} blocks {size / 1e6:8.1f} MB  {shapes}")
+
+
+def print_micro_batch(lines, step, totals, views):
+    """The step's micro-batch loop body (its scf.for that calls functions in
+    `totals`): launches and bytes, each call counted with its function's."""
+    function, indent, body = None, None, None
+    for line in lines:
+        m = FUNC.match(line)
+        if m:
+            function = m.group(1)
+        if function != step:
+            continue
+        if indent is None:
+            if line.lstrip().startswith("scf.for") or " = scf.for" in line:
+                indent, body = len(line) - len(line.lstrip()), []
+            continue
+        if line.strip() == "}" and len(line) - len(line.lstrip()) == indent:
+            if any(CALL.search(l) and CALL.search(l).group(1) in totals for l in body):
+                break
+            indent, body = None, None
+            continue
+        body.append(line)
+    if not body:
+        return
+    launches, size, calls = 0, 0, OrderedDict()
+    for line in body:
+        launch = LAUNCH.search(line) if "gpu.launch_func" in line else None
+        call = CALL.search(line)
+        if launch:
+            args_text = line.split("args(", 1)[1] if "args(" in line else ""
+            launches += 1
+            size += buffer_bytes(launch_buffers(args_text, views.get(launch.group(1), {})))
+        elif call and call.group(1) in totals:
+            name = call.group(1)
+            calls[name] = calls.get(name, 0) + 1
+            launches += totals[name][0]
+            size += totals[name][1]
+    called = ", ".join(f"{n} x {name}" for name, n in calls.items())
+    print(f"a micro-batch ({step}'s loop body, with {called}): {launches} launches, "
+          f"{size / 1e9:.2f} GB")
 
 
 if __name__ == "__main__":

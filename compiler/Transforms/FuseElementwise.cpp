@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace sinter {
@@ -83,6 +84,63 @@ struct FuseKeepingProducerValues : OpRewritePattern<linalg::GenericOp> {
         continue;
       if (succeeded(fuseAndReplace(rewriter, &operand)))
         return success();
+    }
+    return failure();
+  }
+};
+
+/// A loop that reads a value through a tensor.expand_shape that only adds
+/// unit dimensions (a row's statistic [rows] read as [rows, 1]) reads the
+/// value itself, its map without the unit dimensions' indices (each 0):
+/// the loop that made the value then fuses with it across the reshape.
+struct ReadThroughUnitExpand : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto expand = input->get().getDefiningOp<tensor::ExpandShapeOp>();
+      if (!expand || !expand.getResultType().hasStaticShape())
+        continue;
+      // The positions of the expanded dimensions that are new unit ones:
+      // in each group, all but one dimension of size 1 (the group's
+      // source dimension is the one left, of any size).
+      ArrayRef<int64_t> shape = expand.getResultType().getShape();
+      llvm::SmallBitVector dropped(shape.size());
+      bool onlyUnits = true;
+      for (const ReassociationIndices &group : expand.getReassociationIndices()) {
+        auto kept = llvm::find_if(group, [&](int64_t d) { return shape[d] != 1; });
+        int64_t keep = kept == group.end() ? group.front() : *kept;
+        for (int64_t d : group)
+          if (d != keep) {
+            dropped.set(d);
+            onlyUnits &= shape[d] == 1;
+          }
+      }
+      if (!onlyUnits || dropped.none())
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(input);
+      SmallVector<AffineExpr> kept;
+      for (auto [d, e] : llvm::enumerate(map.getResults()))
+        if (!dropped.test(d))
+          kept.push_back(e);
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps[input->getOperandNumber()] =
+          AffineMap::get(map.getNumDims(), map.getNumSymbols(), kept, op.getContext());
+      // Every loop must still be some operand's index, or its range is lost.
+      bool ranged = llvm::all_of(llvm::seq(op.getNumLoops()), [&](unsigned d) {
+        return llvm::any_of(maps, [&](AffineMap m) {
+          return llvm::is_contained(m.getResults(), rewriter.getAffineDimExpr(d));
+        });
+      });
+      if (!ranged)
+        continue;
+      rewriter.modifyOpInPlace(op, [&] {
+        input->set(expand.getSrc());
+        op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      });
+      return success();
     }
     return failure();
   }
@@ -206,7 +264,7 @@ struct FuseElementwise : public impl::FuseElementwiseBase<FuseElementwise> {
     generalizeTransposes(getOperation());
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, fusableAlone);
-    patterns.add<FuseKeepingProducerValues>(&getContext());
+    patterns.add<FuseKeepingProducerValues, ReadThroughUnitExpand>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     // Fusion makes new cheap producers (a chain fused into one loop), whose
     // copies fuse in turn; each round's copies are larger, so few rounds.

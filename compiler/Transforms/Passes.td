@@ -20,7 +20,10 @@ def FuseElementwise : Pass<"sinter-fuse-elementwise", "mlir::ModuleOp"> {
     backward pass reads x and dy, not x - mean and dy * gamma), with
     `recompute-cheap-maps` (the CUDA target's: a GPU's generated loops are
     bound by memory; on the CPU, GPT-2 124M's step took a third longer);
-    a matmul's product plus a bias is left for `sinter-matmul-bias`. Nothing is fused
+    a matmul's product plus a bias is left for `sinter-matmul-bias`. A loop
+    that reads a value through a `tensor.expand_shape` that only adds unit
+    dimensions (a row's statistic as [rows, 1]) reads the value itself, so
+    the loop that made it fuses across the reshape. Nothing is fused
     into a matmul or a convolution (named ops, which stay library calls),
     nor into a reduction that would read a producer's element more than
     once.

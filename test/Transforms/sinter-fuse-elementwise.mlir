@@ -340,3 +340,54 @@ func.func @split_heads(%x: tensor<2x8x4x16xf32>, %w: tensor<6x4xf32>, %v: tensor
                       outs(%acc : tensor<8x6xf32>) -> tensor<8x6xf32>
   return %r, %mm : tensor<2x4x8x16xbf16>, tensor<8x6xf32>
 }
+
+// -----
+
+// A row's statistic made as [rows] and read as [rows, 1] (a mean, then its
+// reciprocal square root): the reader reads it through the unit reshape's
+// source, and the two loops become one.
+// CHECK-LABEL: func.func @through_unit_reshape(
+// CHECK-SAME:    %[[S:[^:]*]]: tensor<4xf64>)
+// CHECK-NOT:   tensor.expand_shape
+// CHECK:       %[[R:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[S]] : tensor<4xf64>) outs(%{{.*}} : tensor<4x1xf32>)
+// CHECK:         arith.truncf
+// CHECK:         math.rsqrt
+// CHECK-NOT:   linalg.generic
+// CHECK:       return %[[R]]
+func.func @through_unit_reshape(%s: tensor<4xf64>) -> tensor<4x1xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%s : tensor<4xf64>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f64, %o: f32):
+    %t = arith.truncf %in : f64 to f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %x = tensor.expand_shape %m [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %e2 = tensor.empty() : tensor<4x1xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x1xf32>) outs(%e2 : tensor<4x1xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %q = math.rsqrt %in : f32
+    linalg.yield %q : f32
+  } -> tensor<4x1xf32>
+  return %r : tensor<4x1xf32>
+}
+
+// -----
+
+// A reduction over the unit dimension, which only the reshaped input
+// indexes: read through the source, that loop would have no range. It
+// stays reading the reshape.
+// CHECK-LABEL: func.func @unit_loop_only_there(
+// CHECK:       tensor.expand_shape
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<4x1xf32>)
+func.func @unit_loop_only_there(%m: tensor<4xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
+  %x = tensor.expand_shape %m [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x1xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %s = arith.addf %a, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -37,7 +37,8 @@ def CUDASplitColumnReductions
     GPU with a thread each, is split in two. One reduced loop, evenly
     divisible, is cut into K chunks (its inputs expanded there): a generic
     with a new outermost parallel loop over the chunks folds each chunk into
-    a [K, outputs] partial started at the combiner's identity, and a second
+    a [K, outputs] partial started at the combiner's identity (taken at each
+    chunk's first row, so the partial's tensor is not filled first), and a second
     generic folds the partials, in order, into the original output. K aims
     at 128K threads, each folding at least 32 rows; a split that would give
     fewer than 8192 (chunk, output) pairs is not made. The order of the fold

@@ -131,6 +131,37 @@ Value cutDimension(RewriterBase &rewriter, Location loc, Value value, unsigned a
       rewriter, loc, RankedTensorType::get(shape, type.getElementType()), value, groups);
 }
 
+/// In `partial`'s body, each fold's accumulator is the combiner's identity
+/// at the first of its reduced iterations (every reduced loop's index 0),
+/// whatever its init held: the init need not be filled.
+void startFromIdentity(RewriterBase &rewriter, linalg::GenericOp partial,
+                       ArrayRef<Fold> folds) {
+  Block &body = partial.getRegion().front();
+  Location loc = partial.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(&body);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value first;
+  for (auto [d, iterator] : llvm::enumerate(partial.getIteratorTypesArray())) {
+    if (iterator != utils::IteratorType::reduction)
+      continue;
+    Value index = linalg::IndexOp::create(rewriter, loc, d);
+    Value atZero =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, index, zero);
+    first =
+        first ? arith::AndIOp::create(rewriter, loc, first, atZero).getResult() : atZero;
+  }
+  for (auto [i, fold] : llvm::enumerate(folds)) {
+    BlockArgument acc = body.getArgument(partial.getNumDpsInputs() + i);
+    Value identity = arith::ConstantOp::create(
+        rewriter, loc, cast<TypedAttr>(*arith::getNeutralElement(fold.combiner)));
+    Value start = arith::SelectOp::create(rewriter, loc, first, identity, acc);
+    rewriter.modifyOpInPlace(fold.combiner, [&] {
+      fold.combiner->setOperand(fold.accumulatorOperand, start);
+    });
+  }
+}
+
 /// out = fold over rows  ->  partial[k] = fold over chunk k's rows (from the
 /// identity); out = fold over k of partial[k]. Returns the partial.
 linalg::GenericOp splitColumnReduction(linalg::GenericOp op, ArrayRef<Fold> folds,
@@ -165,11 +196,10 @@ linalg::GenericOp splitColumnReduction(linalg::GenericOp op, ArrayRef<Fold> fold
     SmallVector<int64_t> shape{split.chunks};
     llvm::append_range(shape, type.getShape());
     auto partialType = RankedTensorType::get(shape, type.getElementType());
-    Value identity = arith::ConstantOp::create(
-        rewriter, loc, cast<TypedAttr>(*arith::getNeutralElement(fold.combiner)));
-    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    // Not filled: each partial starts from the identity at its first row
+    // (startFromIdentity), so no launch writes it first.
     partialInits.push_back(
-        linalg::FillOp::create(rewriter, loc, identity, empty).getResult(0));
+        tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType()));
     partialTypes.push_back(partialType);
     SmallVector<AffineExpr> results{chunk};
     for (AffineExpr e : op.getMatchingIndexingMap(&init).getResults())
@@ -183,6 +213,7 @@ linalg::GenericOp splitColumnReduction(linalg::GenericOp op, ArrayRef<Fold> fold
   rewriter.inlineRegionBefore(op.getRegion(), partial.getRegion(),
                               partial.getRegion().end());
   // The cut loop's range is now a chunk's, which the cut inputs give.
+  startFromIdentity(rewriter, partial, folds);
 
   SmallVector<Value> totals;
   for (auto [i, fold] : llvm::enumerate(folds)) {

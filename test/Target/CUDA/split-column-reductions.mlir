@@ -3,8 +3,9 @@
 // GPT-2's bias gradient: 768 column sums over 16 x 1024 rows, in f64.
 // 768 threads cannot fill a GPU, so the time loop (the longest evenly
 // divisible one) is cut into 128 chunks of 8: 128 x 768 threads, each
-// folding 16 x 8 rows from 0 into a partial. The partials are then folded,
-// chunk after chunk, into the output the generic folded into.
+// folding 16 x 8 rows from 0 into a partial (0 taken at the chunk's first
+// row, so the partials need no fill of their own). The partials are then
+// folded, chunk after chunk, into the output the generic folded into.
 // CHECK-DAG:   #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3, d1)>
 // CHECK-DAG:   #[[PART:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 // CHECK-DAG:   #[[BYCHUNK:.*]] = affine_map<(d0, d1) -> (d1, d0)>
@@ -12,13 +13,20 @@
 // CHECK-LABEL: func.func @bias_grad(
 // CHECK-SAME:    %[[G:[a-z0-9]+]]: tensor<16x1024x768xf32>, %[[ACC:[a-z0-9]+]]: tensor<768xf64>)
 // CHECK:       %[[CUT:.*]] = tensor.expand_shape %[[G]] {{\[}}[0], [1, 2], [3]] output_shape [16, 128, 8, 768] : tensor<16x1024x768xf32> into tensor<16x128x8x768xf32>
-// CHECK:       %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
 // CHECK:       %[[EMPTY:.*]] = tensor.empty() : tensor<128x768xf64>
-// CHECK:       %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f64) outs(%[[EMPTY]] : tensor<128x768xf64>)
+// CHECK-NOT:   linalg.fill
 // CHECK:       %[[P:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[PART]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
-// CHECK-SAME:    ins(%[[CUT]] : tensor<16x128x8x768xf32>) outs(%[[INIT]] : tensor<128x768xf64>)
+// CHECK-SAME:    ins(%[[CUT]] : tensor<16x128x8x768xf32>) outs(%[[EMPTY]] : tensor<128x768xf64>)
+// CHECK:       ^bb0(%{{.*}}: f32, %[[OLD:.*]]: f64):
+// CHECK:         %[[B:.*]] = linalg.index 2 : index
+// CHECK:         %[[BFIRST:.*]] = arith.cmpi eq, %[[B]], %{{.*}} : index
+// CHECK:         %[[T:.*]] = linalg.index 3 : index
+// CHECK:         %[[TFIRST:.*]] = arith.cmpi eq, %[[T]], %{{.*}} : index
+// CHECK:         %[[FIRST:.*]] = arith.andi %[[BFIRST]], %[[TFIRST]] : i1
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:         %[[START:.*]] = arith.select %[[FIRST]], %[[ZERO]], %[[OLD]] : f64
 // CHECK:         arith.extf
-// CHECK:         arith.addf
+// CHECK:         arith.addf %[[START]]
 // CHECK:       %[[T:.*]] = linalg.generic {indexing_maps = [#[[BYCHUNK]], #[[OUT]]], iterator_types = ["parallel", "reduction"]}
 // CHECK-SAME:    ins(%[[P]] : tensor<128x768xf64>) outs(%[[ACC]] : tensor<768xf64>)
 // CHECK:       ^bb0(%[[IN:.*]]: f64, %[[A:.*]]: f64):
@@ -51,9 +59,9 @@ func.func @bias_grad(%g: tensor<16x1024x768xf32>, %acc: tensor<768xf64>) -> tens
 // CHECK:       linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
 // CHECK-SAME:    ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x32x3072xf32>, tensor<16x32x3072xf32>, tensor<3072xf32>, tensor<16x32x1xf32>) outs(%{{.*}} : tensor<16x3072xf32>)
 // CHECK-LABEL: func.func @column_max(
-// CHECK:       %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK:       linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<16x3072xf32>)
 // CHECK:       linalg.generic
+// CHECK:         %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         arith.select %{{.*}}, %[[NEGINF]], %{{.*}} : f32
 // CHECK:       linalg.generic
 // CHECK:       ^bb0(%[[IN:.*]]: f32, %[[A:.*]]: f32):
 // CHECK:         arith.maximumf %[[IN]], %[[A]] : f32

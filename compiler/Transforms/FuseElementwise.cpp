@@ -101,7 +101,11 @@ struct ReadThroughUnitExpand : OpRewritePattern<linalg::GenericOp> {
       return failure();
     for (OpOperand *input : op.getDpsInputOperands()) {
       auto expand = input->get().getDefiningOp<tensor::ExpandShapeOp>();
-      if (!expand || !expand.getResultType().hasStaticShape())
+      // A matmul's product stays read as it was made (sinter-matmul-bias
+      // looks for it at the identity map).
+      if (!expand || !expand.getResultType().hasStaticShape() ||
+          isa_and_nonnull<linalg::MatmulOp, linalg::BatchMatmulOp>(
+              expand.getSrc().getDefiningOp()))
         continue;
       // The positions of the expanded dimensions that are new unit ones:
       // in each group, all but one dimension of size 1 (the group's

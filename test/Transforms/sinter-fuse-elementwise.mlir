@@ -391,3 +391,27 @@ func.func @unit_loop_only_there(%m: tensor<4xf32>, %acc: tensor<4xf32>) -> tenso
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A matmul's product with a unit batch dimension added stays read through
+// the reshape, at the identity map, where sinter-matmul-bias finds it.
+// CHECK-LABEL: func.func @unit_batch_product(
+// CHECK:       %[[P:.*]] = linalg.matmul
+// CHECK:       %[[X:.*]] = tensor.expand_shape %[[P]]
+// CHECK:       linalg.generic {{.*}} ins(%[[X]], %{{.*}} : tensor<1x64x48xf32>, tensor<48xf32>)
+func.func @unit_batch_product(%a: tensor<64x32xf32>, %w: tensor<32x48xf32>, %bias: tensor<48xf32>) -> tensor<1x64x48xf32> {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<64x48xf32>
+  %zeros = linalg.fill ins(%z : f32) outs(%e0 : tensor<64x48xf32>) -> tensor<64x48xf32>
+  %p = linalg.matmul ins(%a, %w : tensor<64x32xf32>, tensor<32x48xf32>) outs(%zeros : tensor<64x48xf32>) -> tensor<64x48xf32>
+  %x = tensor.expand_shape %p [[0, 1], [2]] output_shape [1, 64, 48] : tensor<64x48xf32> into tensor<1x64x48xf32>
+  %e = tensor.empty() : tensor<1x64x48xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %bias : tensor<1x64x48xf32>, tensor<48xf32>) outs(%e : tensor<1x64x48xf32>) {
+  ^bb0(%in: f32, %b: f32, %o: f32):
+    %s = arith.addf %in, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x64x48xf32>
+  return %r : tensor<1x64x48xf32>
+}

@@ -70,11 +70,18 @@ bool isColumnReduction(linalg::GenericOp op) {
       return iterators[d] == utils::IteratorType::reduction && e.isFunctionOfDim(d);
     });
   };
+  auto isParallel = [&](AffineExpr e) {
+    return llvm::any_of(llvm::seq(unsigned(iterators.size())), [&](unsigned d) {
+      return iterators[d] == utils::IteratorType::parallel && e.isFunctionOfDim(d);
+    });
+  };
   bool readsRows = false;
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
     if (map.getNumResults() == 0 || !llvm::any_of(map.getResults(), isReduced))
       continue; // read once per output, not along the rows
+    if (!llvm::any_of(map.getResults(), isParallel))
+      continue; // one element for the whole warp: a row's mean, as [rows]
     // The last index is what neighbouring threads' addresses differ by: a
     // parallel loop's (neighbours), or none (one element for the warp, a
     // row's mean). A reduced loop's would be a row reduction.

@@ -51,8 +51,10 @@ std::optional<llvm::SmallVector<Fold>>
 foldsOf(mlir::linalg::GenericOp op, llvm::SmallVectorImpl<unsigned> *stored = nullptr);
 
 /// Whether `op` reduces along columns: it has parallel and reduced loops,
-/// every input that moves with a reduced loop has no reduced loop in its
-/// last (fastest) index, and one has a parallel loop there. A thread per
+/// every input that moves with a reduced loop and with a parallel one has
+/// no reduced loop in its last (fastest) index, and one has a parallel loop
+/// there. (An input that moves with reduced loops alone, a row's mean, is
+/// one element for all the outputs a warp computes.) A thread per
 /// output then reads what its neighbours read beside it, or the same
 /// element (a row's mean), one row after another.
 bool isColumnReduction(mlir::linalg::GenericOp op);

@@ -234,3 +234,26 @@ func.func @column_zero(%x: tensor<4x2048x64xf32>, %m: tensor<4x2048x64xf32>, %ac
   } -> tensor<64xf32>
   return %sum, %g : tensor<64xf32>, tensor<4x2048x64xf32>
 }
+
+// -----
+
+// A scale gradient that reads a row's statistic as [rows] (its unit
+// dimension read through, sinter-fuse-elementwise): the statistic is one
+// element for all the columns a warp sums, so the sum is still a column
+// sum, and is split.
+// CHECK-LABEL: func.func @row_statistic_as_rows(
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:    ins(%{{.*}}, %{{.*}} : tensor<16x32x3072xf32>, tensor<16x32xf32>)
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+func.func @row_statistic_as_rows(%dy: tensor<512x3072xf32>, %rstd: tensor<512xf32>, %acc: tensor<3072xf32>) -> tensor<3072xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1)>,
+                                        affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%dy, %rstd : tensor<512x3072xf32>, tensor<512xf32>) outs(%acc : tensor<3072xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3072xf32>
+  return %r : tensor<3072xf32>
+}

@@ -167,14 +167,18 @@ bool madeByLoopOrCall(Value v) {
   return isa_and_nonnull<linalg::GenericOp, func::CallOp>(v.getDefiningOp());
 }
 
+/// Whether any of `calls` has argument or result attributes, which a change
+/// of the function's signature would have to change too (they are left
+/// alone).
+bool haveCallAttributes(ArrayRef<func::CallOp> calls) {
+  return llvm::any_of(
+      calls, [](func::CallOp c) { return c.getArgAttrsAttr() || c.getResAttrsAttr(); });
+}
+
 /// Moves a row reduction of an argument of `f` into its callers, which pass
 /// its results as new arguments. Whether one moved.
 bool hoistArgumentReduction(func::FuncOp f, MutableArrayRef<func::CallOp> calls) {
-  // Calls with argument or result attributes, which would need the same
-  // change, are left alone.
-  if (!f.getBody().hasOneBlock() || llvm::any_of(calls, [](func::CallOp c) {
-        return c.getArgAttrsAttr() || c.getResAttrsAttr();
-      }))
+  if (!f.getBody().hasOneBlock() || haveCallAttributes(calls))
     return false;
   for (BlockArgument arg : f.getArguments()) {
     SmallVector<linalg::GenericOp> reductions = rowReductionsOf(arg, &f.front());
@@ -204,10 +208,7 @@ bool hoistArgumentReduction(func::FuncOp f, MutableArrayRef<func::CallOp> calls)
 /// same one at every call) into `f`, which returns its results. Whether one
 /// moved; `calls` are then the new calls.
 bool sinkResultReduction(func::FuncOp f, SmallVectorImpl<func::CallOp> &calls) {
-  if (!f.getBody().hasOneBlock() || calls.empty() ||
-      llvm::any_of(calls, [](func::CallOp c) {
-        return c.getArgAttrsAttr() || c.getResAttrsAttr();
-      }))
+  if (!f.getBody().hasOneBlock() || calls.empty() || haveCallAttributes(calls))
     return false;
   auto ret = cast<func::ReturnOp>(f.front().getTerminator());
   for (unsigned i = 0; i < f.getNumResults(); ++i) {

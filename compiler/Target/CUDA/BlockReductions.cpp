@@ -54,26 +54,18 @@ bool isBlockReduction(linalg::GenericOp op, int64_t &parallelCount,
   for (Value v : op->getOperands())
     if (auto type = dyn_cast<MemRefType>(v.getType()); type && !type.hasStaticShape())
       return false;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  unsigned firstReduced = iterators.size();
-  for (auto [i, it] : llvm::enumerate(iterators))
-    if (it == utils::IteratorType::reduction && firstReduced == iterators.size())
-      firstReduced = i;
-    else if (it == utils::IteratorType::parallel && firstReduced != iterators.size())
-      return false;
-  if (firstReduced == iterators.size())
+  std::optional<std::pair<int64_t, int64_t>> counts = parallelThenReduced(op);
+  if (!counts)
     return false;
-  parallelCount = reducedCount = 1;
-  for (auto [i, range] : llvm::enumerate(ranges))
-    (i < firstReduced ? parallelCount : reducedCount) *= range;
+  std::tie(parallelCount, reducedCount) = *counts;
+  unsigned firstReduced = op.getNumParallelLoops();
   if (reducedCount < kMinReducedElements)
     return false;
   if (parallelCount >= kThreadPerOutputColumns && isColumnReduction(op))
     return false;
   for (OpOperand &init : op.getDpsInitsMutable()) {
     AffineMap map = op.getMatchingIndexingMap(&init);
-    for (unsigned d = firstReduced; d < iterators.size(); ++d)
+    for (unsigned d = firstReduced; d < op.getNumLoops(); ++d)
       if (map.isFunctionOfDim(d) && !isStoredOutput(op, init))
         return false;
     if (llvm::is_contained(op.getDpsInputs(), init.get()))

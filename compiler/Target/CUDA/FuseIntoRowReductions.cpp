@@ -45,24 +45,11 @@ bool staticShapes(linalg::GenericOp op) {
 /// (so none moves with the reduced loops), and rows, not columns, read
 /// along the reduced loops.
 bool isRowReduction(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() == 0 ||
-      !staticShapes(op) || attrs::onlineSoftmax.has(op) || isColumnReduction(op) ||
-      !foldsOf(op))
+  if (!op.hasPureTensorSemantics() || !staticShapes(op) || attrs::onlineSoftmax.has(op) ||
+      isColumnReduction(op) || !foldsOf(op))
     return false;
-  int64_t reduced = 1;
-  bool inReduced = false;
-  for (auto [iterator, range] :
-       llvm::zip(op.getIteratorTypesArray(), op.getStaticLoopRanges())) {
-    if (iterator == utils::IteratorType::parallel && inReduced)
-      return false;
-    if (iterator == utils::IteratorType::reduction) {
-      inReduced = true;
-      if (ShapedType::isDynamic(range))
-        return false;
-      reduced *= range;
-    }
-  }
-  return reduced >= kMinReducedElements;
+  std::optional<std::pair<int64_t, int64_t>> counts = parallelThenReduced(op);
+  return counts && counts->second >= kMinReducedElements;
 }
 
 /// A row reduction (isRowReduction) and an all-parallel producer of one of

@@ -28,6 +28,22 @@ std::optional<gpu::AllReduceOperation> allReduceKindOf(Operation *op) {
 
 } // namespace
 
+std::optional<std::pair<int64_t, int64_t>> parallelThenReduced(linalg::GenericOp op) {
+  int64_t parallel = 1, reduced = 1;
+  bool inReduced = false;
+  for (auto [iterator, range] :
+       llvm::zip(op.getIteratorTypesArray(), op.getStaticLoopRanges())) {
+    bool isReduced = iterator == utils::IteratorType::reduction;
+    if ((!isReduced && inReduced) || ShapedType::isDynamic(range))
+      return std::nullopt;
+    inReduced |= isReduced;
+    (isReduced ? reduced : parallel) *= range;
+  }
+  if (!inReduced)
+    return std::nullopt;
+  return std::make_pair(parallel, reduced);
+}
+
 bool isStoredOutput(linalg::GenericOp op, OpOperand &init) {
   return op.getNumReductionLoops() > 0 &&
          op.getMatchingIndexingMap(&init).isPermutation() &&

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <optional>
+#include <utility>
 
 namespace sinter::cuda {
 
@@ -32,6 +33,12 @@ inline constexpr int64_t kThreadPerOutputColumns = 8192;
 /// Below this many reduced elements per output, a thread per output is as
 /// good as a block: a warp's shuffles would cost what the loop saves.
 inline constexpr int64_t kMinReducedElements = 32;
+
+/// When `op` has reduced loops and all its parallel loops come before them
+/// (a reduction a thread or a block per output can walk), the product of
+/// the parallel loops' static ranges and of the reduced ones'.
+std::optional<std::pair<int64_t, int64_t>>
+parallelThenReduced(mlir::linalg::GenericOp op);
 
 /// Whether output `init` of `op` is stored, not folded: `op` writes each of
 /// its elements once (its map is a permutation of all the loops) and the

@@ -62,6 +62,24 @@ OpOperand *addend(linalg::GenericOp op) {
   return matches ? op.getDpsInputOperand(0) : nullptr;
 }
 
+/// The matmul onto zeros that `v` is, read nowhere else, if its result is of
+/// type `into` (the accumulator's it may be made onto).
+linalg::MatmulOp productOntoZeros(Value v, Type into) {
+  auto mm = v.getDefiningOp<linalg::MatmulOp>();
+  if (!mm || !mm->hasOneUse() || !matmulFormOf(mm) || !isZeros(mm.getDpsInits()[0]) ||
+      mm.getResult(0).getType() != into)
+    return {};
+  return mm;
+}
+
+/// `mm`'s product made onto `acc` at the rewriter's point, in `mm`'s form.
+Value productOnto(PatternRewriter &rewriter, linalg::MatmulOp mm, Value acc) {
+  auto into = linalg::MatmulOp::create(rewriter, mm.getLoc(), TypeRange{acc.getType()},
+                                       mm.getDpsInputs(), ValueRange{acc});
+  into.setIndexingMapsAttr(mm.getIndexingMaps());
+  return into.getResult(0);
+}
+
 /// acc + matmul(A, B) onto zeros  ->  matmul(A, B) onto acc.
 struct AccumulateIntoMatmul : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -70,29 +88,14 @@ struct AccumulateIntoMatmul : OpRewritePattern<linalg::GenericOp> {
     OpOperand *x = addend(op);
     if (!x || !op.hasPureTensorSemantics())
       return failure();
-    auto mm = x->get().getDefiningOp<linalg::MatmulOp>();
-    if (!mm || !mm->hasOneUse() || !matmulFormOf(mm) || !isZeros(mm.getDpsInits()[0]) ||
-        mm.getResult(0).getType() != op.getResult(0).getType())
+    linalg::MatmulOp mm = productOntoZeros(x->get(), op.getResult(0).getType());
+    if (!mm)
       return failure();
-    auto into = linalg::MatmulOp::create(rewriter, mm.getLoc(),
-                                         TypeRange{op.getResult(0).getType()},
-                                         mm.getDpsInputs(), op.getDpsInits());
-    into.setIndexingMapsAttr(mm.getIndexingMaps());
-    rewriter.replaceOp(op, into->getResults());
+    rewriter.replaceOp(op, productOnto(rewriter, mm, op.getDpsInits()[0]));
     rewriter.eraseOp(mm);
     return success();
   }
 };
-
-/// The matmul onto zeros that `v` is, if `into` (a loop's result of the same
-/// type) may replace it as what the product is added to.
-linalg::MatmulOp productOntoZeros(Value v, Type into) {
-  auto mm = v.getDefiningOp<linalg::MatmulOp>();
-  if (!mm || !mm->hasOneUse() || !matmulFormOf(mm) || !isZeros(mm.getDpsInits()[0]) ||
-      mm.getResult(0).getType() != into)
-    return {};
-  return mm;
-}
 
 /// Whether `op` is an elementwise sum of its init and two or more inputs:
 /// every map the identity, and its body a tree of adds that uses each block
@@ -136,9 +139,7 @@ struct ProductOutOfSum : OpRewritePattern<linalg::GenericOp> {
       return failure();
     linalg::MatmulOp mm = productOntoZeros((*product)->get(), type);
     rewriter.setInsertionPoint(mm);
-    auto into = linalg::MatmulOp::create(rewriter, mm.getLoc(), TypeRange{type},
-                                         mm.getDpsInputs(), ValueRange{acc});
-    into.setIndexingMapsAttr(mm.getIndexingMaps());
+    Value into = productOnto(rewriter, mm, acc);
     rewriter.eraseOp(mm);
 
     SmallVector<Value> rest;
@@ -148,7 +149,7 @@ struct ProductOutOfSum : OpRewritePattern<linalg::GenericOp> {
     rewriter.setInsertionPoint(op);
     SmallVector<AffineMap> maps(rest.size() + 1, op.getIndexingMapsArray().front());
     auto sum = linalg::GenericOp::create(
-        rewriter, op.getLoc(), TypeRange{type}, rest, into->getResults(), maps,
+        rewriter, op.getLoc(), TypeRange{type}, rest, ValueRange{into}, maps,
         op.getIteratorTypesArray(), [&](OpBuilder &b, Location l, ValueRange args) {
           Value inputs = args.front();
           for (Value v : args.drop_front().drop_back())
@@ -190,7 +191,7 @@ bool onlyAddsInto(scf::ForOp loop) {
       if (auto e = dyn_cast<tensor::ExtractOp>(use.getOwner()); e && !read)
         read = e;
       else if (auto i = dyn_cast<tensor::InsertOp>(use.getOwner());
-               i && !write && i.getDest() == version && i.getScalar() != version)
+               i && !write && i.getDest() == version)
         write = i;
       else
         return false;

@@ -17,6 +17,15 @@
 // SPLIT-NOT:     tensor.expand_shape
 // SPLIT:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}} : tensor<4x256x8x64xf32>) outs(%{{.*}}, %{{.*}} : tensor<4x256x8x64xf32>, tensor<256x64xf32>)
 
+// A column product of signs (+1 or -1, every order exact): the partials
+// take the identity, 1, at their chunk's first row, whatever their
+// unfilled tensor held; were it taken from memory (often 0), the products
+// would be 0.
+// SPLIT-LABEL:   func.func @sign_products(
+// SPLIT:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+// SPLIT:           arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// SPLIT:           arith.mulf
+
 // A sibling loop that reads the summed argument (its rounding for the
 // matmuls) joins the partial sum, which writes its result.
 // SPLIT-LABEL:   func.func @sibling(
@@ -35,13 +44,15 @@
 // The sums of g that differ and the elements of y that differ (g's loop
 // taken into its partial sum), the sums that differ, the maxima that
 // differ, then column 0's sum and maximum; then the sibling's sums and
-// elements that differ, and the flowing-on loop's sums and elements.
+// elements that differ, the flowing-on loop's sums and elements, and the
+// sign products that differ.
 // CHECK:      {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}101{{$}}
 // CHECK-NEXT: {{^}}8{{$}}
+// CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
@@ -240,7 +251,44 @@ func.func @main() {
   call @printNewline() : () -> ()
   call @printI64(%flowWrong) : (i64) -> ()
   call @printNewline() : () -> ()
+
+  // Products of signs, split (down the columns of x) and whole (along the
+  // rows of its transposed copy).
+  %prod = call @sign_products(%x) : (tensor<4x2048x64xf32>) -> tensor<64xf32>
+  %onesAcc = call @filled(%onef) : (f32) -> tensor<64xf32>
+  %wholeProd = linalg.generic {indexing_maps = [#byRow, #column], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%xt : tensor<64x4x2048xf32>) outs(%onesAcc : tensor<64xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %zero = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    %minus = arith.constant -1.0 : f32
+    %neg = arith.cmpf olt, %in, %zero : f32
+    %sign = arith.select %neg, %minus, %one : f32
+    %p = arith.mulf %a, %sign : f32
+    linalg.yield %p : f32
+  } -> tensor<64xf32>
+  %prodWrong = call @mismatches(%prod, %wholeProd) : (tensor<64xf32>, tensor<64xf32>) -> i64
+  call @printI64(%prodWrong) : (i64) -> ()
+  call @printNewline() : () -> ()
   return
+}
+
+func.func @sign_products(%x: tensor<4x2048x64xf32>) -> tensor<64xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %ones = linalg.fill ins(%one : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %prod = linalg.generic {indexing_maps = [#rows, #column], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<4x2048x64xf32>) outs(%ones : tensor<64xf32>) {
+  ^bb0(%in: f32, %a: f32):
+    %zero = arith.constant 0.0 : f32
+    %plus = arith.constant 1.0 : f32
+    %minus = arith.constant -1.0 : f32
+    %neg = arith.cmpf olt, %in, %zero : f32
+    %sign = arith.select %neg, %minus, %plus : f32
+    %p = arith.mulf %a, %sign : f32
+    linalg.yield %p : f32
+  } -> tensor<64xf32>
+  return %prod : tensor<64xf32>
 }
 
 func.func @sibling(%x: tensor<4x2048x64xf32>, %acc: tensor<64xf32>) -> (tensor<64xf32>, tensor<4x2048x64xf32>) {

@@ -33,9 +33,8 @@ constexpr int64_t kRowSplitThreads = 64 * 1024;
 bool touchesMemory(Operation *op) {
   return op
       ->walk([](Operation *inner) {
-        return isa<memref::LoadOp, memref::StoreOp>(inner)
-                   ? WalkResult::interrupt()
-                   : WalkResult::advance();
+        return isa<memref::LoadOp, memref::StoreOp>(inner) ? WalkResult::interrupt()
+                                                           : WalkResult::advance();
       })
       .wasInterrupted();
 }
@@ -45,7 +44,7 @@ bool holdsHostWork(Operation *op) {
   return op
       ->walk([](Operation *inner) {
         return isa<func::CallOp, gpu::LaunchOp>(inner) ? WalkResult::interrupt()
-                                                      : WalkResult::advance();
+                                                       : WalkResult::advance();
       })
       .wasInterrupted();
 }
@@ -56,11 +55,9 @@ Value index(OpBuilder &b, Location loc, int64_t v) {
 
 /// A launch of `blocks` blocks of `threads` threads, its body empty but for
 /// the terminator; the builder is left before it.
-gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value blocks,
-                           Value threads) {
+gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value blocks, Value threads) {
   Value one = index(b, loc, 1);
-  auto launch =
-      gpu::LaunchOp::create(b, loc, blocks, one, one, threads, one, one);
+  auto launch = gpu::LaunchOp::create(b, loc, blocks, one, one, threads, one, one);
   Block &body = launch.getBody().front();
   b.setInsertionPointToEnd(&body);
   gpu::TerminatorOp::create(b, loc);
@@ -68,46 +65,124 @@ gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value blocks,
   return launch;
 }
 
-/// for (i0, .., in) in parallel: body  ->  one thread per iteration.
-void launchParallel(scf::ParallelOp loop) {
-  OpBuilder b(loop);
-  Location loc = loop.getLoc();
+/// Iterations each thread of a large straight-line nest runs. One
+/// iteration's loads keep a few bytes in flight per thread, far from what
+/// an H100's memory needs to stream; four iterations' loads, issued before
+/// any of them is used, keep four times as many in flight.
+constexpr int64_t kIterationsPerThread = 4;
+/// Nests of fewer iterations keep a thread each: they fill the GPU only
+/// with all their threads.
+constexpr int64_t kMinIterationsToShare = int64_t(1) << 20;
+
+/// The iteration counts of `loop`'s dimensions, and their product.
+std::pair<SmallVector<Value>, Value> iterationCounts(OpBuilder &b, Location loc,
+                                                     scf::ParallelOp loop) {
   SmallVector<Value> counts;
   Value total = index(b, loc, 1);
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(),
-                                       loop.getStep())) {
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     Value span = arith::SubIOp::create(b, loc, ub, lb);
     Value count = arith::CeilDivUIOp::create(b, loc, span, step);
     counts.push_back(count);
     total = arith::MulIOp::create(b, loc, total, count);
   }
-  Value threads = index(b, loc, kThreadsPerBlock);
-  // At least one block: a launch of none is an error, and a loop of no
-  // iterations runs none anyway (every thread fails the bound check).
-  Value blocks = arith::MaxUIOp::create(
-      b, loc, arith::CeilDivUIOp::create(b, loc, total, threads), index(b, loc, 1));
-  gpu::LaunchOp launch = createLaunch(b, loc, blocks, threads);
-  Value flat = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
-      launch.getThreadIds().x);
-  Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, total);
-  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
-  // The innermost dimension varies fastest: neighbouring threads touch
-  // neighbouring elements.
+  return {counts, total};
+}
+
+/// The product of `loop`'s iteration counts, when they are constants.
+std::optional<int64_t> staticIterations(scf::ParallelOp loop) {
+  int64_t total = 1;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return std::nullopt;
+    total *= llvm::divideCeil(std::max<int64_t>(*u - *l, 0), *s);
+  }
+  return total;
+}
+
+/// `loop`'s induction variables at flat iteration `flat` (the innermost
+/// dimension varies fastest: neighbouring threads touch neighbouring
+/// elements).
+IRMapping iterationAt(OpBuilder &b, Location loc, scf::ParallelOp loop,
+                      ArrayRef<Value> counts, Value flat) {
   IRMapping map;
   Value rest = flat;
   for (int64_t d = int64_t(counts.size()) - 1; d >= 0; --d) {
     Value i = arith::RemUIOp::create(b, loc, rest, counts[d]);
     rest = arith::DivUIOp::create(b, loc, rest, counts[d]);
-    Value iv = arith::AddIOp::create(
-        b, loc, loop.getLowerBound()[d],
-        arith::MulIOp::create(b, loc, i, loop.getStep()[d]));
+    Value iv = arith::AddIOp::create(b, loc, loop.getLowerBound()[d],
+                                     arith::MulIOp::create(b, loc, i, loop.getStep()[d]));
     map.map(loop.getInductionVars()[d], iv);
   }
+  return map;
+}
+
+/// Whether `loop`'s body is straight-line code: no loops or branches, so
+/// several iterations can run op by op side by side.
+bool isStraightLine(scf::ParallelOp loop) {
+  return llvm::all_of(loop.getBody()->without_terminator(),
+                      [](Operation &op) { return op.getNumRegions() == 0; });
+}
+
+/// for (i0, .., in) in parallel: body  ->  a thread per iteration, or, for
+/// a large straight-line nest, a thread per kIterationsPerThread
+/// iterations a block's width apart (each load still coalesced across the
+/// warp). A block whose iterations all exist runs its thread's iterations
+/// op by op side by side, so their loads go out together; the iterations
+/// of a parallel loop are independent, so that order computes the same.
+/// The last block, which may run past the end, checks each iteration.
+void launchParallel(scf::ParallelOp loop) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  auto [counts, total] = iterationCounts(b, loc, loop);
+  std::optional<int64_t> known = staticIterations(loop);
+  int64_t perThread = known && *known >= kMinIterationsToShare && isStraightLine(loop)
+                          ? kIterationsPerThread
+                          : 1;
+  Value threads = index(b, loc, kThreadsPerBlock);
+  Value perBlock = index(b, loc, kThreadsPerBlock * perThread);
+  // At least one block: a launch of none is an error, and a loop of no
+  // iterations runs none anyway (every thread fails the bound check).
+  Value blocks = arith::MaxUIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, total, perBlock), index(b, loc, 1));
+  gpu::LaunchOp launch = createLaunch(b, loc, blocks, threads);
+  Value blockStart = arith::MulIOp::create(b, loc, launch.getBlockIds().x, perBlock);
+  SmallVector<Value> flats;
+  for (int64_t j = 0; j < perThread; ++j)
+    flats.push_back(arith::AddIOp::create(
+        b, loc, blockStart,
+        arith::AddIOp::create(b, loc, launch.getThreadIds().x,
+                              index(b, loc, j * kThreadsPerBlock))));
+  auto runGuarded = [&](Value flat) {
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, total);
+    auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    IRMapping map = iterationAt(b, loc, loop, counts, flat);
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, map);
+  };
+  if (perThread == 1) {
+    runGuarded(flats[0]);
+    loop.erase();
+    return;
+  }
+  Value blockEnd = arith::AddIOp::create(b, loc, blockStart, perBlock);
+  Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, blockEnd, total);
+  auto split = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
+  b.setInsertionPointToStart(&split.getThenRegion().front());
+  SmallVector<IRMapping> maps;
+  for (Value flat : flats)
+    maps.push_back(iterationAt(b, loc, loop, counts, flat));
   for (Operation &op : loop.getBody()->without_terminator())
-    b.clone(op, map);
+    for (IRMapping &map : maps)
+      b.clone(op, map);
+  b.setInsertionPointToStart(&split.getElseRegion().front());
+  for (Value flat : flats)
+    runGuarded(flat);
   loop.erase();
 }
 
@@ -176,8 +251,8 @@ scf::ForOp independentColumns(scf::ForOp outer) {
       independent &= !writtenBuffers.contains(bufferOf(load.getMemRef()));
       return;
     }
-    independent &= load->getParentOp() == inner &&
-                   load.getIndices()[it->second] == column;
+    independent &=
+        load->getParentOp() == inner && load.getIndices()[it->second] == column;
   });
   if (written.size() != writtenBuffers.size())
     return {}; // two written views of one buffer
@@ -193,7 +268,8 @@ scf::ForOp independentColumns(scf::ForOp outer) {
 std::pair<Value, int64_t> sharedRow(scf::ForOp inner) {
   Value column = inner.getInductionVar();
   DenseSet<Value> written;
-  inner.getBody()->walk([&](memref::StoreOp store) { written.insert(store.getMemRef()); });
+  inner.getBody()->walk(
+      [&](memref::StoreOp store) { written.insert(store.getMemRef()); });
   Value row;
   int64_t rows = ShapedType::kDynamic;
   bool shared = true;
@@ -234,7 +310,8 @@ std::pair<Value, int64_t> sharedRow(scf::ForOp inner) {
 void launchColumns(scf::ForOp outer, scf::ForOp inner) {
   OpBuilder b(outer);
   Location loc = outer.getLoc();
-  Value span = arith::SubIOp::create(b, loc, inner.getUpperBound(), inner.getLowerBound());
+  Value span =
+      arith::SubIOp::create(b, loc, inner.getUpperBound(), inner.getLowerBound());
   Value count = arith::CeilDivUIOp::create(b, loc, span, inner.getStep());
   Value threads = index(b, loc, kThreadsPerBlock);
   Value columnBlocks = arith::MaxUIOp::create(
@@ -255,13 +332,15 @@ void launchColumns(scf::ForOp outer, scf::ForOp inner) {
   Value block = launch.getBlockIds().x;
   Value group = arith::DivUIOp::create(b, loc, block, columnBlocks);
   Value columnBlock = arith::RemUIOp::create(b, loc, block, columnBlocks);
-  Value flat = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, columnBlock, threads), launch.getThreadIds().x);
+  Value flat =
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, columnBlock, threads),
+                            launch.getThreadIds().x);
   Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, count);
   auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
-  Value column = arith::AddIOp::create(
-      b, loc, inner.getLowerBound(), arith::MulIOp::create(b, loc, flat, inner.getStep()));
+  Value column =
+      arith::AddIOp::create(b, loc, inner.getLowerBound(),
+                            arith::MulIOp::create(b, loc, flat, inner.getStep()));
   outer->moveBefore(guard.getThenRegion().front().getTerminator());
   // The inner loop's body takes its place, at this thread's column, for the
   // rows of this thread's group.
@@ -317,9 +396,8 @@ void storeWithItsScalars(memref::StoreOp store) {
     if (!def || def->getBlock() != block || slice.contains(def))
       continue;
     bool scalar = def->getNumRegions() == 0 &&
-                  llvm::all_of(def->getResultTypes(), [](Type t) {
-                    return t.isIntOrIndexOrFloat();
-                  });
+                  llvm::all_of(def->getResultTypes(),
+                               [](Type t) { return t.isIntOrIndexOrFloat(); });
     if (!scalar || !(isa<memref::LoadOp>(def) || isMemoryEffectFree(def)))
       continue;
     // A load read again in the kernel must see what it saw on the host.

@@ -12,7 +12,10 @@ def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
     flat, 256 threads a block, each thread delinearizing its index (bounds
     checked, so no size needs to divide anything) and running one
     iteration; reductions inside it stay sequential in the thread (long
-    ones were given blocks by `sinter-cuda-block-reductions`). A sequential
+    ones were given blocks by `sinter-cuda-block-reductions`). A nest of
+    at least 2^20 iterations with a straight-line body gives each thread
+    four iterations, 256 apart, run op by op side by side so that their
+    loads are in flight together; the last block checks each iteration. A sequential
     nest `for p { for d }` whose inner loop writes only elements indexed by
     d (a scatter-add of rows) becomes a thread per d, each walking p in
     order. Each other outermost `scf.for` that touches memory and calls
@@ -212,6 +215,19 @@ def CUDALaunchCalls : Pass<"sinter-cuda-launch-calls", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
+}
+
+def CUDALaunchesOnHost : Pass<"sinter-cuda-launches-on-host", "mlir::ModuleOp"> {
+  let summary = "Runs kernels as host loops, so that a test can execute them on a CPU";
+  let description = [{
+    For tests only: each `gpu.launch` whose threads never meet (no barrier,
+    all-reduce or shuffle) becomes nested `scf.for` loops over its blocks
+    and threads, x fastest, its body inlined with the ids and sizes those
+    loops give. What a kernel computes for each thread is then computed on
+    the CPU, where `mlir-runner` can check it. A launch whose threads meet
+    is left as it is.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
 #endif // SINTER_TARGET_CUDA_PASSES_TD

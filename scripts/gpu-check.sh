@@ -69,7 +69,15 @@ stage() { # NAME LOG SECONDS PROGRAM ARGS...: a program of the bundle, with its 
   local why
   why=$(grep -m1 -i error "$log" || tail -n 1 "$log")
   [ "$status" -eq 124 ] && why="timed out after $limit s"
-  row "$name" "FAILED (exit $status): ${why:0:110}"
+  # A fault on the GPU surfaces at the next wait; run again waiting for
+  # each call, the failure names the kernel or library call and its .sn line.
+  if [ "$status" -ne 124 ] && [ -z "${SINTER_CUDA_SYNC:-}" ] &&
+     ! grep -q 'no NVIDIA GPU' "$log" && [ "$SECONDS" -le "$deadline" ]; then
+    SINTER_CUDA_SYNC=1 timeout "$limit" "$loader" --library-path "$libpath" "$@" \
+      >"${log%.log}_sync.log" 2>&1
+    why="$why; with SINTER_CUDA_SYNC=1: $(grep -m1 -i error "${log%.log}_sync.log")"
+  fi
+  row "$name" "FAILED (exit $status): ${why:0:400}"
   return 1
 }
 

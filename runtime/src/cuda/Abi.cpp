@@ -28,14 +28,18 @@ CudaDevice &device() {
 }
 
 /// Queues `call` on the device: recorded for its region's graph when the
-/// region records (so it holds its arguments by value), and timed as one
-/// call of `kind` named by `label()` (and the op it computes) when
-/// profiling.
+/// region records (so it holds its arguments by value), timed as one call
+/// of `kind` named by `label()` (and the op it computes) when profiling,
+/// and waited for, a failure named so, with SINTER_CUDA_SYNC.
 template <typename Label, typename Call>
 void queue(const char *kind, Label &&label, Call call) {
   CudaDevice &d = device();
   if (d.recording())
     d.record(call);
+  if (d.waitsForEachCall()) {
+    call(d);
+    return d.waitForCall(label());
+  }
   if (!d.profiling())
     return call(d);
   // Named before the clock starts: the host's string work is not the GPU's.
@@ -80,7 +84,7 @@ void sinter_cuda_launch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz, int6
   sinter::rt::setLibrarySite(-1);
   const int64_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   CudaDevice &d = device();
-  if (!d.recording() && !d.profiling())
+  if (!d.recording() && !d.profiling() && !d.waitsForEachCall())
     return d.launch(kernel, grid, block, shared_bytes, nargs, args); // the hot path
   // `args` is the step's one array of slots, reused by the next launch: a
   // recorded launch keeps a copy.

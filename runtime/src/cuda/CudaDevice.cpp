@@ -100,11 +100,12 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int index) {
   d->index = index;
   if (switchedOn("SINTER_CUDA_PROFILE"))
     d->profile = std::make_unique<Profile>();
-  // A graph runs its kernels as one launch: no time for each. Graphs are
-  // on unless SINTER_CUDA_GRAPHS=0.
+  d->waitEachCall = switchedOn("SINTER_CUDA_SYNC");
+  // A graph runs its kernels as one launch: no time for each, and no wait
+  // between them. Graphs are on unless SINTER_CUDA_GRAPHS=0.
   const char *graphs = std::getenv("SINTER_CUDA_GRAPHS");
-  d->graphs =
-      GraphRegions(!d->profile && (!graphs || std::strcmp(graphs, "0") != 0));
+  d->graphs = GraphRegions(!d->profile && !d->waitEachCall &&
+                           (!graphs || std::strcmp(graphs, "0") != 0));
   SINTER_CUDA_CHECK(cudaSetDevice(index));
   // The primary context, current on this thread for the driver calls.
   SINTER_CUDA_CHECK(cudaFree(nullptr));
@@ -190,16 +191,24 @@ Status CudaDevice::copy(void *dst, const void *src, uint64_t bytes) {
 Status CudaDevice::synchronize() {
   Status done = check(cudaStreamSynchronize(compute), "cudaStreamSynchronize")
                     .withPrefix(describe() + ": ");
-  if (!done.ok() && graphLaunched)
-    done = Status::error(done.message() +
-                         " (in work replayed from a CUDA graph; run with "
-                         "SINTER_CUDA_GRAPHS=0 to have the failure name its kernel)");
+  // The failed call is one of those queued since the last wait.
+  if (!done.ok() && !waitEachCall)
+    done = Status::error(done.message() + " (in work queued before this wait" +
+                         (graphLaunched ? ", some replayed from a CUDA graph" : "") +
+                         "; run with SINTER_CUDA_SYNC=1 to have the failure name its "
+                         "kernel or library call)");
   graphLaunched = false;
   if (done.ok())
     drainProfile();
   Status first = firstError;
   firstError = Status::success();
   return first.ok() ? done : first;
+}
+
+void CudaDevice::waitForCall(const std::string &label) {
+  if (!skipsWork())
+    failed(check(cudaStreamSynchronize(compute), "cudaStreamSynchronize")
+               .withPrefix(label + ": "));
 }
 
 bool CudaDevice::failed(Status s) {

@@ -95,6 +95,12 @@ public:
   void read(void *dst, const void *src, int64_t offset, int64_t bytes);
   /// Whether every kernel and library call is timed (SINTER_CUDA_PROFILE).
   bool profiling() const { return profile != nullptr; }
+  /// Whether the step waits for each kernel and library call
+  /// (SINTER_CUDA_SYNC), so that a failure names the call that failed, not
+  /// the next wait.
+  bool waitsForEachCall() const { return waitEachCall; }
+  /// Waits for the call just queued, `label`; a failure names it.
+  void waitForCall(const std::string &label);
   /// Around one kernel or library call when profiling: `kind` is the kind
   /// of work ("kernels", "matmul", ...), `label` names the call.
   void profileBegin();
@@ -171,6 +177,7 @@ private:
   Status firstError;
   GraphRegions graphs;
   std::unique_ptr<Profile> profile; ///< with SINTER_CUDA_PROFILE
+  bool waitEachCall = false;        ///< with SINTER_CUDA_SYNC
   /// What the region in progress does; Direct outside one.
   GraphRegions::Action region = GraphRegions::Action::Direct;
   int64_t regionId = -1; ///< the region in progress, or -1

@@ -1,6 +1,6 @@
 // RUN: sinter-opt %s -sinter-cuda-map-to-gpu | FileCheck %s --check-prefix=MAP
 // RUN: sinter-opt %s -sinter-cuda-map-to-gpu -sinter-cuda-launches-on-host \
-// RUN:   | mlir-opt -arith-expand -lower-affine -convert-scf-to-cf -expand-strided-metadata \
+// RUN:   | mlir-opt -arith-expand -expand-strided-metadata -lower-affine -convert-scf-to-cf \
 // RUN:       -finalize-memref-to-llvm -convert-arith-to-llvm -convert-func-to-llvm \
 // RUN:       -convert-cf-to-llvm -reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils \

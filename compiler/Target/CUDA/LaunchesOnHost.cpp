@@ -2,9 +2,13 @@
 //
 // The generated kernels decide which thread computes which element; a
 // mistake there (an element no thread writes, or two threads write) is
-// visible only when the kernel runs. Without a GPU, a kernel whose threads
-// never meet can still run: one thread after another, as loops on the CPU.
-// Tests lower the result as any host code and compare what it computed.
+// visible only when the kernel runs. Without a GPU a kernel can still run:
+// one thread after another, as loops on the CPU. A block-wide reduction
+// (`gpu.all_reduce` in the launch's body, as sinter-cuda-block-reductions
+// makes) splits the body in phases: every thread runs one phase, keeping
+// the values later phases read in an array with an element per thread, and
+// the reduction combines the array before the next phase starts. Tests
+// lower the result as any host code and compare what it computed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,9 +16,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace sinter::cuda {
 #define GEN_PASS_DEF_CUDALAUNCHESONHOST
@@ -26,60 +33,205 @@ using namespace mlir;
 namespace sinter::cuda {
 namespace {
 
-/// Whether `launch`'s threads work alone: they share no memory and never
-/// wait for or exchange values with each other.
-bool threadsWorkAlone(gpu::LaunchOp launch) {
+/// A launch's body cut at its block-wide reductions: phase i runs before
+/// reduction i, the last phase after them all.
+struct Phases {
+  SmallVector<SmallVector<Operation *>> ops;
+  SmallVector<gpu::AllReduceOp> reductions;
+};
+
+/// Whether the host can combine `reduce`: a kind it knows, on a float or
+/// integer scalar, with no body of its own.
+bool combinable(gpu::AllReduceOp reduce) {
+  if (!reduce.getBody().empty() || !reduce.getOp())
+    return false;
+  Type t = reduce.getType();
+  switch (*reduce.getOp()) {
+  case gpu::AllReduceOperation::ADD:
+  case gpu::AllReduceOperation::MUL:
+    return t.isIntOrFloat();
+  case gpu::AllReduceOperation::MAXNUMF:
+  case gpu::AllReduceOperation::MINNUMF:
+  case gpu::AllReduceOperation::MAXIMUMF:
+  case gpu::AllReduceOperation::MINIMUMF:
+    return isa<FloatType>(t);
+  default:
+    return false;
+  }
+}
+
+/// `launch`'s phases, when its threads meet only in combinable block-wide
+/// reductions at the top of its body, and then only in blocks laid out
+/// along x; nothing otherwise.
+std::optional<Phases> phasesOf(gpu::LaunchOp launch) {
   if (!launch.getWorkgroupAttributions().empty() ||
       !launch.getPrivateAttributions().empty() || launch.hasClusterSize() ||
       launch.getAsyncToken() || launch.getDynamicSharedMemorySize() ||
       !launch.getBody().hasOneBlock())
-    return false;
-  return !launch.getBody()
-              .walk([](Operation *op) {
-                return isa<gpu::BarrierOp, gpu::AllReduceOp, gpu::ShuffleOp,
-                           gpu::SubgroupReduceOp>(op)
-                           ? WalkResult::interrupt()
-                           : WalkResult::advance();
-              })
-              .wasInterrupted();
+    return std::nullopt;
+  Block &body = launch.getBody().front();
+  bool meets = false;
+  launch.getBody().walk([&](Operation *op) {
+    if (isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::SubgroupReduceOp>(op))
+      meets = true;
+    // A reduction of a value the body computes, at its top level.
+    if (auto reduce = dyn_cast<gpu::AllReduceOp>(op)) {
+      Operation *def = reduce.getValue().getDefiningOp();
+      meets |= reduce->getBlock() != &body || !combinable(reduce) || !def ||
+               def->getBlock() != &body;
+    }
+  });
+  if (meets)
+    return std::nullopt;
+  Phases phases;
+  phases.ops.emplace_back();
+  for (Operation &op : body.without_terminator()) {
+    if (auto reduce = dyn_cast<gpu::AllReduceOp>(op)) {
+      phases.reductions.push_back(reduce);
+      phases.ops.emplace_back();
+      continue;
+    }
+    phases.ops.back().push_back(&op);
+  }
+  gpu::KernelDim3 threads = launch.getBlockSizeOperandValues();
+  if (!phases.reductions.empty() &&
+      (getConstantIntValue(threads.y) != 1 || getConstantIntValue(threads.z) != 1))
+    return std::nullopt;
+  return phases;
 }
 
-/// `launch` as loops over its blocks and then its threads (z, y, x, so x
-/// varies fastest), its body run once per thread.
-void runOnHost(gpu::LaunchOp launch) {
+/// `a` combined with `b` as `kind` does.
+Value combine(OpBuilder &b, Location loc, gpu::AllReduceOperation kind, Value x,
+              Value y) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (kind) {
+  case gpu::AllReduceOperation::ADD:
+    return isFloat ? arith::AddFOp::create(b, loc, x, y).getResult()
+                   : arith::AddIOp::create(b, loc, x, y).getResult();
+  case gpu::AllReduceOperation::MUL:
+    return isFloat ? arith::MulFOp::create(b, loc, x, y).getResult()
+                   : arith::MulIOp::create(b, loc, x, y).getResult();
+  case gpu::AllReduceOperation::MAXNUMF:
+    return arith::MaxNumFOp::create(b, loc, x, y);
+  case gpu::AllReduceOperation::MINNUMF:
+    return arith::MinNumFOp::create(b, loc, x, y);
+  case gpu::AllReduceOperation::MAXIMUMF:
+    return arith::MaximumFOp::create(b, loc, x, y);
+  case gpu::AllReduceOperation::MINIMUMF:
+    return arith::MinimumFOp::create(b, loc, x, y);
+  default:
+    llvm_unreachable("combinable() admits no other kind");
+  }
+}
+
+/// `launch` as loops over its blocks, and in each, loops over its threads
+/// (z, y, x, so x varies fastest) for each phase, the reductions between.
+void runOnHost(gpu::LaunchOp launch, const Phases &phases) {
   OpBuilder b(launch);
   Location loc = launch.getLoc();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  IRMapping map;
-  auto loopOver = [&](Value extent, Value id, Value size) {
+
+  // The phase of each op of the body, reductions counted with the phase
+  // they end; the values a later phase reads get an element per thread.
+  DenseMap<Operation *, unsigned> phaseOf;
+  for (auto [i, ops] : llvm::enumerate(phases.ops))
+    for (Operation *op : ops)
+      phaseOf[op] = i;
+  for (auto [i, reduce] : llvm::enumerate(phases.reductions))
+    phaseOf[reduce] = i;
+  Block &body = launch.getBody().front();
+  llvm::MapVector<Value, Value> perThread;
+  for (auto [i, ops] : llvm::enumerate(phases.ops))
+    for (Operation *op : ops)
+      for (Value v : op->getResults())
+        for (Operation *user : v.getUsers()) {
+          Operation *top = body.findAncestorOpInBlock(*user);
+          if (top && phaseOf.lookup(top) > i && !perThread.count(v))
+            perThread[v] = memref::AllocOp::create(
+                b, loc, MemRefType::get({ShapedType::kDynamic}, v.getType()),
+                ValueRange{block.x});
+        }
+  // A reduction's operand is read by the host's combination.
+  for (gpu::AllReduceOp reduce : phases.reductions)
+    if (!perThread.count(reduce.getValue()))
+      perThread[reduce.getValue()] = memref::AllocOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, reduce.getType()),
+          ValueRange{block.x});
+
+  IRMapping blockMap;
+  Operation *outermost = nullptr;
+  auto loopOver = [&](IRMapping &map, Value extent, Value id, Value size) {
     auto loop = scf::ForOp::create(b, loc, zero, extent, one);
+    outermost = outermost ? outermost : loop.getOperation();
     b.setInsertionPointToStart(loop.getBody());
     map.map(id, loop.getInductionVar());
     map.map(size, extent);
   };
-  loopOver(grid.z, launch.getBlockIds().z, launch.getGridSize().z);
-  loopOver(grid.y, launch.getBlockIds().y, launch.getGridSize().y);
-  loopOver(grid.x, launch.getBlockIds().x, launch.getGridSize().x);
-  loopOver(block.z, launch.getThreadIds().z, launch.getBlockSize().z);
-  loopOver(block.y, launch.getThreadIds().y, launch.getBlockSize().y);
-  loopOver(block.x, launch.getThreadIds().x, launch.getBlockSize().x);
-  for (Operation &op : launch.getBody().front().without_terminator())
-    b.clone(op, map);
+  loopOver(blockMap, grid.z, launch.getBlockIds().z, launch.getGridSize().z);
+  loopOver(blockMap, grid.y, launch.getBlockIds().y, launch.getGridSize().y);
+  loopOver(blockMap, grid.x, launch.getBlockIds().x, launch.getGridSize().x);
+  blockMap.map(launch.getBlockSize().x, block.x);
+  blockMap.map(launch.getBlockSize().y, block.y);
+  blockMap.map(launch.getBlockSize().z, block.z);
+  for (auto [i, ops] : llvm::enumerate(phases.ops)) {
+    OpBuilder::InsertionGuard phase(b);
+    IRMapping map = blockMap;
+    Operation *threadsOuter = nullptr;
+    auto threadLoop = [&](Value extent, Value id) {
+      auto loop = scf::ForOp::create(b, loc, zero, extent, one);
+      threadsOuter = threadsOuter ? threadsOuter : loop.getOperation();
+      b.setInsertionPointToStart(loop.getBody());
+      map.map(id, loop.getInductionVar());
+    };
+    threadLoop(block.z, launch.getThreadIds().z);
+    threadLoop(block.y, launch.getThreadIds().y);
+    threadLoop(block.x, launch.getThreadIds().x);
+    Value tid = map.lookup(launch.getThreadIds().x);
+    // Earlier phases' values, as this thread kept them.
+    for (auto [v, kept] : perThread)
+      if (Operation *def = v.getDefiningOp(); def && phaseOf.lookup(def) < i)
+        map.map(v, memref::LoadOp::create(b, loc, kept, ValueRange{tid}));
+    for (Operation *op : ops)
+      b.clone(*op, map);
+    for (auto [v, kept] : perThread)
+      if (Operation *def = v.getDefiningOp(); def && phaseOf.lookup(def) == i)
+        memref::StoreOp::create(b, loc, map.lookupOrDefault(v), kept, ValueRange{tid});
+    if (i == phases.reductions.size())
+      continue;
+    // The block's reduction, in thread order, for the phases after it.
+    b.setInsertionPointAfter(threadsOuter);
+    gpu::AllReduceOp reduce = phases.reductions[i];
+    Value kept = perThread.lookup(reduce.getValue());
+    Value first = memref::LoadOp::create(b, loc, kept, ValueRange{zero});
+    auto fold = scf::ForOp::create(b, loc, one, block.x, one, ValueRange{first});
+    {
+      OpBuilder::InsertionGuard inside(b);
+      b.setInsertionPointToStart(fold.getBody());
+      Value next =
+          memref::LoadOp::create(b, loc, kept, ValueRange{fold.getInductionVar()});
+      scf::YieldOp::create(
+          b, loc, combine(b, loc, *reduce.getOp(), fold.getRegionIterArgs()[0], next));
+    }
+    blockMap.map(reduce.getResult(), fold.getResult(0));
+  }
+  b.setInsertionPointAfter(outermost);
+  for (auto [v, kept] : perThread)
+    memref::DeallocOp::create(b, loc, kept);
   launch.erase();
 }
 
 struct CUDALaunchesOnHost : public impl::CUDALaunchesOnHostBase<CUDALaunchesOnHost> {
   void runOnOperation() override {
-    SmallVector<gpu::LaunchOp> launches;
+    SmallVector<std::pair<gpu::LaunchOp, Phases>> launches;
     getOperation().walk([&](gpu::LaunchOp launch) {
-      if (threadsWorkAlone(launch))
-        launches.push_back(launch);
+      if (std::optional<Phases> phases = phasesOf(launch))
+        launches.push_back({launch, std::move(*phases)});
     });
-    for (gpu::LaunchOp launch : launches)
-      runOnHost(launch);
+    for (auto &[launch, phases] : launches)
+      runOnHost(launch, phases);
   }
 };
 

@@ -220,12 +220,16 @@ def CUDALaunchCalls : Pass<"sinter-cuda-launch-calls", "mlir::ModuleOp"> {
 def CUDALaunchesOnHost : Pass<"sinter-cuda-launches-on-host", "mlir::ModuleOp"> {
   let summary = "Runs kernels as host loops, so that a test can execute them on a CPU";
   let description = [{
-    For tests only: each `gpu.launch` whose threads never meet (no barrier,
-    all-reduce or shuffle) becomes nested `scf.for` loops over its blocks
-    and threads, x fastest, its body inlined with the ids and sizes those
-    loops give. What a kernel computes for each thread is then computed on
-    the CPU, where `mlir-runner` can check it. A launch whose threads meet
-    is left as it is.
+    For tests only: each `gpu.launch` becomes nested `scf.for` loops over
+    its blocks and threads, x fastest, its body inlined with the ids and
+    sizes those loops give. A `gpu.all_reduce` at the top of the body
+    (add, mul, min or max; blocks along x only) cuts it in phases: each
+    thread runs a phase and keeps the values later phases read in an
+    array with an element per thread, and the host combines the reduced
+    value's array, in thread order, before the next phase. What a kernel
+    computes for each thread is then computed on the CPU, where
+    `mlir-runner` can check it. A launch whose threads meet otherwise
+    (barriers, shuffles, shared memory) is left as it is.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }

@@ -1,0 +1,255 @@
+// RUN: sinter-opt %s -sinter-cuda-block-reductions \
+// RUN:   | mlir-opt -convert-linalg-to-parallel-loops -lower-affine -canonicalize \
+// RUN:   | sinter-opt -sinter-cuda-map-to-gpu -sinter-cuda-register-accumulators \
+// RUN:       -sinter-cuda-unroll-sums -sinter-cuda-launches-on-host \
+// RUN:   | mlir-opt -arith-expand -expand-strided-metadata -lower-affine -convert-scf-to-cf \
+// RUN:       -convert-math-to-llvm -finalize-memref-to-llvm -convert-arith-to-llvm \
+// RUN:       -convert-func-to-llvm -convert-cf-to-llvm -reconcile-unrealized-casts \
+// RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils \
+// RUN:   | FileCheck %s
+
+// Reductions as sinter-cuda-block-reductions gives them a block of threads
+// per row (the strided loops then unrolled as the CUDA pipeline does), run
+// on the CPU: each block's threads one after another, and the block-wide
+// reduction between, in thread order. Each result is checked against the
+// same reduction taken row by row on the host: a sum, with the fill before
+// it folded in and the values it folds stored; a softmax's running maximum
+// and sum; a maximum over 64 elements (32 threads a block).
+
+// Fills `m` with small integers: (7 r + 3 c) mod 17 - 8 at [r, c].
+func.func @integers(%m: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  %c17 = arith.constant 17 : index
+  %c8 = arith.constant 8 : i64
+  %rows = memref.dim %m, %c0 : memref<?x?xf32>
+  %cols = memref.dim %m, %c1 : memref<?x?xf32>
+  scf.for %r = %c0 to %rows step %c1 {
+    scf.for %c = %c0 to %cols step %c1 {
+      %r7 = arith.muli %r, %c7 : index
+      %c3c = arith.muli %c, %c3 : index
+      %s = arith.addi %r7, %c3c : index
+      %k = arith.remui %s, %c17 : index
+      %ki = arith.index_cast %k : index to i64
+      %v = arith.subi %ki, %c8 : i64
+      %f = arith.sitofp %v : i64 to f32
+      memref.store %f, %m[%r, %c] : memref<?x?xf32>
+    }
+  }
+  return
+}
+
+func.func @sum_storing(%a: memref<37x700xf32>, %b: memref<37x700xf32>, %x: memref<37x700xf32>,
+                       %out: memref<37xf64>) {
+  %zero = arith.constant 0.0 : f64
+  linalg.fill ins(%zero : f64) outs(%out : memref<37xf64>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a, %b : memref<37x700xf32>, memref<37x700xf32>) outs(%x, %out : memref<37x700xf32>, memref<37xf64>) {
+  ^bb0(%va: f32, %vb: f32, %unused: f32, %acc: f64):
+    %v = arith.addf %va, %vb : f32
+    %w = arith.extf %v : f32 to f64
+    %s = arith.addf %acc, %w : f64
+    linalg.yield %v, %s : f32, f64
+  }
+  return
+}
+
+// sinter-online-softmax's running pair: the maximum, and the sum of
+// exp(x - maximum) rescaled whenever the maximum grows.
+func.func @softmax_stats(%x: memref<5x1000xf32>, %m: memref<5xf32>, %s: memref<5xf64>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f64
+  %zerof = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f64
+  linalg.fill ins(%ninf : f32) outs(%m : memref<5xf32>)
+  linalg.fill ins(%zero : f64) outs(%s : memref<5xf64>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<5x1000xf32>) outs(%m, %s : memref<5xf32>, memref<5xf64>)
+      attrs = {sinter.online_softmax} {
+  ^bb0(%in: f32, %max: f32, %sum: f64):
+    %newmax = arith.maximumf %max, %in : f32
+    %d = arith.subf %in, %max : f32
+    %grows = arith.cmpf ogt, %d, %zerof : f32
+    %a = math.absf %d : f32
+    %na = arith.negf %a : f32
+    %e = math.exp %na : f32
+    %isninf = arith.cmpf oeq, %in, %ninf : f32
+    %e0 = arith.select %isninf, %zerof, %e : f32
+    %w = arith.extf %e0 : f32 to f64
+    %scaled = arith.mulf %sum, %w : f64
+    %plus1 = arith.addf %scaled, %one : f64
+    %plusw = arith.addf %sum, %w : f64
+    %next = arith.select %grows, %plus1, %plusw : f64
+    linalg.yield %newmax, %next : f32, f64
+  }
+  return
+}
+
+func.func @row_max(%x: memref<4x3x64xf32>, %out: memref<4x3xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%ninf : f32) outs(%out : memref<4x3xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<4x3x64xf32>) outs(%out : memref<4x3xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %m = arith.maximumf %acc, %v : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+func.func private @printI64(i64)
+func.func private @printNewline()
+
+func.func @report(%wrong: memref<1xi64>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0 : i64
+  %n = memref.load %wrong[%c0] : memref<1xi64>
+  call @printI64(%n) : (i64) -> ()
+  call @printNewline() : () -> ()
+  memref.store %zero, %wrong[%c0] : memref<1xi64>
+  return
+}
+
+// CHECK: 0
+// CHECK-NEXT: 0
+// CHECK-NEXT: 0
+// CHECK-NEXT: 0
+func.func @main() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c37 = arith.constant 37 : index
+  %c64 = arith.constant 64 : index
+  %c700 = arith.constant 700 : index
+  %c1000 = arith.constant 1000 : index
+  %zero = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %zerof = arith.constant 0.0 : f64
+  %ninf = arith.constant 0xFF800000 : f32
+  %wrong = memref.alloc() : memref<1xi64>
+  memref.store %zero, %wrong[%c0] : memref<1xi64>
+
+  // The sum, and the values it stores: x = a + b, out = the rows of x
+  // summed.
+  %a = memref.alloc() : memref<37x700xf32>
+  %b = memref.alloc() : memref<37x700xf32>
+  %x = memref.alloc() : memref<37x700xf32>
+  %out = memref.alloc() : memref<37xf64>
+  %a_d = memref.cast %a : memref<37x700xf32> to memref<?x?xf32>
+  %b_d = memref.cast %b : memref<37x700xf32> to memref<?x?xf32>
+  call @integers(%a_d) : (memref<?x?xf32>) -> ()
+  call @integers(%b_d) : (memref<?x?xf32>) -> ()
+  call @sum_storing(%a, %b, %x, %out) : (memref<37x700xf32>, memref<37x700xf32>, memref<37x700xf32>, memref<37xf64>) -> ()
+  scf.for %r = %c0 to %c37 step %c1 {
+    %want = scf.for %c = %c0 to %c700 step %c1 iter_args(%s = %zerof) -> f64 {
+      %va = memref.load %a[%r, %c] : memref<37x700xf32>
+      %vb = memref.load %b[%r, %c] : memref<37x700xf32>
+      %v = arith.addf %va, %vb : f32
+      %vx = memref.load %x[%r, %c] : memref<37x700xf32>
+      %badx = arith.cmpf une, %vx, %v : f32
+      %inc1 = arith.select %badx, %one, %zero : i64
+      %old1 = memref.load %wrong[%c0] : memref<1xi64>
+      %new1 = arith.addi %old1, %inc1 : i64
+      memref.store %new1, %wrong[%c0] : memref<1xi64>
+      %w = arith.extf %v : f32 to f64
+      %t = arith.addf %s, %w : f64
+      scf.yield %t : f64
+    }
+    %got = memref.load %out[%r] : memref<37xf64>
+    %bad = arith.cmpf une, %got, %want : f64
+    %inc2 = arith.select %bad, %one, %zero : i64
+    %old2 = memref.load %wrong[%c0] : memref<1xi64>
+    %new2 = arith.addi %old2, %inc2 : i64
+    memref.store %new2, %wrong[%c0] : memref<1xi64>
+  }
+  call @report(%wrong) : (memref<1xi64>) -> ()
+
+  // The softmax's pair: the maximum exactly, the sum of exp(x - max) to
+  // f32's rounding of each term.
+  %sx = memref.alloc() : memref<5x1000xf32>
+  %sm = memref.alloc() : memref<5xf32>
+  %ss = memref.alloc() : memref<5xf64>
+  %sx_d = memref.cast %sx : memref<5x1000xf32> to memref<?x?xf32>
+  call @integers(%sx_d) : (memref<?x?xf32>) -> ()
+  call @softmax_stats(%sx, %sm, %ss) : (memref<5x1000xf32>, memref<5xf32>, memref<5xf64>) -> ()
+  %tol = arith.constant 1.0e-5 : f64
+  scf.for %r = %c0 to %c5 step %c1 {
+    %max = scf.for %c = %c0 to %c1000 step %c1 iter_args(%m = %ninf) -> f32 {
+      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+      %n = arith.maximumf %m, %v : f32
+      scf.yield %n : f32
+    }
+    %sum = scf.for %c = %c0 to %c1000 step %c1 iter_args(%s = %zerof) -> f64 {
+      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+      %d = arith.subf %v, %max : f32
+      %e = math.exp %d : f32
+      %w = arith.extf %e : f32 to f64
+      %t = arith.addf %s, %w : f64
+      scf.yield %t : f64
+    }
+    %gotm = memref.load %sm[%r] : memref<5xf32>
+    %badm = arith.cmpf une, %gotm, %max : f32
+    %inc3 = arith.select %badm, %one, %zero : i64
+    %old3 = memref.load %wrong[%c0] : memref<1xi64>
+    %new3 = arith.addi %old3, %inc3 : i64
+    memref.store %new3, %wrong[%c0] : memref<1xi64>
+    %gots = memref.load %ss[%r] : memref<5xf64>
+    %diff = arith.subf %gots, %sum : f64
+    %adiff = math.absf %diff : f64
+    %bound = arith.mulf %sum, %tol : f64
+    %bads = arith.cmpf ugt, %adiff, %bound : f64
+    %inc4 = arith.select %bads, %one, %zero : i64
+    %old4 = memref.load %wrong[%c0] : memref<1xi64>
+    %new4 = arith.addi %old4, %inc4 : i64
+    memref.store %new4, %wrong[%c0] : memref<1xi64>
+  }
+  call @report(%wrong) : (memref<1xi64>) -> ()
+
+  // The maximum over 64 elements.
+  %mx = memref.alloc() : memref<4x3x64xf32>
+  %mo = memref.alloc() : memref<4x3xf32>
+  %mx2 = memref.collapse_shape %mx [[0, 1], [2]] : memref<4x3x64xf32> into memref<12x64xf32>
+  %mx_d = memref.cast %mx2 : memref<12x64xf32> to memref<?x?xf32>
+  call @integers(%mx_d) : (memref<?x?xf32>) -> ()
+  call @row_max(%mx, %mo) : (memref<4x3x64xf32>, memref<4x3xf32>) -> ()
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c3 step %c1 {
+      %want = scf.for %c = %c0 to %c64 step %c1 iter_args(%m = %ninf) -> f32 {
+        %v = memref.load %mx[%i, %j, %c] : memref<4x3x64xf32>
+        %n = arith.maximumf %m, %v : f32
+        scf.yield %n : f32
+      }
+      %got = memref.load %mo[%i, %j] : memref<4x3xf32>
+      %bad = arith.cmpf une, %got, %want : f32
+      %inc5 = arith.select %bad, %one, %zero : i64
+      %old5 = memref.load %wrong[%c0] : memref<1xi64>
+      %new5 = arith.addi %old5, %inc5 : i64
+      memref.store %new5, %wrong[%c0] : memref<1xi64>
+    }
+  }
+  call @report(%wrong) : (memref<1xi64>) -> ()
+
+  // Each kernel wrote only its own outputs: the inputs are as filled.
+  scf.for %r = %c0 to %c37 step %c1 {
+    scf.for %c = %c0 to %c700 step %c1 {
+      %va = memref.load %a[%r, %c] : memref<37x700xf32>
+      %vb = memref.load %b[%r, %c] : memref<37x700xf32>
+      %bad = arith.cmpf une, %va, %vb : f32
+      %inc6 = arith.select %bad, %one, %zero : i64
+      %old6 = memref.load %wrong[%c0] : memref<1xi64>
+      %new6 = arith.addi %old6, %inc6 : i64
+      memref.store %new6, %wrong[%c0] : memref<1xi64>
+    }
+  }
+  call @report(%wrong) : (memref<1xi64>) -> ()
+  return
+}

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Target/CUDA/BufferAccesses.h"
 #include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/CUDA/Reductions.h"
 #include "compiler/Target/Host/MemoryOpBefore.h"
@@ -196,18 +197,32 @@ bool writesEveryElement(linalg::GenericOp op, OpOperand *output) {
   return true;
 }
 
-/// For each output of `op`, the fill that writes it just before `op` (only
-/// ops that touch no memory, or such fills, between them), if any. The
-/// reduction writes every element of its outputs, so their fill's value can
-/// be folded in by the reduction itself, and the fill's launch dropped.
+/// For each output of `op`, the fill that writes it before `op`, if any,
+/// with only ops between them that touch no byte of `op`'s outputs (a bias
+/// gradient's partial sums between the fill of its total and the fold of
+/// its partials). The reduction writes every element of its outputs, so
+/// their fill's value can be folded in by the reduction itself, and the
+/// fill's launch dropped.
 SmallVector<linalg::FillOp> fillsJustBefore(linalg::GenericOp op) {
   SmallVector<linalg::FillOp> fills(op.getNumDpsInits());
-  for (auto fill = dyn_cast_or_null<linalg::FillOp>(host::memoryOpBefore(op));
-       fill && fill.hasPureBufferSemantics();
-       fill = dyn_cast_or_null<linalg::FillOp>(host::memoryOpBefore(fill))) {
-    auto at = llvm::find(op.getDpsInits(), fill.getDpsInits()[0]);
-    if (at == op.getDpsInits().end())
+  auto missesOutputs = [&](const Accesses &a) {
+    return llvm::all_of(op.getDpsInits(), [&](Value out) {
+      return llvm::all_of(a.reads, [&](Value v) { return provablyDisjoint(v, out); }) &&
+             llvm::all_of(a.writes, [&](Value v) { return provablyDisjoint(v, out); });
+    });
+  };
+  for (Operation *before = host::memoryOpBefore(op); before;
+       before = host::memoryOpBefore(before)) {
+    auto fill = dyn_cast<linalg::FillOp>(before);
+    auto at = fill && fill.hasPureBufferSemantics()
+                  ? llvm::find(op.getDpsInits(), fill.getDpsInits()[0])
+                  : op.getDpsInits().end();
+    if (at == op.getDpsInits().end()) {
+      std::optional<Accesses> a = accessesOf(before);
+      if (a && missesOutputs(*a))
+        continue;
       break;
+    }
     unsigned i = at - op.getDpsInits().begin();
     if (!fills[i] && writesEveryElement(op, op.getDpsInitOperand(i)))
       fills[i] = fill;
@@ -215,16 +230,210 @@ SmallVector<linalg::FillOp> fillsJustBefore(linalg::GenericOp op) {
   return fills;
 }
 
+/// A per-row value in memory: a buffer, and for each of its indices the
+/// reduction's parallel loop it follows (-1: index 0).
+using RowSlot = std::pair<Value, SmallVector<int64_t>>;
+
+/// For each result of `map`, the parallel loop of the reduction it follows
+/// (`loops[d]` for loop d of the op it indexes) or -1 for index 0; nothing
+/// for another expression.
+std::optional<SmallVector<int64_t>> rowIndex(AffineMap map,
+                                             ArrayRef<std::optional<int64_t>> loops) {
+  SmallVector<int64_t> at;
+  for (AffineExpr e : map.getResults()) {
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      at.push_back(loops[dim.getPosition()].value_or(-1));
+    else if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() == 0)
+      at.push_back(-1);
+    else
+      return std::nullopt;
+  }
+  return at;
+}
+
+/// For each loop of `op`, the reduction's parallel loop it runs with, or
+/// nothing for a loop of range 1: `op`'s loops, unit ones left out, are
+/// the reduction's parallel loops, in order.
+std::optional<SmallVector<std::optional<int64_t>>>
+rowLoops(linalg::GenericOp op, ArrayRef<int64_t> parallelExtents) {
+  SmallVector<std::optional<int64_t>> loops;
+  int64_t next = 0;
+  for (int64_t range : op.getStaticLoopRanges()) {
+    if (range == 1) {
+      loops.push_back(std::nullopt);
+      continue;
+    }
+    if (next == int64_t(parallelExtents.size()) || parallelExtents[next] != range)
+      return std::nullopt;
+    loops.push_back(next++);
+  }
+  if (next != int64_t(parallelExtents.size()))
+    return std::nullopt;
+  return loops;
+}
+
+/// The ops that define what `op` (and its body) takes from outside and come
+/// after `before` in its block, in their order, when they can all move to
+/// just before `before`: ops that touch no memory (views, constants,
+/// arithmetic), whose own operands can too. Nothing otherwise.
+std::optional<SmallVector<Operation *>> definitionsToHoist(Operation *op,
+                                                          Operation *before) {
+  llvm::SetVector<Operation *> hoisted;
+  std::function<bool(Value)> available = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != before->getBlock() || def->isBeforeInBlock(before) ||
+        hoisted.contains(def))
+      return true;
+    if (!isMemoryEffectFree(def) || def->getNumRegions() != 0 ||
+        !llvm::all_of(def->getOperands(), available))
+      return false;
+    hoisted.insert(def);
+    return true;
+  };
+  bool ok = true;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!op->isAncestor(v.getParentBlock()->getParentOp())) // from outside `op`
+        ok &= available(v);
+  });
+  if (!ok)
+    return std::nullopt;
+  SmallVector<Operation *> ordered(hoisted.begin(), hoisted.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+/// A loop with an iteration per output of the reduction that reads its
+/// results there (a layer norm's mean and reciprocal square root from its
+/// sums, a gradient's rounding to f32), run by the thread that stores
+/// them.
+struct RowConsumer {
+  linalg::GenericOp op;
+  SmallVector<std::optional<int64_t>> loops;
+  /// What it reads that is defined after the reduction (its buffers'
+  /// views, constants), moved before it.
+  SmallVector<Operation *> hoisted;
+};
+
+/// `op`'s accesses as a row consumer: the per-row values it reads from
+/// `slots` left out (the block hands it those).
+std::optional<Accesses> consumerAccesses(linalg::GenericOp op,
+                                         ArrayRef<std::optional<int64_t>> loops,
+                                         ArrayRef<RowSlot> slots) {
+  std::optional<Accesses> a = accessesOf(op);
+  if (!a)
+    return std::nullopt;
+  a->reads.clear();
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    std::optional<SmallVector<int64_t>> at =
+        rowIndex(op.getMatchingIndexingMap(input), loops);
+    if (at && llvm::is_contained(slots, RowSlot{input->get(), *at}))
+      continue;
+    a->reads.insert(input->get());
+  }
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingBlockArgument(&init).use_empty())
+      a->reads.insert(init.get());
+  return a;
+}
+
+/// The loops after `reduction` that read its results, or their results, one
+/// per output (see RowConsumer), and can run in its launch: all parallel
+/// over static buffers, each output written at every parallel loop (each
+/// block its own), and no bytes shared with the reduction or with ops
+/// they would then run before. At most this many other ops are looked past.
+constexpr int kLookPast = 8;
+SmallVector<RowConsumer> rowConsumers(linalg::GenericOp reduction,
+                                      ArrayRef<OpOperand *> folded,
+                                      ArrayRef<int64_t> parallelExtents) {
+  SmallVector<RowConsumer> consumers;
+  std::optional<Accesses> reductionAccesses = accessesOf(reduction);
+  if (!reductionAccesses)
+    return consumers;
+  SmallVector<std::optional<int64_t>> reductionLoops;
+  for (size_t d = 0; d < reduction.getNumLoops(); ++d)
+    reductionLoops.push_back(d < parallelExtents.size() ? std::optional<int64_t>(d)
+                                                        : std::nullopt);
+  SmallVector<RowSlot> slots;
+  for (OpOperand *init : folded)
+    if (std::optional<SmallVector<int64_t>> at =
+            rowIndex(reduction.getMatchingIndexingMap(init), reductionLoops))
+      slots.push_back({init->get(), *at});
+  SmallVector<Accesses> passed, taken;
+  int lookedPast = 0;
+  for (Operation *next = reduction->getNextNode(); next && lookedPast <= kLookPast;
+       next = next->getNextNode()) {
+    if (isMemoryEffectFree(next) ||
+        isa<memref::ViewOp, memref::AllocOp, memref::AllocaOp>(next))
+      continue;
+    std::optional<Accesses> all = accessesOf(next);
+    if (!all)
+      break;
+    auto candidate = dyn_cast<linalg::GenericOp>(next);
+    std::optional<SmallVector<std::optional<int64_t>>> loops =
+        candidate && candidate.getNumLoops() == candidate.getNumParallelLoops()
+            ? rowLoops(candidate, parallelExtents)
+            : std::nullopt;
+    bool reads = false, writesEachRow = loops.has_value(), indexed = loops.has_value();
+    if (loops) {
+      for (OpOperand &operand : candidate->getOpOperands()) {
+        auto type = dyn_cast<MemRefType>(operand.get().getType());
+        if (type && !type.hasStaticShape())
+          indexed = false;
+        std::optional<SmallVector<int64_t>> at =
+            rowIndex(candidate.getMatchingIndexingMap(&operand), *loops);
+        if (!at) {
+          indexed = false;
+          continue;
+        }
+        if (candidate.isDpsInput(&operand))
+          reads |= llvm::is_contained(slots, RowSlot{operand.get(), *at});
+        else
+          for (int64_t p = 0; p < int64_t(parallelExtents.size()); ++p)
+            writesEachRow &= llvm::is_contained(*at, p);
+      }
+    }
+    std::optional<Accesses> own =
+        loops ? consumerAccesses(candidate, *loops, slots) : std::nullopt;
+    std::optional<SmallVector<Operation *>> hoisted =
+        loops ? definitionsToHoist(candidate, reduction) : std::nullopt;
+    bool fits = reads && writesEachRow && indexed && own && hoisted &&
+                independent(*reductionAccesses, *own) &&
+                llvm::all_of(passed, [&](const Accesses &p) { return independent(p, *all); }) &&
+                llvm::all_of(taken, [&](const Accesses &t) { return independent(t, *own); });
+    if (!fits) {
+      passed.push_back(*all);
+      ++lookedPast;
+      continue;
+    }
+    consumers.push_back({candidate, *loops, *hoisted});
+    taken.push_back(*own);
+    for (OpOperand &init : candidate.getDpsInitsMutable())
+      slots.push_back(
+          {init.get(), *rowIndex(candidate.getMatchingIndexingMap(&init), *loops)});
+  }
+  return consumers;
+}
+
 /// `op` as a block per output row. Its outputs numbered in `stored` are
 /// written element by element; the others fold, as `combine` says.
 void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
                           ArrayRef<unsigned> stored, int64_t parallelCount,
-                          int64_t reducedCount) {
+                          int64_t reducedCount, DenseSet<Operation *> &consumed) {
   SmallVector<linalg::FillOp> fills = fillsJustBefore(op);
   SmallVector<OpOperand *> folded;
   for (OpOperand &init : op.getDpsInitsMutable())
     if (!llvm::is_contained(stored, init.getOperandNumber() - op.getNumDpsInputs()))
       folded.push_back(&init);
+  SmallVector<RowConsumer> consumers = rowConsumers(
+      op, folded,
+      ArrayRef<int64_t>(op.getStaticLoopRanges()).take_front(op.getNumParallelLoops()));
+  for (RowConsumer &consumer : consumers) {
+    consumed.insert(consumer.op);
+    for (Operation *def : consumer.hoisted)
+      if (!def->isBeforeInBlock(op))
+        def->moveBefore(op);
+  }
   OpBuilder b(op);
   Location loc = op.getLoc();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -311,6 +520,49 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
   SmallVector<Value> news = combine.intoOutputs(b, loc, olds, totals);
   for (auto [i, init] : llvm::enumerate(folded))
     memref::StoreOp::create(b, loc, news[i], init->get(), places[i]);
+  // The loops that read these results, one iteration per row, run here too:
+  // each reads the values this thread holds, and stores its own.
+  SmallVector<std::pair<RowSlot, Value>> held;
+  SmallVector<std::optional<int64_t>> reductionLoops;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    reductionLoops.push_back(d < parallelLoops ? std::optional<int64_t>(d) : std::nullopt);
+  for (auto [i, init] : llvm::enumerate(folded))
+    if (std::optional<SmallVector<int64_t>> at =
+            rowIndex(op.getMatchingIndexingMap(init), reductionLoops))
+      held.push_back({{init->get(), *at}, news[i]});
+  for (RowConsumer &consumer : consumers) {
+    linalg::GenericOp c = consumer.op;
+    SmallVector<Value> at;
+    for (std::optional<int64_t> loop : consumer.loops)
+      at.push_back(loop ? outer[*loop] : index(0));
+    IRMapping map;
+    for (OpOperand &operand : c->getOpOperands()) {
+      AffineMap m = c.getMatchingIndexingMap(&operand);
+      RowSlot slot{operand.get(), *rowIndex(m, consumer.loops)};
+      auto it = llvm::find_if(held, [&](auto &h) { return h.first == slot; });
+      BlockArgument arg = c.getMatchingBlockArgument(&operand);
+      if (c.isDpsInput(&operand) && it != held.end())
+        map.map(arg, it->second);
+      else if (!arg.use_empty())
+        map.map(arg, memref::LoadOp::create(b, loc, operand.get(), apply(b, loc, m, at)));
+    }
+    Block &body = c.getRegion().front();
+    for (Operation &inner : body.without_terminator()) {
+      if (auto idx = dyn_cast<linalg::IndexOp>(inner))
+        map.map(idx.getResult(), at[idx.getDim()]);
+      else
+        b.clone(inner, map);
+    }
+    for (OpOperand &init : c.getDpsInitsMutable()) {
+      AffineMap m = c.getMatchingIndexingMap(&init);
+      Value v = map.lookupOrDefault(
+          body.getTerminator()->getOperand(init.getOperandNumber() - c.getNumDpsInputs()));
+      memref::StoreOp::create(b, loc, v, init.get(), apply(b, loc, m, at));
+      held.push_back({{init.get(), *rowIndex(m, consumer.loops)}, v});
+    }
+  }
+  for (RowConsumer &consumer : consumers)
+    consumer.op->erase();
   for (linalg::FillOp fill : fills)
     if (fill)
       fill->erase();
@@ -321,20 +573,24 @@ struct CUDABlockReductions : public impl::CUDABlockReductionsBase<CUDABlockReduc
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    // Loops that joined a reduction's launch (and are gone).
+    DenseSet<Operation *> consumed;
     for (linalg::GenericOp op : generics) {
+      if (consumed.contains(op))
+        continue;
       int64_t parallelCount = 0, reducedCount = 0;
       if (!isBlockReduction(op, parallelCount, reducedCount))
         continue;
       if (attrs::onlineSoftmax.has(op) && op.getNumDpsInits() == 2) {
         launchBlockReduction(op, combineOnlineSoftmax(op), {}, parallelCount,
-                             reducedCount);
+                             reducedCount, consumed);
         continue;
       }
       SmallVector<unsigned> stored;
       std::optional<SmallVector<Fold>> folds = foldsOf(op, &stored);
       if (folds && !folds->empty())
         launchBlockReduction(op, combineFolds(*folds), stored, parallelCount,
-                             reducedCount);
+                             reducedCount, consumed);
     }
   }
 };

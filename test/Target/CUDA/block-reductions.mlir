@@ -297,3 +297,114 @@ func.func @reads_its_row_output(%a: memref<6x300xf32>, %x: memref<6x300xf32>, %o
   }
   return
 }
+
+// -----
+
+// Loops that read a reduction's results one per row (a gradient's sum
+// rounded to f32, its mean) join its launch: thread 0 computes them from
+// the block's totals after storing those, each reading the values the
+// loops before it computed, and stores them. The fill of the sum's
+// output, before an op that touches other bytes of the workspace, is
+// folded in. Buffers are views of the workspace at constant offsets, as
+// the memory plan gives them, so the pass can tell they share no byte.
+// CHECK-LABEL: func.func @row_consumers(
+// CHECK-NOT:   linalg.fill ins(%{{.*}} : f64)
+// CHECK:       linalg.fill ins(%{{.*}} : f32)
+// CHECK:       gpu.launch
+// CHECK:         %[[TOTAL:.*]] = gpu.all_reduce add
+// CHECK:         scf.if
+// CHECK:           %[[SUM:.*]] = arith.addf %{{.*}}, %[[TOTAL]] : f64
+// CHECK:           memref.store %[[SUM]], %[[S:.*]][%[[BID:.*]]] : memref<6xf64>
+// CHECK:           %[[F:.*]] = arith.truncf %[[SUM]] : f64 to f32
+// CHECK:           memref.store %[[F]], %{{.*}}[%[[BID]]] : memref<6xf32>
+// CHECK:           %[[M:.*]] = arith.divf %[[F]], %{{.*}} : f32
+// CHECK:           memref.store %[[M]], %{{.*}}[%[[BID]], %c0{{.*}}] : memref<6x1xf32>
+// CHECK-NOT:   linalg.generic
+func.func @row_consumers(%x: memref<6x300xf32>, %ws: memref<1024xi8> {sinter.workspace}) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f64
+  %n = arith.constant 300.0 : f32
+  %one = arith.constant 1.0 : f32
+  %s = memref.view %ws[%c0][] : memref<1024xi8> to memref<6xf64>
+  linalg.fill ins(%zero : f64) outs(%s : memref<6xf64>)
+  %c512 = arith.constant 512 : index
+  %elsewhere = memref.view %ws[%c512][] : memref<1024xi8> to memref<6xf32>
+  linalg.fill ins(%one : f32) outs(%elsewhere : memref<6xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x300xf32>) outs(%s : memref<6xf64>) {
+  ^bb0(%in: f32, %acc: f64):
+    %w = arith.extf %in : f32 to f64
+    %r = arith.addf %acc, %w : f64
+    linalg.yield %r : f64
+  }
+  %c64 = arith.constant 64 : index
+  %f = memref.view %ws[%c64][] : memref<1024xi8> to memref<6xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%s : memref<6xf64>) outs(%f : memref<6xf32>) {
+  ^bb0(%v: f64, %unused: f32):
+    %t = arith.truncf %v : f64 to f32
+    linalg.yield %t : f32
+  }
+  %c128 = arith.constant 128 : index
+  %mean = memref.view %ws[%c128][] : memref<1024xi8> to memref<6x1xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%f : memref<6xf32>) outs(%mean : memref<6x1xf32>) {
+  ^bb0(%v: f32, %unused: f32):
+    %m = arith.divf %v, %n : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A loop whose output may be the reduction's input (the plan gave them
+// overlapping bytes: the input dead after the reduction) stays a launch of
+// its own: in one launch, a block would write it while others still read.
+// So does a loop that an op between them writes the input of.
+// CHECK-LABEL: func.func @row_consumers_stay(
+// CHECK:       gpu.launch
+// CHECK:       linalg.generic {{.*}} ins(%{{.*}} : memref<6xf64>) outs(%{{.*}} : memref<6xf32>)
+// CHECK:       linalg.fill
+// CHECK:       linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : memref<6xf64>, memref<6xf32>)
+func.func @row_consumers_stay(%ws: memref<8192xi8> {sinter.workspace}) {
+  %c0 = arith.constant 0 : index
+  %c7200 = arith.constant 7200 : index
+  %c7168 = arith.constant 7168 : index
+  %c7680 = arith.constant 7680 : index
+  %one = arith.constant 1.0 : f32
+  %x = memref.view %ws[%c0][] : memref<8192xi8> to memref<6x300xf32>
+  %s = memref.view %ws[%c7200][] : memref<8192xi8> to memref<6xf64>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x300xf32>) outs(%s : memref<6xf64>) {
+  ^bb0(%in: f32, %acc: f64):
+    %w = arith.extf %in : f32 to f64
+    %r = arith.addf %acc, %w : f64
+    linalg.yield %r : f64
+  }
+  // Bytes 7168 to 7192: the end of x's.
+  %f = memref.view %ws[%c7168][] : memref<8192xi8> to memref<6xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%s : memref<6xf64>) outs(%f : memref<6xf32>) {
+  ^bb0(%v: f64, %unused: f32):
+    %t = arith.truncf %v : f64 to f32
+    linalg.yield %t : f32
+  }
+  %g = memref.view %ws[%c7680][] : memref<8192xi8> to memref<6xf32>
+  %h = memref.view %ws[%c7680][] : memref<8192xi8> to memref<6xf32>
+  linalg.fill ins(%one : f32) outs(%g : memref<6xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%s, %g : memref<6xf64>, memref<6xf32>) outs(%h : memref<6xf32>) {
+  ^bb0(%v: f64, %u: f32, %unused: f32):
+    %t = arith.truncf %v : f64 to f32
+    %p = arith.addf %t, %u : f32
+    linalg.yield %p : f32
+  }
+  return
+}

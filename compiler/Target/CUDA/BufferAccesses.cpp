@@ -1,0 +1,131 @@
+//===- BufferAccesses.cpp - Which buffers an op touches, and overlaps ------===//
+
+#include "compiler/Target/CUDA/BufferAccesses.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+namespace sinter::cuda {
+namespace {
+
+/// Where a buffer's bytes lie: the allocation or argument it is a view of,
+/// and, when its layout and the views' offsets are constants, its bytes'
+/// range from that root's start.
+struct Extent {
+  Value root;
+  std::optional<std::pair<int64_t, int64_t>> bytes;
+};
+
+/// The range of elements `type` spans from its base, [offset, offset + span).
+std::optional<std::pair<int64_t, int64_t>> elementRange(MemRefType type) {
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t last = 0;
+  for (auto [size, stride] : llvm::zip(type.getShape(), strides)) {
+    if (size == 0)
+      return std::make_pair(offset, offset);
+    last += (size - 1) * stride;
+  }
+  return std::make_pair(offset, offset + last + 1);
+}
+
+Extent extentOf(Value v) {
+  auto type = cast<MemRefType>(v.getType());
+  std::optional<std::pair<int64_t, int64_t>> elements = elementRange(type);
+  unsigned bits = type.getElementTypeBitWidth();
+  bool known = elements && bits % 8 == 0;
+  int64_t shift = 0;
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      std::optional<int64_t> at = getConstantIntValue(view.getByteShift());
+      known &= at.has_value() && view.getSizes().empty();
+      shift += at.value_or(0);
+      v = view.getSource();
+      continue;
+    }
+    // Views that keep their source's base pointer: the result's layout
+    // offset counts from it.
+    if (!isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+             memref::CastOp, memref::ReinterpretCastOp>(def))
+      break;
+    v = cast<ViewLikeOpInterface>(def).getViewSource();
+  }
+  Extent e{v, std::nullopt};
+  if (known)
+    e.bytes = {shift + elements->first * int64_t(bits / 8),
+               shift + elements->second * int64_t(bits / 8)};
+  return e;
+}
+
+bool isAllocation(Value root) {
+  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(root.getDefiningOp());
+}
+
+bool isWorkspace(Value root) {
+  auto arg = dyn_cast<BlockArgument>(root);
+  auto function =
+      arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : func::FuncOp();
+  return function && arg.getOwner()->isEntryBlock() &&
+         function.getArgAttr(arg.getArgNumber(), "sinter.workspace");
+}
+
+} // namespace
+
+bool provablyDisjoint(Value a, Value b) {
+  Extent x = extentOf(a), y = extentOf(b);
+  if (x.root != y.root)
+    return isAllocation(x.root) || isAllocation(y.root) || isWorkspace(x.root) ||
+           isWorkspace(y.root);
+  return x.bytes && y.bytes &&
+         (x.bytes->second <= y.bytes->first || y.bytes->second <= x.bytes->first);
+}
+
+std::optional<Accesses> accessesOf(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+    return std::nullopt;
+  Accesses a;
+  for (Value v : linalgOp.getDpsInputs())
+    if (isa<MemRefType>(v.getType()))
+      a.reads.insert(v);
+  for (Value v : linalgOp.getDpsInits()) {
+    a.reads.insert(v);
+    a.writes.insert(v);
+  }
+  bool known = true;
+  op->walk([&](Operation *inner) {
+    if (inner == op)
+      return;
+    if (auto load = dyn_cast<memref::LoadOp>(inner))
+      a.reads.insert(load.getMemRef());
+    else if (auto store = dyn_cast<memref::StoreOp>(inner))
+      a.writes.insert(store.getMemRef());
+    else if (!isMemoryEffectFree(inner) && !inner->hasTrait<OpTrait::IsTerminator>())
+      known = false;
+  });
+  if (!known)
+    return std::nullopt;
+  return a;
+}
+
+bool independent(const Accesses &first, const Accesses &second) {
+  auto misses = [](const llvm::SetVector<Value> &writes, const Accesses &other) {
+    return llvm::all_of(writes, [&](Value w) {
+      return llvm::all_of(other.reads, [&](Value r) { return provablyDisjoint(w, r); }) &&
+             llvm::all_of(other.writes, [&](Value o) { return provablyDisjoint(w, o); });
+    });
+  };
+  return misses(first.writes, second) && misses(second.writes, first);
+}
+
+} // namespace sinter::cuda

@@ -203,12 +203,13 @@ bool writesEveryElement(linalg::GenericOp op, OpOperand *output) {
 /// its partials). The reduction writes every element of its outputs, so
 /// their fill's value can be folded in by the reduction itself, and the
 /// fill's launch dropped.
-SmallVector<linalg::FillOp> fillsJustBefore(linalg::GenericOp op) {
+SmallVector<linalg::FillOp> fillsJustBefore(linalg::GenericOp op,
+                                            BufferOverlaps &overlaps) {
   SmallVector<linalg::FillOp> fills(op.getNumDpsInits());
   auto missesOutputs = [&](const Accesses &a) {
     return llvm::all_of(op.getDpsInits(), [&](Value out) {
-      return llvm::all_of(a.reads, [&](Value v) { return provablyDisjoint(v, out); }) &&
-             llvm::all_of(a.writes, [&](Value v) { return provablyDisjoint(v, out); });
+      return llvm::all_of(a.reads, [&](Value v) { return overlaps.disjoint(v, out); }) &&
+             llvm::all_of(a.writes, [&](Value v) { return overlaps.disjoint(v, out); });
     });
   };
   for (Operation *before = host::memoryOpBefore(op); before;
@@ -277,7 +278,7 @@ rowLoops(linalg::GenericOp op, ArrayRef<int64_t> parallelExtents) {
 /// just before `before`: ops that touch no memory (views, constants,
 /// arithmetic), whose own operands can too. Nothing otherwise.
 std::optional<SmallVector<Operation *>> definitionsToHoist(Operation *op,
-                                                          Operation *before) {
+                                                           Operation *before) {
   llvm::SetVector<Operation *> hoisted;
   std::function<bool(Value)> available = [&](Value v) {
     Operation *def = v.getDefiningOp();
@@ -345,7 +346,8 @@ std::optional<Accesses> consumerAccesses(linalg::GenericOp op,
 constexpr int kLookPast = 8;
 SmallVector<RowConsumer> rowConsumers(linalg::GenericOp reduction,
                                       ArrayRef<OpOperand *> folded,
-                                      ArrayRef<int64_t> parallelExtents) {
+                                      ArrayRef<int64_t> parallelExtents,
+                                      BufferOverlaps &overlaps) {
   SmallVector<RowConsumer> consumers;
   std::optional<Accesses> reductionAccesses = accessesOf(reduction);
   if (!reductionAccesses)
@@ -397,10 +399,13 @@ SmallVector<RowConsumer> rowConsumers(linalg::GenericOp reduction,
         loops ? consumerAccesses(candidate, *loops, slots) : std::nullopt;
     std::optional<SmallVector<Operation *>> hoisted =
         loops ? definitionsToHoist(candidate, reduction) : std::nullopt;
-    bool fits = reads && writesEachRow && indexed && own && hoisted &&
-                independent(*reductionAccesses, *own) &&
-                llvm::all_of(passed, [&](const Accesses &p) { return independent(p, *all); }) &&
-                llvm::all_of(taken, [&](const Accesses &t) { return independent(t, *own); });
+    bool fits =
+        reads && writesEachRow && indexed && own && hoisted &&
+        overlaps.independent(*reductionAccesses, *own) &&
+        llvm::all_of(passed,
+                     [&](const Accesses &p) { return overlaps.independent(p, *all); }) &&
+        llvm::all_of(taken,
+                     [&](const Accesses &t) { return overlaps.independent(t, *own); });
     if (!fits) {
       passed.push_back(*all);
       ++lookedPast;
@@ -419,15 +424,17 @@ SmallVector<RowConsumer> rowConsumers(linalg::GenericOp reduction,
 /// written element by element; the others fold, as `combine` says.
 void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
                           ArrayRef<unsigned> stored, int64_t parallelCount,
-                          int64_t reducedCount, DenseSet<Operation *> &consumed) {
-  SmallVector<linalg::FillOp> fills = fillsJustBefore(op);
+                          int64_t reducedCount, DenseSet<Operation *> &consumed,
+                          BufferOverlaps &overlaps) {
+  SmallVector<linalg::FillOp> fills = fillsJustBefore(op, overlaps);
   SmallVector<OpOperand *> folded;
   for (OpOperand &init : op.getDpsInitsMutable())
     if (!llvm::is_contained(stored, init.getOperandNumber() - op.getNumDpsInputs()))
       folded.push_back(&init);
   SmallVector<RowConsumer> consumers = rowConsumers(
       op, folded,
-      ArrayRef<int64_t>(op.getStaticLoopRanges()).take_front(op.getNumParallelLoops()));
+      ArrayRef<int64_t>(op.getStaticLoopRanges()).take_front(op.getNumParallelLoops()),
+      overlaps);
   for (RowConsumer &consumer : consumers) {
     consumed.insert(consumer.op);
     for (Operation *def : consumer.hoisted)
@@ -525,7 +532,8 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
   SmallVector<std::pair<RowSlot, Value>> held;
   SmallVector<std::optional<int64_t>> reductionLoops;
   for (unsigned d = 0; d < op.getNumLoops(); ++d)
-    reductionLoops.push_back(d < parallelLoops ? std::optional<int64_t>(d) : std::nullopt);
+    reductionLoops.push_back(d < parallelLoops ? std::optional<int64_t>(d)
+                                               : std::nullopt);
   for (auto [i, init] : llvm::enumerate(folded))
     if (std::optional<SmallVector<int64_t>> at =
             rowIndex(op.getMatchingIndexingMap(init), reductionLoops))
@@ -555,8 +563,8 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
     }
     for (OpOperand &init : c.getDpsInitsMutable()) {
       AffineMap m = c.getMatchingIndexingMap(&init);
-      Value v = map.lookupOrDefault(
-          body.getTerminator()->getOperand(init.getOperandNumber() - c.getNumDpsInputs()));
+      Value v = map.lookupOrDefault(body.getTerminator()->getOperand(
+          init.getOperandNumber() - c.getNumDpsInputs()));
       memref::StoreOp::create(b, loc, v, init.get(), apply(b, loc, m, at));
       held.push_back({{init.get(), *rowIndex(m, consumer.loops)}, v});
     }
@@ -575,6 +583,7 @@ struct CUDABlockReductions : public impl::CUDABlockReductionsBase<CUDABlockReduc
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
     // Loops that joined a reduction's launch (and are gone).
     DenseSet<Operation *> consumed;
+    BufferOverlaps overlaps;
     for (linalg::GenericOp op : generics) {
       if (consumed.contains(op))
         continue;
@@ -583,14 +592,14 @@ struct CUDABlockReductions : public impl::CUDABlockReductionsBase<CUDABlockReduc
         continue;
       if (attrs::onlineSoftmax.has(op) && op.getNumDpsInits() == 2) {
         launchBlockReduction(op, combineOnlineSoftmax(op), {}, parallelCount,
-                             reducedCount, consumed);
+                             reducedCount, consumed, overlaps);
         continue;
       }
       SmallVector<unsigned> stored;
       std::optional<SmallVector<Fold>> folds = foldsOf(op, &stored);
       if (folds && !folds->empty())
         launchBlockReduction(op, combineFolds(*folds), stored, parallelCount,
-                             reducedCount, consumed);
+                             reducedCount, consumed, overlaps);
     }
   }
 };

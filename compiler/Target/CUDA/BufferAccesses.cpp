@@ -71,21 +71,46 @@ bool isAllocation(Value root) {
   return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(root.getDefiningOp());
 }
 
+/// The function whose entry block `v` is an argument of, if any.
+func::FuncOp argumentOf(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || !arg.getOwner()->isEntryBlock())
+    return {};
+  return dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+}
+
 bool isWorkspace(Value root) {
-  auto arg = dyn_cast<BlockArgument>(root);
-  auto function =
-      arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : func::FuncOp();
-  return function && arg.getOwner()->isEntryBlock() &&
-         function.getArgAttr(arg.getArgNumber(), "sinter.workspace");
+  func::FuncOp function = argumentOf(root);
+  return function && function.getArgAttr(cast<BlockArgument>(root).getArgNumber(),
+                                         "sinter.workspace");
 }
 
 } // namespace
 
-bool provablyDisjoint(Value a, Value b) {
+bool BufferOverlaps::isWrittenArgument(Value root) {
+  func::FuncOp function = argumentOf(root);
+  if (!function)
+    return false;
+  auto [it, fresh] = written.try_emplace(function);
+  if (fresh)
+    function.walk([&, &args = it->second](Operation *op) {
+      auto mark = [&](Value buffer) { args.insert(extentOf(buffer).root); };
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+          linalgOp && linalgOp.hasPureBufferSemantics())
+        llvm::for_each(linalgOp.getDpsInits(), mark);
+      else if (auto store = dyn_cast<memref::StoreOp>(op))
+        mark(store.getMemRef());
+    });
+  return it->second.contains(root);
+}
+
+bool BufferOverlaps::disjoint(Value a, Value b) {
   Extent x = extentOf(a), y = extentOf(b);
   if (x.root != y.root)
     return isAllocation(x.root) || isAllocation(y.root) || isWorkspace(x.root) ||
-           isWorkspace(y.root);
+           isWorkspace(y.root) ||
+           (argumentOf(x.root) && argumentOf(x.root) == argumentOf(y.root) &&
+            (isWrittenArgument(x.root) || isWrittenArgument(y.root)));
   return x.bytes && y.bytes &&
          (x.bytes->second <= y.bytes->first || y.bytes->second <= x.bytes->first);
 }
@@ -118,11 +143,11 @@ std::optional<Accesses> accessesOf(Operation *op) {
   return a;
 }
 
-bool independent(const Accesses &first, const Accesses &second) {
-  auto misses = [](const llvm::SetVector<Value> &writes, const Accesses &other) {
+bool BufferOverlaps::independent(const Accesses &first, const Accesses &second) {
+  auto misses = [&](const llvm::SetVector<Value> &writes, const Accesses &other) {
     return llvm::all_of(writes, [&](Value w) {
-      return llvm::all_of(other.reads, [&](Value r) { return provablyDisjoint(w, r); }) &&
-             llvm::all_of(other.writes, [&](Value o) { return provablyDisjoint(w, o); });
+      return llvm::all_of(other.reads, [&](Value r) { return disjoint(w, r); }) &&
+             llvm::all_of(other.writes, [&](Value o) { return disjoint(w, o); });
     });
   };
   return misses(first.writes, second) && misses(second.writes, first);

@@ -10,17 +10,13 @@
 #define SINTER_TARGET_CUDA_BUFFERACCESSES_H
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <optional>
 
 namespace sinter::cuda {
-
-/// Whether buffers `a` and `b` provably share no byte: views of one buffer
-/// at constant byte ranges that do not meet, or views of distinct
-/// allocations (a `memref.alloc`; a function's `sinter.workspace` argument
-/// and its other arguments).
-bool provablyDisjoint(mlir::Value a, mlir::Value b);
 
 /// The buffers an op reads and writes.
 struct Accesses {
@@ -33,10 +29,31 @@ struct Accesses {
 /// memory otherwise.
 std::optional<Accesses> accessesOf(mlir::Operation *op);
 
-/// Whether `first`'s writes miss everything `second` touches, and
-/// `second`'s writes miss everything `first` touches: the two may run in
-/// either order, or at once.
-bool independent(const Accesses &first, const Accesses &second);
+/// Which buffers can share bytes, in one module.
+class BufferOverlaps {
+public:
+  /// Whether buffers `a` and `b` provably share no byte: views of one
+  /// buffer at constant byte ranges that do not meet, or views of distinct
+  /// buffers: an allocation (`memref.alloc`) and anything else; a
+  /// function's `sinter.workspace` argument and its other arguments; an
+  /// argument the function writes and its other arguments (the caller gives
+  /// a result, or a buffer updated in place, bytes of its own: all the
+  /// call's arguments are live at the call).
+  bool disjoint(mlir::Value a, mlir::Value b);
+
+  /// Whether `first`'s writes miss everything `second` touches, and
+  /// `second`'s writes miss everything `first` touches: the two may run in
+  /// either order, or at once.
+  bool independent(const Accesses &first, const Accesses &second);
+
+private:
+  /// Whether `root`, an argument of a function, is one the function writes
+  /// (a linalg op's output, a store), into it or a view of it.
+  bool isWrittenArgument(mlir::Value root);
+
+  /// For each function asked about, the arguments it writes.
+  llvm::DenseMap<mlir::Operation *, llvm::DenseSet<mlir::Value>> written;
+};
 
 } // namespace sinter::cuda
 

@@ -408,3 +408,37 @@ func.func @row_consumers_stay(%ws: memref<8192xi8> {sinter.workspace}) {
   }
   return
 }
+
+// -----
+
+// A loop that writes an argument of the function joins the launch of a
+// reduction that reads another: the caller gives what a function writes
+// (a result, a buffer updated in place) bytes no other argument has.
+// CHECK-LABEL: func.func @row_consumer_into_argument(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: memref<6x300xf32>, %[[OUT:[a-z0-9]+]]: memref<6xf32>
+// CHECK:       gpu.launch
+// CHECK:         scf.if
+// CHECK:           %[[F:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK:           memref.store %[[F]], %[[OUT]]
+// CHECK-NOT:   linalg.generic
+func.func @row_consumer_into_argument(%x: memref<6x300xf32>, %out: memref<6xf32>,
+                                      %ws: memref<64xi8> {sinter.workspace}) {
+  %c0 = arith.constant 0 : index
+  %s = memref.view %ws[%c0][] : memref<64xi8> to memref<6xf64>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x300xf32>) outs(%s : memref<6xf64>) {
+  ^bb0(%in: f32, %acc: f64):
+    %w = arith.extf %in : f32 to f64
+    %r = arith.addf %acc, %w : f64
+    linalg.yield %r : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%s : memref<6xf64>) outs(%out : memref<6xf32>) {
+  ^bb0(%v: f64, %unused: f32):
+    %t = arith.truncf %v : f64 to f32
+    linalg.yield %t : f32
+  }
+  return
+}

@@ -17,6 +17,7 @@
 
 #include "compiler/Target/CUDA/BufferAccesses.h"
 #include "compiler/Target/CUDA/Passes.h"
+#include "compiler/Target/CUDA/ReductionConsumers.h"
 #include "compiler/Target/CUDA/Reductions.h"
 #include "compiler/Target/Host/MemoryOpBefore.h"
 #include "compiler/Transforms/OnlineSoftmax.h"
@@ -231,193 +232,68 @@ SmallVector<linalg::FillOp> fillsJustBefore(linalg::GenericOp op,
   return fills;
 }
 
-/// A per-row value in memory: a buffer, and for each of its indices the
-/// reduction's parallel loop it follows (-1: index 0).
-using RowSlot = std::pair<Value, SmallVector<int64_t>>;
+/// Reduced elements from which a row read twice gets a block of 1024.
+constexpr int64_t kLongRow = 16384;
 
-/// For each result of `map`, the parallel loop of the reduction it follows
-/// (`loops[d]` for loop d of the op it indexes) or -1 for index 0; nothing
-/// for another expression.
-std::optional<SmallVector<int64_t>> rowIndex(AffineMap map,
-                                             ArrayRef<std::optional<int64_t>> loops) {
-  SmallVector<int64_t> at;
-  for (AffineExpr e : map.getResults()) {
-    if (auto dim = dyn_cast<AffineDimExpr>(e))
-      at.push_back(loops[dim.getPosition()].value_or(-1));
-    else if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() == 0)
-      at.push_back(-1);
-    else
-      return std::nullopt;
-  }
-  return at;
-}
-
-/// For each loop of `op`, the reduction's parallel loop it runs with, or
-/// nothing for a loop of range 1: `op`'s loops, unit ones left out, are
-/// the reduction's parallel loops, in order.
-std::optional<SmallVector<std::optional<int64_t>>>
-rowLoops(linalg::GenericOp op, ArrayRef<int64_t> parallelExtents) {
-  SmallVector<std::optional<int64_t>> loops;
-  int64_t next = 0;
-  for (int64_t range : op.getStaticLoopRanges()) {
-    if (range == 1) {
-      loops.push_back(std::nullopt);
-      continue;
-    }
-    if (next == int64_t(parallelExtents.size()) || parallelExtents[next] != range)
-      return std::nullopt;
-    loops.push_back(next++);
-  }
-  if (next != int64_t(parallelExtents.size()))
-    return std::nullopt;
-  return loops;
-}
-
-/// The ops that define what `op` (and its body) takes from outside and come
-/// after `before` in its block, in their order, when they can all move to
-/// just before `before`: ops that touch no memory (views, constants,
-/// arithmetic), whose own operands can too. Nothing otherwise.
-std::optional<SmallVector<Operation *>> definitionsToHoist(Operation *op,
-                                                           Operation *before) {
-  llvm::SetVector<Operation *> hoisted;
-  std::function<bool(Value)> available = [&](Value v) {
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != before->getBlock() || def->isBeforeInBlock(before) ||
-        hoisted.contains(def))
-      return true;
-    if (!isMemoryEffectFree(def) || def->getNumRegions() != 0 ||
-        !llvm::all_of(def->getOperands(), available))
-      return false;
-    hoisted.insert(def);
-    return true;
-  };
-  bool ok = true;
-  op->walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      if (!op->isAncestor(v.getParentBlock()->getParentOp())) // from outside `op`
-        ok &= available(v);
-  });
-  if (!ok)
-    return std::nullopt;
-  SmallVector<Operation *> ordered(hoisted.begin(), hoisted.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return ordered;
-}
-
-/// A loop with an iteration per output of the reduction that reads its
-/// results there (a layer norm's mean and reciprocal square root from its
-/// sums, a gradient's rounding to f32), run by the thread that stores
-/// them.
-struct RowConsumer {
-  linalg::GenericOp op;
-  SmallVector<std::optional<int64_t>> loops;
-  /// What it reads that is defined after the reduction (its buffers'
-  /// views, constants), moved before it.
-  SmallVector<Operation *> hoisted;
+/// A value to store, and where.
+struct Stored {
+  Value value, buffer;
+  SmallVector<Value> at;
 };
 
-/// `op`'s accesses as a row consumer: the per-row values it reads from
-/// `slots` left out (the block hands it those).
-std::optional<Accesses> consumerAccesses(linalg::GenericOp op,
-                                         ArrayRef<std::optional<int64_t>> loops,
-                                         ArrayRef<RowSlot> slots) {
-  std::optional<Accesses> a = accessesOf(op);
-  if (!a)
-    return std::nullopt;
-  a->reads.clear();
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    std::optional<SmallVector<int64_t>> at =
-        rowIndex(op.getMatchingIndexingMap(input), loops);
-    if (at && llvm::is_contained(slots, RowSlot{input->get(), *at}))
-      continue;
-    a->reads.insert(input->get());
-  }
-  for (OpOperand &init : op.getDpsInitsMutable())
-    if (!op.getMatchingBlockArgument(&init).use_empty())
-      a->reads.insert(init.get());
-  return a;
+/// Where a block reduction's own loops run in its launch.
+SmallVector<LoopPlace> placesOfReduction(linalg::GenericOp op) {
+  SmallVector<LoopPlace> places;
+  unsigned parallel = op.getNumParallelLoops();
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    places.push_back(d < parallel ? LoopPlace{LoopPlace::Parallel, int64_t(d)}
+                                  : LoopPlace{LoopPlace::Reduced, int64_t(d - parallel)});
+  return places;
 }
 
-/// The loops after `reduction` that read its results, or their results, one
-/// per output (see RowConsumer), and can run in its launch: all parallel
-/// over static buffers, each output written at every parallel loop (each
-/// block its own), and no bytes shared with the reduction or with ops
-/// they would then run before. At most this many other ops are looked past.
-constexpr int kLookPast = 8;
-SmallVector<RowConsumer> rowConsumers(linalg::GenericOp reduction,
-                                      ArrayRef<OpOperand *> folded,
-                                      ArrayRef<int64_t> parallelExtents,
-                                      BufferOverlaps &overlaps) {
-  SmallVector<RowConsumer> consumers;
-  std::optional<Accesses> reductionAccesses = accessesOf(reduction);
-  if (!reductionAccesses)
-    return consumers;
-  SmallVector<std::optional<int64_t>> reductionLoops;
-  for (size_t d = 0; d < reduction.getNumLoops(); ++d)
-    reductionLoops.push_back(d < parallelExtents.size() ? std::optional<int64_t>(d)
-                                                        : std::nullopt);
-  SmallVector<RowSlot> slots;
-  for (OpOperand *init : folded)
-    if (std::optional<SmallVector<int64_t>> at =
-            rowIndex(reduction.getMatchingIndexingMap(init), reductionLoops))
-      slots.push_back({init->get(), *at});
-  SmallVector<Accesses> passed, taken;
-  int lookedPast = 0;
-  for (Operation *next = reduction->getNextNode(); next && lookedPast <= kLookPast;
-       next = next->getNextNode()) {
-    if (isMemoryEffectFree(next) ||
-        isa<memref::ViewOp, memref::AllocOp, memref::AllocaOp>(next))
-      continue;
-    std::optional<Accesses> all = accessesOf(next);
-    if (!all)
-      break;
-    auto candidate = dyn_cast<linalg::GenericOp>(next);
-    std::optional<SmallVector<std::optional<int64_t>>> loops =
-        candidate && candidate.getNumLoops() == candidate.getNumParallelLoops()
-            ? rowLoops(candidate, parallelExtents)
-            : std::nullopt;
-    bool reads = false, writesEachRow = loops.has_value(), indexed = loops.has_value();
-    if (loops) {
-      for (OpOperand &operand : candidate->getOpOperands()) {
-        auto type = dyn_cast<MemRefType>(operand.get().getType());
-        if (type && !type.hasStaticShape())
-          indexed = false;
-        std::optional<SmallVector<int64_t>> at =
-            rowIndex(candidate.getMatchingIndexingMap(&operand), *loops);
-        if (!at) {
-          indexed = false;
-          continue;
-        }
-        if (candidate.isDpsInput(&operand))
-          reads |= llvm::is_contained(slots, RowSlot{operand.get(), *at});
-        else
-          for (int64_t p = 0; p < int64_t(parallelExtents.size()); ++p)
-            writesEachRow &= llvm::is_contained(*at, p);
-      }
-    }
-    std::optional<Accesses> own =
-        loops ? consumerAccesses(candidate, *loops, slots) : std::nullopt;
-    std::optional<SmallVector<Operation *>> hoisted =
-        loops ? definitionsToHoist(candidate, reduction) : std::nullopt;
-    bool fits =
-        reads && writesEachRow && indexed && own && hoisted &&
-        overlaps.independent(*reductionAccesses, *own) &&
-        llvm::all_of(passed,
-                     [&](const Accesses &p) { return overlaps.independent(p, *all); }) &&
-        llvm::all_of(taken,
-                     [&](const Accesses &t) { return overlaps.independent(t, *own); });
-    if (!fits) {
-      passed.push_back(*all);
-      ++lookedPast;
-      continue;
-    }
-    consumers.push_back({candidate, *loops, *hoisted});
-    taken.push_back(*own);
-    for (OpOperand &init : candidate.getDpsInitsMutable())
-      slots.push_back(
-          {init.get(), *rowIndex(candidate.getMatchingIndexingMap(&init), *loops)});
+/// `consumer`'s body at the block's row `outer` and, for a loop over the
+/// row's elements, at the thread's element `reduced`: the per-row values
+/// in `held` read from there, the rest loaded. Its results go to `stores`
+/// and, when it runs once per row, to `held` for the loops after it.
+void emitConsumer(OpBuilder &b, Location loc, const ReductionConsumer &consumer,
+                  ArrayRef<Value> outer, ArrayRef<Value> reduced,
+                  SmallVectorImpl<std::pair<RowSlot, Value>> &held,
+                  SmallVectorImpl<Stored> &stores) {
+  linalg::GenericOp c = consumer.op;
+  SmallVector<Value> at;
+  for (LoopPlace place : consumer.loops)
+    at.push_back(place.kind == LoopPlace::Parallel ? outer[place.loop]
+                 : place.kind == LoopPlace::Reduced
+                     ? reduced[place.loop]
+                     : arith::ConstantIndexOp::create(b, loc, 0));
+  IRMapping map;
+  for (OpOperand &operand : c->getOpOperands()) {
+    AffineMap m = c.getMatchingIndexingMap(&operand);
+    std::optional<SmallVector<int64_t>> row = rowIndex(m, consumer.loops);
+    auto it = llvm::find_if(held, [&](auto &h) {
+      return row && h.first == RowSlot{operand.get(), *row};
+    });
+    BlockArgument arg = c.getMatchingBlockArgument(&operand);
+    if (c.isDpsInput(&operand) && it != held.end())
+      map.map(arg, it->second);
+    else if (!arg.use_empty())
+      map.map(arg, memref::LoadOp::create(b, loc, operand.get(), apply(b, loc, m, at)));
   }
-  return consumers;
+  Block &body = c.getRegion().front();
+  for (Operation &inner : body.without_terminator()) {
+    if (auto idx = dyn_cast<linalg::IndexOp>(inner))
+      map.map(idx.getResult(), at[idx.getDim()]);
+    else
+      b.clone(inner, map);
+  }
+  for (OpOperand &init : c.getDpsInitsMutable()) {
+    AffineMap m = c.getMatchingIndexingMap(&init);
+    Value v = map.lookupOrDefault(
+        body.getTerminator()->getOperand(init.getOperandNumber() - c.getNumDpsInputs()));
+    stores.push_back({v, init.get(), apply(b, loc, m, at)});
+    if (!consumer.perElement())
+      held.push_back({{init.get(), *rowIndex(m, consumer.loops)}, v});
+  }
 }
 
 /// `op` as a block per output row. Its outputs numbered in `stored` are
@@ -427,15 +303,15 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
                           int64_t reducedCount, DenseSet<Operation *> &consumed,
                           BufferOverlaps &overlaps) {
   SmallVector<linalg::FillOp> fills = fillsJustBefore(op, overlaps);
-  SmallVector<OpOperand *> folded;
+  SmallVector<OpOperand *> folded, storedOutputs;
   for (OpOperand &init : op.getDpsInitsMutable())
-    if (!llvm::is_contained(stored, init.getOperandNumber() - op.getNumDpsInputs()))
-      folded.push_back(&init);
-  SmallVector<RowConsumer> consumers = rowConsumers(
-      op, folded,
-      ArrayRef<int64_t>(op.getStaticLoopRanges()).take_front(op.getNumParallelLoops()),
-      overlaps);
-  for (RowConsumer &consumer : consumers) {
+    (llvm::is_contained(stored, init.getOperandNumber() - op.getNumDpsInputs())
+         ? storedOutputs
+         : folded)
+        .push_back(&init);
+  SmallVector<ReductionConsumer> consumers =
+      consumersOf(op, folded, storedOutputs, overlaps);
+  for (ReductionConsumer &consumer : consumers) {
     consumed.insert(consumer.op);
     for (Operation *def : consumer.hoisted)
       if (!def->isBeforeInBlock(op))
@@ -447,7 +323,15 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
   unsigned parallelLoops = op.getNumParallelLoops();
   ArrayRef<int64_t> parallelExtents = ArrayRef<int64_t>(ranges).take_front(parallelLoops);
   ArrayRef<int64_t> reducedExtents = ArrayRef<int64_t>(ranges).drop_front(parallelLoops);
-  int64_t threads = reducedCount >= 256 ? 256 : 32;
+  // A row read again by the loops over its elements should still be in
+  // L2 then: a long row (cross-entropy's 50,257 logits, 201 KB) gets 1024
+  // threads, so that only two blocks per multiprocessor hold rows in
+  // flight (about 53 MB on an H100's or H200's 132), not eight.
+  bool perElement =
+      llvm::any_of(consumers, [](const ReductionConsumer &c) { return c.perElement(); });
+  int64_t threads = perElement && reducedCount >= kLongRow ? 1024
+                    : reducedCount >= 256                  ? 256
+                                                           : 32;
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -507,69 +391,63 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
     scf::YieldOp::create(b, loc, next);
   }
 
-  // The block's result, folded into the output by one thread.
+  // The block's result, folded into the output by one thread. Loops that
+  // run once per row read it, and what they compute, from the block too.
+  // When loops over the row's elements follow, every thread computes the
+  // row's values (all reading the outputs' old values before thread 0
+  // stores the new ones), then walks its elements again.
+  SmallVector<Value> reducedAtZero(reducedExtents.size(), index(0));
   SmallVector<Value> totals = combine.acrossBlock(b, loc, strided.getResults());
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(0));
-  auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  scf::IfOp ifFirst;
+  if (!perElement) {
+    ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  }
   SmallVector<Value> loops(outer);
-  for (size_t i = 0; i < reducedExtents.size(); ++i)
-    loops.push_back(index(0)); // the outputs do not read them
+  llvm::append_range(loops, reducedAtZero); // the outputs do not read them
   SmallVector<Value> olds;
-  SmallVector<SmallVector<Value>> places;
+  SmallVector<Stored> stores;
   for (OpOperand *init : folded) {
-    places.push_back(apply(b, loc, op.getMatchingIndexingMap(init), loops));
+    SmallVector<Value> at = apply(b, loc, op.getMatchingIndexingMap(init), loops);
     linalg::FillOp fill = fills[init->getOperandNumber() - op.getNumDpsInputs()];
-    olds.push_back(
-        fill ? fill.getInputs()[0]
-             : memref::LoadOp::create(b, loc, init->get(), places.back()).getResult());
+    olds.push_back(fill ? fill.getInputs()[0]
+                        : memref::LoadOp::create(b, loc, init->get(), at).getResult());
+    stores.push_back({Value(), init->get(), at});
   }
   SmallVector<Value> news = combine.intoOutputs(b, loc, olds, totals);
-  for (auto [i, init] : llvm::enumerate(folded))
-    memref::StoreOp::create(b, loc, news[i], init->get(), places[i]);
-  // The loops that read these results, one iteration per row, run here too:
-  // each reads the values this thread holds, and stores its own.
   SmallVector<std::pair<RowSlot, Value>> held;
-  SmallVector<std::optional<int64_t>> reductionLoops;
-  for (unsigned d = 0; d < op.getNumLoops(); ++d)
-    reductionLoops.push_back(d < parallelLoops ? std::optional<int64_t>(d)
-                                               : std::nullopt);
-  for (auto [i, init] : llvm::enumerate(folded))
+  SmallVector<LoopPlace> places = placesOfReduction(op);
+  for (auto [i, init] : llvm::enumerate(folded)) {
+    stores[i].value = news[i];
     if (std::optional<SmallVector<int64_t>> at =
-            rowIndex(op.getMatchingIndexingMap(init), reductionLoops))
+            rowIndex(op.getMatchingIndexingMap(init), places))
       held.push_back({{init->get(), *at}, news[i]});
-  for (RowConsumer &consumer : consumers) {
-    linalg::GenericOp c = consumer.op;
-    SmallVector<Value> at;
-    for (std::optional<int64_t> loop : consumer.loops)
-      at.push_back(loop ? outer[*loop] : index(0));
-    IRMapping map;
-    for (OpOperand &operand : c->getOpOperands()) {
-      AffineMap m = c.getMatchingIndexingMap(&operand);
-      RowSlot slot{operand.get(), *rowIndex(m, consumer.loops)};
-      auto it = llvm::find_if(held, [&](auto &h) { return h.first == slot; });
-      BlockArgument arg = c.getMatchingBlockArgument(&operand);
-      if (c.isDpsInput(&operand) && it != held.end())
-        map.map(arg, it->second);
-      else if (!arg.use_empty())
-        map.map(arg, memref::LoadOp::create(b, loc, operand.get(), apply(b, loc, m, at)));
-    }
-    Block &body = c.getRegion().front();
-    for (Operation &inner : body.without_terminator()) {
-      if (auto idx = dyn_cast<linalg::IndexOp>(inner))
-        map.map(idx.getResult(), at[idx.getDim()]);
-      else
-        b.clone(inner, map);
-    }
-    for (OpOperand &init : c.getDpsInitsMutable()) {
-      AffineMap m = c.getMatchingIndexingMap(&init);
-      Value v = map.lookupOrDefault(body.getTerminator()->getOperand(
-          init.getOperandNumber() - c.getNumDpsInputs()));
-      memref::StoreOp::create(b, loc, v, init.get(), apply(b, loc, m, at));
-      held.push_back({{init.get(), *rowIndex(m, consumer.loops)}, v});
-    }
   }
-  for (RowConsumer &consumer : consumers)
+  for (ReductionConsumer &consumer : consumers)
+    if (!consumer.perElement())
+      emitConsumer(b, loc, consumer, outer, {}, held, stores);
+  if (perElement) {
+    gpu::BarrierOp::create(b, loc);
+    ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  }
+  for (Stored &store : stores)
+    memref::StoreOp::create(b, loc, store.value, store.buffer, store.at);
+  if (perElement) {
+    b.setInsertionPointAfter(ifFirst);
+    auto walk = scf::ForOp::create(b, loc, tid, index(reducedCount), index(threads));
+    b.setInsertionPointToStart(walk.getBody());
+    SmallVector<Value> reduced =
+        delinearize(b, loc, walk.getInductionVar(), reducedExtents);
+    SmallVector<Stored> elementStores;
+    for (ReductionConsumer &consumer : consumers)
+      if (consumer.perElement())
+        emitConsumer(b, loc, consumer, outer, reduced, held, elementStores);
+    for (Stored &store : elementStores)
+      memref::StoreOp::create(b, loc, store.value, store.buffer, store.at);
+  }
+  for (ReductionConsumer &consumer : consumers)
     consumer.op->erase();
   for (linalg::FillOp fill : fills)
     if (fill)

@@ -33,8 +33,9 @@ using namespace mlir;
 namespace sinter::cuda {
 namespace {
 
-/// A launch's body cut at its block-wide reductions: phase i runs before
-/// reduction i, the last phase after them all.
+/// A launch's body cut at its block-wide reductions and barriers: phase i
+/// runs before cut i (a reduction, or null for a barrier), the last phase
+/// after them all.
 struct Phases {
   SmallVector<SmallVector<Operation *>> ops;
   SmallVector<gpu::AllReduceOp> reductions;
@@ -72,8 +73,10 @@ std::optional<Phases> phasesOf(gpu::LaunchOp launch) {
   Block &body = launch.getBody().front();
   bool meets = false;
   launch.getBody().walk([&](Operation *op) {
-    if (isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::SubgroupReduceOp>(op))
+    if (isa<gpu::ShuffleOp, gpu::SubgroupReduceOp>(op))
       meets = true;
+    if (isa<gpu::BarrierOp>(op))
+      meets |= op->getBlock() != &body;
     // A reduction of a value the body computes, at its top level.
     if (auto reduce = dyn_cast<gpu::AllReduceOp>(op)) {
       Operation *def = reduce.getValue().getDefiningOp();
@@ -86,8 +89,8 @@ std::optional<Phases> phasesOf(gpu::LaunchOp launch) {
   Phases phases;
   phases.ops.emplace_back();
   for (Operation &op : body.without_terminator()) {
-    if (auto reduce = dyn_cast<gpu::AllReduceOp>(op)) {
-      phases.reductions.push_back(reduce);
+    if (isa<gpu::AllReduceOp, gpu::BarrierOp>(op)) {
+      phases.reductions.push_back(dyn_cast<gpu::AllReduceOp>(op));
       phases.ops.emplace_back();
       continue;
     }
@@ -141,7 +144,8 @@ void runOnHost(gpu::LaunchOp launch, const Phases &phases) {
     for (Operation *op : ops)
       phaseOf[op] = i;
   for (auto [i, reduce] : llvm::enumerate(phases.reductions))
-    phaseOf[reduce] = i;
+    if (reduce)
+      phaseOf[reduce] = i;
   Block &body = launch.getBody().front();
   llvm::MapVector<Value, Value> perThread;
   for (auto [i, ops] : llvm::enumerate(phases.ops))
@@ -156,7 +160,7 @@ void runOnHost(gpu::LaunchOp launch, const Phases &phases) {
         }
   // A reduction's operand is read by the host's combination.
   for (gpu::AllReduceOp reduce : phases.reductions)
-    if (!perThread.count(reduce.getValue()))
+    if (reduce && !perThread.count(reduce.getValue()))
       perThread[reduce.getValue()] = memref::AllocOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, reduce.getType()),
           ValueRange{block.x});
@@ -199,8 +203,8 @@ void runOnHost(gpu::LaunchOp launch, const Phases &phases) {
     for (auto [v, kept] : perThread)
       if (Operation *def = v.getDefiningOp(); def && phaseOf.lookup(def) == i)
         memref::StoreOp::create(b, loc, map.lookupOrDefault(v), kept, ValueRange{tid});
-    if (i == phases.reductions.size())
-      continue;
+    if (i == phases.reductions.size() || !phases.reductions[i])
+      continue; // the end, or a barrier: the next phase starts after every thread
     // The block's reduction, in thread order, for the phases after it.
     b.setInsertionPointAfter(threadsOuter);
     gpu::AllReduceOp reduce = phases.reductions[i];

@@ -172,6 +172,130 @@ func.func @norm_stats(%x: memref<37x700xf32>, %ws: memref<2048xi8> {sinter.works
   return
 }
 
+// A layer norm whole: the residual x = a + b stored by its sums, the
+// mean and reciprocal square root once per row, then each element
+// normalized by the thread that stored it. Then a softmax's gradient from
+// its running pair: exp(x - max) / sum, less 1 at the row's target.
+func.func @layer_norm(%a: memref<37x700xf32>, %b: memref<37x700xf32>, %gamma: memref<700xf32>,
+                      %ws: memref<300000xi8> {sinter.workspace}) {
+  %o0 = arith.constant 0 : index
+  %o1 = arith.constant 103600 : index
+  %o2 = arith.constant 104000 : index
+  %o3 = arith.constant 104400 : index
+  %o4 = arith.constant 104600 : index
+  %o5 = arith.constant 104800 : index
+  %zero = arith.constant 0.0 : f64
+  %n = arith.constant 700.0 : f64
+  %eps = arith.constant 1.0e-5 : f32
+  %x = memref.view %ws[%o0][] : memref<300000xi8> to memref<37x700xf32>
+  %s1 = memref.view %ws[%o1][] : memref<300000xi8> to memref<37xf64>
+  %s2 = memref.view %ws[%o2][] : memref<300000xi8> to memref<37xf64>
+  %mean = memref.view %ws[%o3][] : memref<300000xi8> to memref<37x1xf32>
+  %rstd = memref.view %ws[%o4][] : memref<300000xi8> to memref<37x1xf32>
+  %y = memref.view %ws[%o5][] : memref<300000xi8> to memref<37x700xf32>
+  // s1 is zeroed by the caller: the block reads its old value, which no
+  // thread may read after thread 0 stores the new one.
+  linalg.fill ins(%zero : f64) outs(%s2 : memref<37xf64>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a, %b : memref<37x700xf32>, memref<37x700xf32>) outs(%x, %s1, %s2 : memref<37x700xf32>, memref<37xf64>, memref<37xf64>) {
+  ^bb0(%va: f32, %vb: f32, %unused: f32, %p: f64, %q: f64):
+    %v = arith.addf %va, %vb : f32
+    %w = arith.extf %v : f32 to f64
+    %ww = arith.mulf %w, %w : f64
+    %np = arith.addf %p, %w : f64
+    %nq = arith.addf %q, %ww : f64
+    linalg.yield %v, %np, %nq : f32, f64, f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%s1, %s2 : memref<37xf64>, memref<37xf64>) outs(%mean, %rstd : memref<37x1xf32>, memref<37x1xf32>) {
+  ^bb0(%p: f64, %q: f64, %u0: f32, %u1: f32):
+    %m = arith.divf %p, %n : f64
+    %mf = arith.truncf %m : f64 to f32
+    %e2 = arith.divf %q, %n : f64
+    %e2f = arith.truncf %e2 : f64 to f32
+    %mm = arith.mulf %mf, %mf : f32
+    %var = arith.subf %e2f, %mm : f32
+    %ve = arith.addf %var, %eps : f32
+    %r = math.rsqrt %ve : f32
+    linalg.yield %mf, %r : f32, f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>,
+                                   affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean, %rstd, %gamma : memref<37x700xf32>, memref<37x1xf32>, memref<37x1xf32>, memref<700xf32>)
+      outs(%y : memref<37x700xf32>) {
+  ^bb0(%v: f32, %m: f32, %r: f32, %g: f32, %unused: f32):
+    %c = arith.subf %v, %m : f32
+    %cr = arith.mulf %c, %r : f32
+    %o = arith.mulf %cr, %g : f32
+    linalg.yield %o : f32
+  }
+  return
+}
+
+func.func @softmax_grad(%x: memref<5x1000xf32>, %target: memref<5xi32>,
+                        %ws: memref<32768xi8> {sinter.workspace}) {
+  %o0 = arith.constant 0 : index
+  %o1 = arith.constant 64 : index
+  %o2 = arith.constant 128 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f64
+  %zerof = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f64
+  %onef = arith.constant 1.0 : f32
+  %m = memref.view %ws[%o0][] : memref<32768xi8> to memref<5xf32>
+  %s = memref.view %ws[%o1][] : memref<32768xi8> to memref<5xf64>
+  %g = memref.view %ws[%o2][] : memref<32768xi8> to memref<5x1000xf32>
+  linalg.fill ins(%ninf : f32) outs(%m : memref<5xf32>)
+  linalg.fill ins(%zero : f64) outs(%s : memref<5xf64>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<5x1000xf32>) outs(%m, %s : memref<5xf32>, memref<5xf64>)
+      attrs = {sinter.online_softmax} {
+  ^bb0(%in: f32, %max: f32, %sum: f64):
+    %newmax = arith.maximumf %max, %in : f32
+    %d = arith.subf %in, %max : f32
+    %grows = arith.cmpf ogt, %d, %zerof : f32
+    %a = math.absf %d : f32
+    %na = arith.negf %a : f32
+    %e = math.exp %na : f32
+    %isninf = arith.cmpf oeq, %in, %ninf : f32
+    %e0 = arith.select %isninf, %zerof, %e : f32
+    %w = arith.extf %e0 : f32 to f64
+    %scaled = arith.mulf %sum, %w : f64
+    %plus1 = arith.addf %scaled, %one : f64
+    %plusw = arith.addf %sum, %w : f64
+    %next = arith.select %grows, %plus1, %plusw : f64
+    linalg.yield %newmax, %next : f32, f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m, %s, %target : memref<5x1000xf32>, memref<5xf32>, memref<5xf64>, memref<5xi32>)
+      outs(%g : memref<5x1000xf32>) {
+  ^bb0(%v: f32, %mx: f32, %sm: f64, %t: i32, %unused: f32):
+    %col = linalg.index 1 : index
+    %ti = arith.index_cast %t : i32 to index
+    %hit = arith.cmpi eq, %ti, %col : index
+    %hitf = arith.uitofp %hit : i1 to f32
+    %d = arith.subf %v, %mx : f32
+    %e = math.exp %d : f32
+    %smf = arith.truncf %sm : f64 to f32
+    %p = arith.divf %e, %smf : f32
+    %r = arith.subf %p, %hitf : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
 func.func private @printI64(i64)
 func.func private @printNewline()
 
@@ -186,6 +310,8 @@ func.func @report(%wrong: memref<1xi64>) {
 }
 
 // CHECK: 0
+// CHECK-NEXT: 0
+// CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
@@ -354,6 +480,115 @@ func.func @main() {
     %old101 = memref.load %wrong[%c0] : memref<1xi64>
     %new101 = arith.addi %old101, %inc101 : i64
     memref.store %new101, %wrong[%c0] : memref<1xi64>
+  }
+  call @report(%wrong) : (memref<1xi64>) -> ()
+
+  // The layer norm's normalized rows, against the same formulas on the
+  // host (sums of integers, exact: the same bits).
+  %lws = memref.alloc() : memref<300000xi8>
+  %gamma = memref.alloc() : memref<700xf32>
+  %gamma2 = memref.expand_shape %gamma [[0, 1]] output_shape [1, 700] : memref<700xf32> into memref<1x700xf32>
+  %gamma_d = memref.cast %gamma2 : memref<1x700xf32> to memref<?x?xf32>
+  call @integers(%gamma_d) : (memref<?x?xf32>) -> ()
+  %l1 = arith.constant 103600 : index
+  %ls1 = memref.view %lws[%l1][] : memref<300000xi8> to memref<37xf64>
+  scf.for %r = %c0 to %c37 step %c1 {
+    memref.store %zerof, %ls1[%r] : memref<37xf64>
+  }
+  call @layer_norm(%a, %b, %gamma, %lws) : (memref<37x700xf32>, memref<37x700xf32>, memref<700xf32>, memref<300000xi8>) -> ()
+  %l0 = arith.constant 0 : index
+  %l5 = arith.constant 104800 : index
+  %lx = memref.view %lws[%l0][] : memref<300000xi8> to memref<37x700xf32>
+  %ly = memref.view %lws[%l5][] : memref<300000xi8> to memref<37x700xf32>
+  scf.for %r = %c0 to %c37 step %c1 {
+    %sum:2 = scf.for %c = %c0 to %c700 step %c1 iter_args(%p = %zerof, %q = %zerof) -> (f64, f64) {
+      %va = memref.load %a[%r, %c] : memref<37x700xf32>
+      %vb = memref.load %b[%r, %c] : memref<37x700xf32>
+      %v = arith.addf %va, %vb : f32
+      %w = arith.extf %v : f32 to f64
+      %ww = arith.mulf %w, %w : f64
+      %np = arith.addf %p, %w : f64
+      %nq = arith.addf %q, %ww : f64
+      scf.yield %np, %nq : f64, f64
+    }
+    %m = arith.divf %sum#0, %n700 : f64
+    %mf = arith.truncf %m : f64 to f32
+    %e2 = arith.divf %sum#1, %n700 : f64
+    %e2f = arith.truncf %e2 : f64 to f32
+    %mm = arith.mulf %mf, %mf : f32
+    %var = arith.subf %e2f, %mm : f32
+    %ve = arith.addf %var, %eps : f32
+    %rs = math.rsqrt %ve : f32
+    scf.for %c = %c0 to %c700 step %c1 {
+      %va = memref.load %a[%r, %c] : memref<37x700xf32>
+      %vb = memref.load %b[%r, %c] : memref<37x700xf32>
+      %v = arith.addf %va, %vb : f32
+      %g = memref.load %gamma[%c] : memref<700xf32>
+      %cen = arith.subf %v, %mf : f32
+      %cr = arith.mulf %cen, %rs : f32
+      %want = arith.mulf %cr, %g : f32
+      %got = memref.load %ly[%r, %c] : memref<37x700xf32>
+      %gotx = memref.load %lx[%r, %c] : memref<37x700xf32>
+      %b1 = arith.cmpf une, %got, %want : f32
+      %b2 = arith.cmpf une, %gotx, %v : f32
+      %bad = arith.ori %b1, %b2 : i1
+      %inc201 = arith.select %bad, %one, %zero : i64
+      %old201 = memref.load %wrong[%c0] : memref<1xi64>
+      %new201 = arith.addi %old201, %inc201 : i64
+      memref.store %new201, %wrong[%c0] : memref<1xi64>
+    }
+  }
+  call @report(%wrong) : (memref<1xi64>) -> ()
+
+  // The softmax's gradient, to f32's rounding.
+  %gws = memref.alloc() : memref<32768xi8>
+  %target = memref.alloc() : memref<5xi32>
+  %c11 = arith.constant 11 : index
+  %c97 = arith.constant 97 : index
+  scf.for %r = %c0 to %c5 step %c1 {
+    %t0 = arith.muli %r, %c97 : index
+    %t1 = arith.addi %t0, %c11 : index
+    %ti = arith.index_cast %t1 : index to i32
+    memref.store %ti, %target[%r] : memref<5xi32>
+  }
+  call @softmax_grad(%sx, %target, %gws) : (memref<5x1000xf32>, memref<5xi32>, memref<32768xi8>) -> ()
+  %g128 = arith.constant 128 : index
+  %gg = memref.view %gws[%g128][] : memref<32768xi8> to memref<5x1000xf32>
+  %gtol = arith.constant 1.0e-6 : f32
+  scf.for %r = %c0 to %c5 step %c1 {
+    %max = scf.for %c = %c0 to %c1000 step %c1 iter_args(%mx0 = %ninf) -> f32 {
+      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+      %nm = arith.maximumf %mx0, %v : f32
+      scf.yield %nm : f32
+    }
+    %sum = scf.for %c = %c0 to %c1000 step %c1 iter_args(%sm0 = %zerof) -> f64 {
+      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+      %d = arith.subf %v, %max : f32
+      %e = math.exp %d : f32
+      %w = arith.extf %e : f32 to f64
+      %tsum = arith.addf %sm0, %w : f64
+      scf.yield %tsum : f64
+    }
+    %sumf = arith.truncf %sum : f64 to f32
+    %tg = memref.load %target[%r] : memref<5xi32>
+    %tc = arith.index_cast %tg : i32 to index
+    scf.for %c = %c0 to %c1000 step %c1 {
+      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+      %d = arith.subf %v, %max : f32
+      %e = math.exp %d : f32
+      %p = arith.divf %e, %sumf : f32
+      %hit = arith.cmpi eq, %tc, %c : index
+      %hitf = arith.uitofp %hit : i1 to f32
+      %want = arith.subf %p, %hitf : f32
+      %got = memref.load %gg[%r, %c] : memref<5x1000xf32>
+      %diff = arith.subf %got, %want : f32
+      %adiff = math.absf %diff : f32
+      %bad = arith.cmpf ugt, %adiff, %gtol : f32
+      %inc202 = arith.select %bad, %one, %zero : i64
+      %old202 = memref.load %wrong[%c0] : memref<1xi64>
+      %new202 = arith.addi %old202, %inc202 : i64
+      memref.store %new202, %wrong[%c0] : memref<1xi64>
+    }
   }
   call @report(%wrong) : (memref<1xi64>) -> ()
 

@@ -302,8 +302,8 @@ func.func @reads_its_row_output(%a: memref<6x300xf32>, %x: memref<6x300xf32>, %o
 
 // Loops that read a reduction's results one per row (a gradient's sum
 // rounded to f32, its mean) join its launch: thread 0 computes them from
-// the block's totals after storing those, each reading the values the
-// loops before it computed, and stores them. The fill of the sum's
+// the block's totals, each reading the values the loops before it
+// computed, and stores them all. The fill of the sum's
 // output, before an op that touches other bytes of the workspace, is
 // folded in. Buffers are views of the workspace at constant offsets, as
 // the memory plan gives them, so the pass can tell they share no byte.
@@ -314,10 +314,10 @@ func.func @reads_its_row_output(%a: memref<6x300xf32>, %x: memref<6x300xf32>, %o
 // CHECK:         %[[TOTAL:.*]] = gpu.all_reduce add
 // CHECK:         scf.if
 // CHECK:           %[[SUM:.*]] = arith.addf %{{.*}}, %[[TOTAL]] : f64
-// CHECK:           memref.store %[[SUM]], %[[S:.*]][%[[BID:.*]]] : memref<6xf64>
 // CHECK:           %[[F:.*]] = arith.truncf %[[SUM]] : f64 to f32
-// CHECK:           memref.store %[[F]], %{{.*}}[%[[BID]]] : memref<6xf32>
 // CHECK:           %[[M:.*]] = arith.divf %[[F]], %{{.*}} : f32
+// CHECK:           memref.store %[[SUM]], %[[S:.*]][%[[BID:.*]]] : memref<6xf64>
+// CHECK:           memref.store %[[F]], %{{.*}}[%[[BID]]] : memref<6xf32>
 // CHECK:           memref.store %[[M]], %{{.*}}[%[[BID]], %c0{{.*}}] : memref<6x1xf32>
 // CHECK-NOT:   linalg.generic
 func.func @row_consumers(%x: memref<6x300xf32>, %ws: memref<1024xi8> {sinter.workspace}) {
@@ -439,6 +439,58 @@ func.func @row_consumer_into_argument(%x: memref<6x300xf32>, %out: memref<6xf32>
   ^bb0(%v: f64, %unused: f32):
     %t = arith.truncf %v : f64 to f32
     linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// A loop over the row's elements that reads the block's results (a
+// normalization by the row's sum) runs in the launch too: every thread
+// computes the row's values, waits at a barrier (no thread may read an
+// output's old value after thread 0 stores the new one), thread 0 stores,
+// and each thread walks its elements again, reading what it stored there.
+// CHECK-LABEL: func.func @row_then_elements(
+// CHECK:       gpu.launch
+// CHECK:         %[[PART:.*]] = scf.for
+// CHECK:           memref.store
+// CHECK:         %[[TOTAL:.*]] = gpu.all_reduce add %[[PART]] uniform
+// CHECK:         %[[OLD:.*]] = memref.load
+// CHECK:         %[[SUM:.*]] = arith.addf %[[OLD]], %[[TOTAL]] : f64
+// CHECK:         gpu.barrier
+// CHECK:         scf.if
+// CHECK:           memref.store %[[SUM]]
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} to %c300{{.*}} step %c256
+// CHECK:           %[[X:.*]] = memref.load %{{.*}}[%{{.*}}, %[[K]]] : memref<6x300xf32>
+// CHECK:           arith.divf
+// CHECK:           memref.store
+// CHECK-NOT:   linalg.generic
+func.func @row_then_elements(%a: memref<6x300xf32>, %b: memref<6x300xf32>,
+                             %ws: memref<16384xi8> {sinter.workspace}) {
+  %c0 = arith.constant 0 : index
+  %c7200 = arith.constant 7200 : index
+  %c7248 = arith.constant 7248 : index
+  %x = memref.view %ws[%c0][] : memref<16384xi8> to memref<6x300xf32>
+  %s = memref.view %ws[%c7200][] : memref<16384xi8> to memref<6xf64>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a, %b : memref<6x300xf32>, memref<6x300xf32>) outs(%x, %s : memref<6x300xf32>, memref<6xf64>) {
+  ^bb0(%va: f32, %vb: f32, %unused: f32, %acc: f64):
+    %v = arith.addf %va, %vb : f32
+    %w = arith.extf %v : f32 to f64
+    %r = arith.addf %acc, %w : f64
+    linalg.yield %v, %r : f32, f64
+  }
+  %y = memref.view %ws[%c7248][] : memref<16384xi8> to memref<6x300xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : memref<6x300xf32>, memref<6xf64>) outs(%y : memref<6x300xf32>) {
+  ^bb0(%v: f32, %t: f64, %unused: f32):
+    %tf = arith.truncf %t : f64 to f32
+    %q = arith.divf %v, %tf : f32
+    linalg.yield %q : f32
   }
   return
 }

@@ -175,8 +175,12 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(host::createMatmulBias());
   pm.addPass(host::createAccumulateMatmuls());
   // Narrow column sums (bias gradients) fill the GPU through partial sums.
-  if (cuda)
+  if (cuda) {
     pm.addPass(cuda::createCUDASplitColumnReductions());
+    // What reads a reduction's results, next to it, so the plan gives it
+    // bytes of its own and the reduction's launch can take it in.
+    pm.addPass(cuda::createCUDAConsumersFollowReductions());
+  }
   addBufferizationPasses(pm);
 }
 

@@ -234,4 +234,23 @@ def CUDALaunchesOnHost : Pass<"sinter-cuda-launches-on-host", "mlir::ModuleOp"> 
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def CUDAConsumersFollowReductions
+    : Pass<"sinter-cuda-consumers-follow-reductions", "mlir::ModuleOp"> {
+  let summary = "Moves the loops that read a reduction's results to just after it";
+  let description = [{
+    On linalg on tensors, before bufferization: each all-parallel
+    `linalg.generic` that reads a result of a reduction (a generic with
+    reduced loops) in its block moves up to just after it (after the
+    loops moved there before it), with the ops that make its other
+    operands, when those and every op it passes touch no memory (no
+    calls in between). Nothing else changes order; on
+    tensors the move computes the same. The memory plan then gives the
+    loop's result bytes of its own beside what the ops it passed use, so
+    that `sinter-cuda-block-reductions` can run it in the reduction's
+    launch (cross-entropy's gradient beside its statistics, not after the
+    loss's sum, whose partials the plan would otherwise give it).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 #endif // SINTER_TARGET_CUDA_PASSES_TD

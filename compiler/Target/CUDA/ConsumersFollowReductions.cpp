@@ -8,12 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CUDA/Passes.h"
+#include "compiler/Target/CUDA/ReductionConsumers.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
-
-#include <functional>
 
 namespace sinter::cuda {
 #define GEN_PASS_DEF_CUDACONSUMERSFOLLOWREDUCTIONS
@@ -24,35 +23,6 @@ using namespace mlir;
 
 namespace sinter::cuda {
 namespace {
-
-/// The ops after `anchor` in its block that make `op`'s operands (and what
-/// its body reads from outside), in block order, when all of them touch
-/// no memory and have no regions; nothing otherwise.
-std::optional<SmallVector<Operation *>> makersAfter(Operation *op, Operation *anchor) {
-  llvm::SetVector<Operation *> makers;
-  std::function<bool(Value)> available = [&](Value v) {
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != anchor->getBlock() || !anchor->isBeforeInBlock(def) ||
-        makers.contains(def))
-      return true;
-    if (!isMemoryEffectFree(def) || def->getNumRegions() != 0 ||
-        !llvm::all_of(def->getOperands(), available))
-      return false;
-    makers.insert(def);
-    return true;
-  };
-  bool ok = true;
-  op->walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      if (!op->isAncestor(v.getParentBlock()->getParentOp())) // from outside `op`
-        ok &= available(v);
-  });
-  if (!ok)
-    return std::nullopt;
-  SmallVector<Operation *> ordered(makers.begin(), makers.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return ordered;
-}
 
 /// Whether every op strictly between `from` and `to` (one block) touches
 /// no memory: a call, or a tensor made from a buffer, keeps what follows
@@ -92,7 +62,7 @@ struct CUDAConsumersFollowReductions
                  [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
       Operation *last = reduction;
       for (Operation *reader : ordered) {
-        std::optional<SmallVector<Operation *>> makers = makersAfter(reader, last);
+        std::optional<SmallVector<Operation *>> makers = definitionsAfter(reader, last);
         if (!makers || !onlyPureBetween(last, reader))
           continue;
         for (Operation *maker : *makers) {

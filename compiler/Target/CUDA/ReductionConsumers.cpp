@@ -31,6 +31,33 @@ std::optional<SmallVector<int64_t>> rowIndex(AffineMap map, ArrayRef<LoopPlace> 
   return at;
 }
 
+std::optional<SmallVector<Operation *>> definitionsAfter(Operation *op,
+                                                         Operation *anchor) {
+  llvm::SetVector<Operation *> moved;
+  std::function<bool(Value)> available = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != anchor->getBlock() || !anchor->isBeforeInBlock(def) ||
+        moved.contains(def))
+      return true;
+    if (!isMemoryEffectFree(def) || def->getNumRegions() != 0 ||
+        !llvm::all_of(def->getOperands(), available))
+      return false;
+    moved.insert(def);
+    return true;
+  };
+  bool ok = true;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!op->isAncestor(v.getParentBlock()->getParentOp())) // from outside `op`
+        ok &= available(v);
+  });
+  if (!ok)
+    return std::nullopt;
+  SmallVector<Operation *> ordered(moved.begin(), moved.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
 namespace {
 
 /// Where `op`'s loops run in a reduction with loop ranges `ranges`, the
@@ -62,37 +89,6 @@ placesOf(linalg::GenericOp op, ArrayRef<int64_t> ranges, unsigned parallel) {
   return places;
 }
 
-/// The ops that define what `op` (and its body) takes from outside and come
-/// after `before` in its block, in their order, when they can all move to
-/// just before `before`: ops that touch no memory (views, constants,
-/// arithmetic), whose own operands can too. Nothing otherwise.
-std::optional<SmallVector<Operation *>> definitionsToHoist(Operation *op,
-                                                           Operation *before) {
-  llvm::SetVector<Operation *> hoisted;
-  std::function<bool(Value)> available = [&](Value v) {
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != before->getBlock() || def->isBeforeInBlock(before) ||
-        hoisted.contains(def))
-      return true;
-    if (!isMemoryEffectFree(def) || def->getNumRegions() != 0 ||
-        !llvm::all_of(def->getOperands(), available))
-      return false;
-    hoisted.insert(def);
-    return true;
-  };
-  bool ok = true;
-  op->walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      if (!op->isAncestor(v.getParentBlock()->getParentOp())) // from outside `op`
-        ok &= available(v);
-  });
-  if (!ok)
-    return std::nullopt;
-  SmallVector<Operation *> ordered(hoisted.begin(), hoisted.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return ordered;
-}
-
 /// What a candidate consumer asks of the reduction's launch.
 struct Candidate {
   ReductionConsumer consumer;
@@ -113,7 +109,7 @@ std::optional<Candidate> candidate(linalg::GenericOp op, Operation *reduction,
     return std::nullopt;
   std::optional<SmallVector<LoopPlace>> places = placesOf(op, ranges, parallel);
   std::optional<Accesses> own = accessesOf(op);
-  std::optional<SmallVector<Operation *>> hoisted = definitionsToHoist(op, reduction);
+  std::optional<SmallVector<Operation *>> hoisted = definitionsAfter(op, reduction);
   if (!places || !own || !hoisted)
     return std::nullopt;
   bool perElement = ArrayRef<int64_t>(op.getStaticLoopRanges()) == ranges &&

@@ -39,6 +39,14 @@ using RowSlot = std::pair<mlir::Value, llvm::SmallVector<int64_t>>;
 std::optional<llvm::SmallVector<int64_t>> rowIndex(mlir::AffineMap map,
                                                    llvm::ArrayRef<LoopPlace> loops);
 
+/// The ops after `anchor` in its block that make what `op` (and its body)
+/// reads from outside, in block order, when they can all move to just
+/// after `anchor`: ops that touch no memory and hold no regions (views,
+/// constants, empty tensors, arithmetic), whose own operands can too.
+/// Nothing otherwise. What `anchor` itself defines is available.
+std::optional<llvm::SmallVector<mlir::Operation *>>
+definitionsAfter(mlir::Operation *op, mlir::Operation *anchor);
+
 /// A loop that runs in a block reduction's launch.
 struct ReductionConsumer {
   mlir::linalg::GenericOp op;

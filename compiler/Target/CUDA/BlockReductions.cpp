@@ -60,6 +60,12 @@ bool isBlockReduction(linalg::GenericOp op, int64_t &parallelCount,
   if (!counts)
     return false;
   std::tie(parallelCount, reducedCount) = *counts;
+  // A loop index inside a nested region would be cloned unmapped.
+  bool nestedIndex = false;
+  op.getRegion().walk(
+      [&](linalg::IndexOp idx) { nestedIndex |= idx->getParentOp() != op; });
+  if (nestedIndex)
+    return false;
   unsigned firstReduced = op.getNumParallelLoops();
   if (reducedCount < kMinReducedElements)
     return false;
@@ -189,12 +195,17 @@ Combine combineOnlineSoftmax(linalg::GenericOp op) {
 }
 
 /// Whether `op` writes every element of `output`: each of its dimensions is
-/// a loop's (whose range is the dimension), or of size 1.
+/// a loop's (whose range is the dimension), each loop once, or of size 1.
 bool writesEveryElement(linalg::GenericOp op, OpOperand *output) {
   auto type = cast<MemRefType>(output->get().getType());
-  for (auto [d, e] : llvm::enumerate(op.getMatchingIndexingMap(output).getResults()))
-    if (!isa<AffineDimExpr>(e) && type.getDimSize(d) != 1)
+  llvm::SmallDenseSet<unsigned> loops;
+  for (auto [d, e] : llvm::enumerate(op.getMatchingIndexingMap(output).getResults())) {
+    if (type.getDimSize(d) == 1)
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (!dim || !loops.insert(dim.getPosition()).second)
       return false;
+  }
   return true;
 }
 
@@ -274,7 +285,9 @@ void emitConsumer(OpBuilder &b, Location loc, const ReductionConsumer &consumer,
       return row && h.first == RowSlot{operand.get(), *row};
     });
     BlockArgument arg = c.getMatchingBlockArgument(&operand);
-    if (c.isDpsInput(&operand) && it != held.end())
+    if (!isa<MemRefType>(operand.get().getType()))
+      map.map(arg, operand.get()); // a scalar input
+    else if (c.isDpsInput(&operand) && it != held.end())
       map.map(arg, it->second);
     else if (!arg.use_empty())
       map.map(arg, memref::LoadOp::create(b, loc, operand.get(), apply(b, loc, m, at)));

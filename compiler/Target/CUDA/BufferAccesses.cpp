@@ -79,6 +79,10 @@ func::FuncOp argumentOf(Value v) {
   return dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
 }
 
+/// Whether `root` is a buffer of its own: an allocation, or an argument of
+/// a function.
+bool isBase(Value root) { return isAllocation(root) || argumentOf(root); }
+
 bool isWorkspace(Value root) {
   func::FuncOp function = argumentOf(root);
   return function && function.getArgAttr(cast<BlockArgument>(root).getArgNumber(),
@@ -91,26 +95,66 @@ bool BufferOverlaps::isWrittenArgument(Value root) {
   func::FuncOp function = argumentOf(root);
   if (!function)
     return false;
-  auto [it, fresh] = written.try_emplace(function);
-  if (fresh)
-    function.walk([&, &args = it->second](Operation *op) {
-      auto mark = [&](Value buffer) { args.insert(extentOf(buffer).root); };
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-          linalgOp && linalgOp.hasPureBufferSemantics())
-        llvm::for_each(linalgOp.getDpsInits(), mark);
-      else if (auto store = dyn_cast<memref::StoreOp>(op))
-        mark(store.getMemRef());
-    });
-  return it->second.contains(root);
+  if (auto known = written.find(function); known != written.end())
+    return known->second.contains(root);
+  // Nothing is known written while the callers are asked (they may ask
+  // about their own arguments, and so about this function again).
+  written[function] = {};
+  SmallVector<Value> args;
+  function.walk([&](Operation *op) {
+    auto mark = [&](Value buffer) {
+      Value base = extentOf(buffer).root;
+      if (argumentOf(base) == function && !llvm::is_contained(args, base))
+        args.push_back(base);
+    };
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        linalgOp && linalgOp.hasPureBufferSemantics())
+      llvm::for_each(linalgOp.getDpsInits(), mark);
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      mark(store.getMemRef());
+  });
+  // A private function's callers are here to ask: each call must give
+  // every written argument bytes no other argument has. (A public one is
+  // called by the runtime, which allocates each buffer apart.)
+  DenseSet<Value> confirmed;
+  for (Value arg : args)
+    if (!function.isPrivate() ||
+        givenOwnBytes(function, cast<BlockArgument>(arg).getArgNumber()))
+      confirmed.insert(arg);
+  bool answer = confirmed.contains(root);
+  written[function] = std::move(confirmed);
+  return answer;
+}
+
+bool BufferOverlaps::givenOwnBytes(func::FuncOp function, unsigned argument) {
+  auto module = function->getParentOfType<ModuleOp>();
+  std::optional<SymbolTable::UseRange> uses = function.getSymbolUses(module);
+  if (!uses)
+    return false;
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    auto call = dyn_cast<func::CallOp>(use.getUser());
+    if (!call)
+      return false;
+    Value mine = call.getOperand(argument);
+    for (auto [i, other] : llvm::enumerate(call.getOperands()))
+      if (i != argument && isa<MemRefType>(other.getType()) && !disjoint(mine, other))
+        return false;
+  }
+  return true;
 }
 
 bool BufferOverlaps::disjoint(Value a, Value b) {
   Extent x = extentOf(a), y = extentOf(b);
-  if (x.root != y.root)
+  if (x.root != y.root) {
+    // A walk that stopped elsewhere (a loop's carried buffer, a select)
+    // knows nothing of where its buffer lies.
+    if (!isBase(x.root) || !isBase(y.root))
+      return false;
     return isAllocation(x.root) || isAllocation(y.root) || isWorkspace(x.root) ||
            isWorkspace(y.root) ||
-           (argumentOf(x.root) && argumentOf(x.root) == argumentOf(y.root) &&
+           (argumentOf(x.root) == argumentOf(y.root) &&
             (isWrittenArgument(x.root) || isWrittenArgument(y.root)));
+  }
   return x.bytes && y.bytes &&
          (x.bytes->second <= y.bytes->first || y.bytes->second <= x.bytes->first);
 }

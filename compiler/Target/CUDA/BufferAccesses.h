@@ -9,6 +9,7 @@
 #ifndef SINTER_TARGET_CUDA_BUFFERACCESSES_H
 #define SINTER_TARGET_CUDA_BUFFERACCESSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -48,8 +49,12 @@ public:
 
 private:
   /// Whether `root`, an argument of a function, is one the function writes
-  /// (a linalg op's output, a store), into it or a view of it.
+  /// (a linalg op's output, a store), into it or a view of it, and, for a
+  /// private function, one that every call gives bytes of its own.
   bool isWrittenArgument(mlir::Value root);
+  /// Whether each call of `function` gives its argument number `argument`
+  /// bytes that none of the call's other buffers share.
+  bool givenOwnBytes(mlir::func::FuncOp function, unsigned argument);
 
   /// For each function asked about, the arguments it writes.
   llvm::DenseMap<mlir::Operation *, llvm::DenseSet<mlir::Value>> written;

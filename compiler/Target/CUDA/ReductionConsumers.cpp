@@ -114,8 +114,16 @@ std::optional<Candidate> candidate(linalg::GenericOp op, Operation *reduction,
     return std::nullopt;
   bool perElement = ArrayRef<int64_t>(op.getStaticLoopRanges()) == ranges &&
                     !ranges.drop_front(parallel).empty();
+  // Its body's ops run where its loops did: one with regions could hold a
+  // loop index the launch would not map.
+  for (Operation &inner : op.getRegion().front())
+    if (inner.getNumRegions() != 0)
+      return std::nullopt;
   bool readsTheBlock = false;
+  // What its body loads stays read from memory; of its operands, only those
+  // the block hands over leave the reads.
   own->reads.clear();
+  op.getRegion().walk([&](memref::LoadOp load) { own->reads.insert(load.getMemRef()); });
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (type && !type.hasStaticShape())

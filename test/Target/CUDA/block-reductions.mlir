@@ -494,3 +494,72 @@ func.func @row_then_elements(%a: memref<6x300xf32>, %b: memref<6x300xf32>,
   }
   return
 }
+
+// -----
+
+// A loop whose body loads the reduction's output itself (here another
+// row's) stays a launch of its own: in the reduction's launch it would
+// read a row another block may not have stored yet.
+// CHECK-LABEL: func.func @consumer_loads_other_rows(
+// CHECK:       gpu.launch
+// CHECK:       linalg.generic
+func.func @consumer_loads_other_rows(%x: memref<6x300xf32>, %ws: memref<128xi8> {sinter.workspace}) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c5 = arith.constant 5 : index
+  %s = memref.view %ws[%c0][] : memref<128xi8> to memref<6xf64>
+  %y = memref.view %ws[%c64][] : memref<128xi8> to memref<6xf64>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x300xf32>) outs(%s : memref<6xf64>) {
+  ^bb0(%in: f32, %acc: f64):
+    %w = arith.extf %in : f32 to f64
+    %r = arith.addf %acc, %w : f64
+    linalg.yield %r : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%s : memref<6xf64>) outs(%y : memref<6xf64>) {
+  ^bb0(%v: f64, %unused: f64):
+    %i = linalg.index 0 : index
+    %j = arith.subi %c5, %i : index
+    %other = memref.load %s[%j] : memref<6xf64>
+    %t = arith.addf %v, %other : f64
+    linalg.yield %t : f64
+  }
+  return
+}
+
+// -----
+
+// A private function writes its argument %out; one of its callers passes
+// the buffer it reads as %x there too, so the written argument may share
+// bytes with the reduction's input: the loop that writes it stays apart.
+// CHECK-LABEL: func.func private @called_with_aliases(
+// CHECK:       gpu.launch
+// CHECK:       linalg.generic
+func.func private @called_with_aliases(%x: memref<6x300xf32>, %out: memref<6x300xf32>,
+                                       %ws: memref<64xi8> {sinter.workspace}) {
+  %c0 = arith.constant 0 : index
+  %s = memref.view %ws[%c0][] : memref<64xi8> to memref<6xf64>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x300xf32>) outs(%s : memref<6xf64>) {
+  ^bb0(%in: f32, %acc: f64):
+    %w = arith.extf %in : f32 to f64
+    %r = arith.addf %acc, %w : f64
+    linalg.yield %r : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%s : memref<6xf64>) outs(%out : memref<6x300xf32>) {
+  ^bb0(%v: f64, %unused: f32):
+    %t = arith.truncf %v : f64 to f32
+    linalg.yield %t : f32
+  }
+  return
+}
+func.func @caller(%a: memref<6x300xf32>, %ws: memref<64xi8>) {
+  call @called_with_aliases(%a, %a, %ws) : (memref<6x300xf32>, memref<6x300xf32>, memref<64xi8>) -> ()
+  return
+}

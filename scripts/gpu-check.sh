@@ -2,7 +2,8 @@
 # The checks of Sinter's CUDA target on one NVIDIA GPU, run in the folder
 # scripts/gpu-bundle.sh made (copied to the GPU machine):
 #   - every op's forward and gradient against the CPU program on the same
-#     inputs (f32: relative 1e-5; with compute: BF16, 2e-2);
+#     inputs (f32: relative 1e-5; with compute: BF16, 2e-2), and the bf16
+#     gradients again under compute-sanitizer's memcheck where it is;
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
 #     program's parameters (relative 1e-4), and the mlp's on 2 ranks over
 #     NCCL where the machine has 2 GPUs; 10 of ResNet-18 (width 16) at batch
@@ -103,6 +104,21 @@ stage "ops gradients, bf16" "$logs/ops_bf16_grad.log" 45  "$here/ops/ops_bf16" \
   --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
   --gradients "$here/got/ops_bf16_gradients" &&
   row "ops gradients (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_gradients" "$here/ref/ops_bf16_gradients" 2e-2)"
+# Out-of-bounds and misaligned accesses of the generated kernels and the
+# library calls, over every op's gradient with compute: BF16 (small shapes:
+# compute-sanitizer's memcheck is slow), where the machine has the tool.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
+              /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -n 1)
+if [ -z "$sanitizer" ]; then
+  row "memcheck, ops gradients (bf16)" "skipped: no compute-sanitizer here"
+elif [ "$SECONDS" -le "$deadline" ]; then
+  timeout 120 "$sanitizer" --tool memcheck --print-limit 5 "$loader" --library-path "$libpath" \
+    "$here/ops/ops_bf16" --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+    --gradients "$here/got/ops_bf16_memcheck" >"$logs/memcheck.log" 2>&1
+  summary=$(grep -m1 'ERROR SUMMARY' "$logs/memcheck.log" | sed 's/^========= //')
+  first=$(grep -m1 -E 'Invalid|Misaligned|Out of bounds' "$logs/memcheck.log" | sed 's/^========= //')
+  row "memcheck, ops gradients (bf16)" "${summary:-no summary: $(tail -n 1 "$logs/memcheck.log" | cut -c1-100)}${first:+; first: ${first:0:120}}"
+fi
 stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
   --save "$here/got/mlp.safetensors" &&
   row "mlp, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/mlp.safetensors" "$here/ref/mlp.safetensors" 1e-4)"

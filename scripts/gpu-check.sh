@@ -104,21 +104,6 @@ stage "ops gradients, bf16" "$logs/ops_bf16_grad.log" 45  "$here/ops/ops_bf16" \
   --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
   --gradients "$here/got/ops_bf16_gradients" &&
   row "ops gradients (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_gradients" "$here/ref/ops_bf16_gradients" 2e-2)"
-# Out-of-bounds and misaligned accesses of the generated kernels and the
-# library calls, over every op's gradient with compute: BF16 (small shapes:
-# compute-sanitizer's memcheck is slow), where the machine has the tool.
-sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
-              /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -n 1)
-if [ -z "$sanitizer" ]; then
-  row "memcheck, ops gradients (bf16)" "skipped: no compute-sanitizer here"
-elif [ "$SECONDS" -le "$deadline" ]; then
-  timeout 120 "$sanitizer" --tool memcheck --print-limit 5 "$loader" --library-path "$libpath" \
-    "$here/ops/ops_bf16" --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
-    --gradients "$here/got/ops_bf16_memcheck" >"$logs/memcheck.log" 2>&1
-  summary=$(grep -m1 'ERROR SUMMARY' "$logs/memcheck.log" | sed 's/^========= //')
-  first=$(grep -m1 -E 'Invalid|Misaligned|Out of bounds' "$logs/memcheck.log" | sed 's/^========= //')
-  row "memcheck, ops gradients (bf16)" "${summary:-no summary: $(tail -n 1 "$logs/memcheck.log" | cut -c1-100)}${first:+; first: ${first:0:120}}"
-fi
 stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
   --save "$here/got/mlp.safetensors" &&
   row "mlp, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/mlp.safetensors" "$here/ref/mlp.safetensors" 1e-4)"
@@ -209,6 +194,22 @@ SINTER_CUDA_PROFILE=1 stage "GPT-2 124M bf16, profiled" "$logs/gpt124m_bf16_prof
   "$here/gpt124m/gpt124m_bf16" --set steps=6 &&
   row "GPT-2 124M bf16, profiled" "$(grep -m1 -o 'GPU time: .* calls' "$logs/gpt124m_bf16_profile.log")"
 
+# Out-of-bounds and misaligned accesses of the generated kernels and the
+# library calls, over every op's gradient with compute: BF16 (small shapes:
+# compute-sanitizer's memcheck is slow), where the machine has the tool;
+# last of the stages, as a diagnosis.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
+              /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -n 1)
+if [ -z "$sanitizer" ]; then
+  row "memcheck, ops gradients (bf16)" "skipped: no compute-sanitizer here"
+elif [ "$SECONDS" -le "$deadline" ]; then
+  timeout 90 "$sanitizer" --tool memcheck --print-limit 5 "$loader" --library-path "$libpath" \
+    "$here/ops/ops_bf16" --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+    --gradients "$here/got/ops_bf16_memcheck" >"$logs/memcheck.log" 2>&1
+  summary=$(grep -m1 'ERROR SUMMARY' "$logs/memcheck.log" | sed 's/^========= //')
+  first=$(grep -m1 -E 'Invalid|Misaligned|Out of bounds' "$logs/memcheck.log" | sed 's/^========= //')
+  row "memcheck, ops gradients (bf16)" "${summary:-no summary: $(tail -n 1 "$logs/memcheck.log" | cut -c1-100)}${first:+; first: ${first:0:120}}"
+fi
 echo
 echo "Sinter CUDA check on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1 | head -n 1)"
 printf '%s\n' "${rows[@]}"

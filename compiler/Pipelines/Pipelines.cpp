@@ -219,6 +219,8 @@ void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(cuda::createCUDABlockReductions());
   pm.addPass(mlir::createConvertLinalgToParallelLoopsPass());
   pm.addPass(mlir::createCanonicalizerPass());
+  // Independent neighbouring nests over the same space: one kernel.
+  pm.addPass(cuda::createCUDAMergeParallelLoops());
   pm.addPass(cuda::createCUDAMapToGPU());
   // A thread's running sum stays in a register, not stored every row.
   pm.addPass(cuda::createCUDARegisterAccumulators());

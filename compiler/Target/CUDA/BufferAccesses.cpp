@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -19,6 +20,7 @@ namespace {
 struct Extent {
   Value root;
   std::optional<std::pair<int64_t, int64_t>> bytes;
+  int64_t shift = 0; ///< bytes from the root to the view's base
 };
 
 /// The range of elements `type` spans from its base, [offset, offset + span).
@@ -60,7 +62,7 @@ Extent extentOf(Value v) {
       break;
     v = cast<ViewLikeOpInterface>(def).getViewSource();
   }
-  Extent e{v, std::nullopt};
+  Extent e{v, std::nullopt, shift};
   if (known)
     e.bytes = {shift + elements->first * int64_t(bits / 8),
                shift + elements->second * int64_t(bits / 8)};
@@ -143,6 +145,40 @@ bool BufferOverlaps::givenOwnBytes(func::FuncOp function, unsigned argument) {
   return true;
 }
 
+/// Whether views `a` and `b` of one buffer, laid out alike (the same
+/// shape and strides) at `x` and `y` bytes from its start, interleave
+/// without meeting: each fills the same run of contiguous elements in
+/// every row of R elements, at positions within the row that do not meet
+/// (the query, key and value columns of one [tokens, 3 x features] buffer).
+bool interleaveApart(Value a, Value b, int64_t x, int64_t y) {
+  auto ta = cast<MemRefType>(a.getType()), tb = cast<MemRefType>(b.getType());
+  SmallVector<int64_t> sa, sb;
+  int64_t oa = 0, ob = 0;
+  if (ta.getShape() != tb.getShape() || ta.getElementType() != tb.getElementType() ||
+      !ta.hasStaticShape() || failed(ta.getStridesAndOffset(sa, oa)) ||
+      failed(tb.getStridesAndOffset(sb, ob)) || sa != sb || ShapedType::isDynamic(oa) ||
+      ShapedType::isDynamic(ob) || llvm::any_of(sa, ShapedType::isDynamic) ||
+      ta.getElementTypeBitWidth() % 8 != 0)
+    return false;
+  int64_t bytes = ta.getElementTypeBitWidth() / 8;
+  if (x % bytes != 0 || y % bytes != 0)
+    return false;
+  // The contiguous run: innermost dimensions, each stride the run so far.
+  ArrayRef<int64_t> shape = ta.getShape();
+  int64_t run = 1, d = int64_t(shape.size()) - 1;
+  for (; d >= 0 && sa[d] == run; --d)
+    run *= shape[d];
+  if (d < 0)
+    return false; // all contiguous: the byte ranges decide
+  int64_t row = sa[d];
+  for (int64_t k = 0; k <= d; ++k)
+    if (shape[k] != 1 && sa[k] % row != 0)
+      return false;
+  int64_t pa = (x / bytes + oa) % row, pb = (y / bytes + ob) % row;
+  return run <= row && pa + run <= row && pb + run <= row &&
+         (pa + run <= pb || pb + run <= pa);
+}
+
 bool BufferOverlaps::disjoint(Value a, Value b) {
   Extent x = extentOf(a), y = extentOf(b);
   if (x.root != y.root) {
@@ -155,21 +191,25 @@ bool BufferOverlaps::disjoint(Value a, Value b) {
            (argumentOf(x.root) == argumentOf(y.root) &&
             (isWrittenArgument(x.root) || isWrittenArgument(y.root)));
   }
-  return x.bytes && y.bytes &&
-         (x.bytes->second <= y.bytes->first || y.bytes->second <= x.bytes->first);
+  if (x.bytes && y.bytes &&
+      (x.bytes->second <= y.bytes->first || y.bytes->second <= x.bytes->first))
+    return true;
+  return interleaveApart(a, b, x.shift, y.shift);
 }
 
 std::optional<Accesses> accessesOf(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+  if (linalgOp ? !linalgOp.hasPureBufferSemantics() : !isa<scf::ParallelOp>(op))
     return std::nullopt;
   Accesses a;
-  for (Value v : linalgOp.getDpsInputs())
-    if (isa<MemRefType>(v.getType()))
+  if (linalgOp) {
+    for (Value v : linalgOp.getDpsInputs())
+      if (isa<MemRefType>(v.getType()))
+        a.reads.insert(v);
+    for (Value v : linalgOp.getDpsInits()) {
       a.reads.insert(v);
-  for (Value v : linalgOp.getDpsInits()) {
-    a.reads.insert(v);
-    a.writes.insert(v);
+      a.writes.insert(v);
+    }
   }
   bool known = true;
   op->walk([&](Operation *inner) {

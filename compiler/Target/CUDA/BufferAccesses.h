@@ -24,10 +24,10 @@ struct Accesses {
   llvm::SetVector<mlir::Value> reads, writes;
 };
 
-/// What `op` reads and writes when that is known: a linalg op's inputs
-/// (read) and outputs (read and written), and the buffers from outside
-/// that loads and stores in its body touch. Nothing when it may touch
-/// memory otherwise.
+/// What `op`, a linalg op or an `scf.parallel`, reads and writes when that
+/// is known: a linalg op's inputs (read) and outputs (read and written),
+/// and the buffers from outside that loads and stores in its body touch.
+/// Nothing when it may touch memory otherwise.
 std::optional<Accesses> accessesOf(mlir::Operation *op);
 
 /// Which buffers can share bytes, in one module.

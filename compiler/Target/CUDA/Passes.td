@@ -253,4 +253,20 @@ def CUDAConsumersFollowReductions
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CUDAMergeParallelLoops : Pass<"sinter-cuda-merge-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Runs neighbouring independent loop nests over the same space as one";
+  let description = [{
+    After linalg becomes loops, before `sinter-cuda-map-to-gpu`: two
+    `scf.parallel` nests in one block, with only ops that touch no memory
+    between them, the same bounds and steps, straight-line bodies and no
+    reductions, become one nest whose body runs the first's and then the
+    second's, when neither writes a byte the other reads or writes (the
+    memory plan's byte ranges; BufferAccesses.h). Each iteration computes
+    what it did; the two launches are one (attention's query, key and
+    value each copied to the layout cuDNN reads, and their gradients
+    back).
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
 #endif // SINTER_TARGET_CUDA_PASSES_TD

@@ -20,7 +20,9 @@ namespace {
 struct Extent {
   Value root;
   std::optional<std::pair<int64_t, int64_t>> bytes;
-  int64_t shift = 0; ///< bytes from the root to the view's base
+  /// Bytes from the root to the view's base, when the views' shifts are
+  /// constants.
+  std::optional<int64_t> shift;
 };
 
 /// The range of elements `type` spans from its base, [offset, offset + span).
@@ -44,13 +46,16 @@ std::optional<std::pair<int64_t, int64_t>> elementRange(MemRefType type) {
 Extent extentOf(Value v) {
   auto type = cast<MemRefType>(v.getType());
   std::optional<std::pair<int64_t, int64_t>> elements = elementRange(type);
-  unsigned bits = type.getElementTypeBitWidth();
-  bool known = elements && bits % 8 == 0;
+  unsigned bits =
+      type.getElementType().isIntOrFloat() ? type.getElementTypeBitWidth() : 0;
+  bool known = elements && bits != 0 && bits % 8 == 0;
+  bool shiftKnown = true;
   int64_t shift = 0;
   while (Operation *def = v.getDefiningOp()) {
     if (auto view = dyn_cast<memref::ViewOp>(def)) {
       std::optional<int64_t> at = getConstantIntValue(view.getByteShift());
       known &= at.has_value() && view.getSizes().empty();
+      shiftKnown &= at.has_value() && view.getSizes().empty();
       shift += at.value_or(0);
       v = view.getSource();
       continue;
@@ -62,7 +67,7 @@ Extent extentOf(Value v) {
       break;
     v = cast<ViewLikeOpInterface>(def).getViewSource();
   }
-  Extent e{v, std::nullopt, shift};
+  Extent e{v, std::nullopt, shiftKnown ? std::optional<int64_t>(shift) : std::nullopt};
   if (known)
     e.bytes = {shift + elements->first * int64_t(bits / 8),
                shift + elements->second * int64_t(bits / 8)};
@@ -158,7 +163,7 @@ bool interleaveApart(Value a, Value b, int64_t x, int64_t y) {
       !ta.hasStaticShape() || failed(ta.getStridesAndOffset(sa, oa)) ||
       failed(tb.getStridesAndOffset(sb, ob)) || sa != sb || ShapedType::isDynamic(oa) ||
       ShapedType::isDynamic(ob) || llvm::any_of(sa, ShapedType::isDynamic) ||
-      ta.getElementTypeBitWidth() % 8 != 0)
+      !ta.getElementType().isIntOrFloat() || ta.getElementTypeBitWidth() % 8 != 0)
     return false;
   int64_t bytes = ta.getElementTypeBitWidth() / 8;
   if (x % bytes != 0 || y % bytes != 0)
@@ -171,6 +176,8 @@ bool interleaveApart(Value a, Value b, int64_t x, int64_t y) {
   if (d < 0)
     return false; // all contiguous: the byte ranges decide
   int64_t row = sa[d];
+  if (row <= 0)
+    return false;
   for (int64_t k = 0; k <= d; ++k)
     if (shape[k] != 1 && sa[k] % row != 0)
       return false;
@@ -194,7 +201,7 @@ bool BufferOverlaps::disjoint(Value a, Value b) {
   if (x.bytes && y.bytes &&
       (x.bytes->second <= y.bytes->first || y.bytes->second <= x.bytes->first))
     return true;
-  return interleaveApart(a, b, x.shift, y.shift);
+  return x.shift && y.shift && interleaveApart(a, b, *x.shift, *y.shift);
 }
 
 std::optional<Accesses> accessesOf(Operation *op) {

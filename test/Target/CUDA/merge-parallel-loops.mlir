@@ -74,3 +74,51 @@ func.func @stay_apart(%a: memref<4x8xf32>, %ws: memref<512xi8> {sinter.workspace
   }
   return
 }
+
+// -----
+
+// More that stays apart: a view at a shift known only at run time (its
+// columns may be any); a second nest that writes what the first reads; a
+// call between two nests.
+// CHECK-LABEL: func.func @stay_apart_too(
+// CHECK-COUNT-5: scf.parallel
+func.func private @touch()
+func.func @stay_apart_too(%a: memref<4x8xf32>, %s: index, %ws: memref<512xi8> {sinter.workspace}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c256 = arith.constant 256 : index
+  %x = memref.view %ws[%c0][] : memref<512xi8> to memref<4x16xf32>
+  %y = memref.view %ws[%s][] : memref<512xi8> to memref<4x16xf32>
+  %t = memref.view %ws[%c256][] : memref<512xi8> to memref<4x8xf32>
+  %sx = memref.subview %x[0, 0] [4, 8] [1, 1] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 1]>>
+  %sy = memref.subview %y[0, 8] [4, 8] [1, 1] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 1], offset: 8>>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %a[%i, %j] : memref<4x8xf32>
+    memref.store %v, %sx[%i, %j] : memref<4x8xf32, strided<[16, 1]>>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %sy[%i, %j] : memref<4x8xf32, strided<[16, 1], offset: 8>>
+    memref.store %v, %t[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %a[%i, %j] : memref<4x8xf32>
+    memref.store %v, %t[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  call @touch() : () -> ()
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %t[%i, %j] : memref<4x8xf32>
+    memref.store %v, %a[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %a[%i, %j] : memref<4x8xf32>
+    memref.store %v, %sx[%i, %j] : memref<4x8xf32, strided<[16, 1]>>
+    scf.reduce
+  }
+  return
+}

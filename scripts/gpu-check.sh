@@ -50,6 +50,7 @@ PY
 cudalibs="$cudalibs:/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib"
 libpath="$here/lib:$cudalibs:/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/lib/x86_64-linux-gnu"
 loader="$here/lib/ld-linux-x86-64.so.2"
+bundled=("$loader" --library-path "$libpath") # a program, with the bundle's libraries
 compare() { PYTHONPATH="$here" "$py" "$here/checks.py" compare "$@"; }
 
 rows=()
@@ -65,7 +66,7 @@ stage() { # NAME LOG SECONDS PROGRAM ARGS...: a program of the bundle, with its 
     row "$name" "skipped: past the check's deadline (${deadline} s)"
     return 1
   fi
-  timeout "$limit" "$loader" --library-path "$libpath" "$@" >"$log" 2>&1 || status=$?
+  timeout "$limit" "${bundled[@]}" "$@" >"$log" 2>&1 || status=$?
   [ "$status" -eq 0 ] && return 0
   local why
   why=$(grep -m1 -i error "$log" || tail -n 1 "$log")
@@ -74,8 +75,7 @@ stage() { # NAME LOG SECONDS PROGRAM ARGS...: a program of the bundle, with its 
   # each call, the failure names the kernel or library call and its .sn line.
   if [ "$status" -ne 124 ] && [ -z "${SINTER_CUDA_SYNC:-}" ] &&
      ! grep -q 'no NVIDIA GPU' "$log" && [ "$SECONDS" -le "$deadline" ]; then
-    SINTER_CUDA_SYNC=1 timeout "$limit" "$loader" --library-path "$libpath" "$@" \
-      >"${log%.log}_sync.log" 2>&1
+    SINTER_CUDA_SYNC=1 timeout "$limit" "${bundled[@]}" "$@" >"${log%.log}_sync.log" 2>&1
     why="$why; with SINTER_CUDA_SYNC=1: $(grep -m1 -i error "${log%.log}_sync.log")"
   fi
   row "$name" "FAILED (exit $status): ${why:0:400}"
@@ -86,7 +86,7 @@ nvidia-smi -L 2>&1 | head -n 1
 # Every library a program needs must resolve here; the first that does not
 # is named in the table.
 for prog in "$here"/ops/ops "$here"/gpt124m/gpt124m_bf16 "$here"/bin/sinter-run; do
-  "$loader" --library-path "$libpath" --list "$prog" >"$logs/libraries_$(basename "$prog").log" 2>&1
+  "${bundled[@]}" --list "$prog" >"$logs/libraries_$(basename "$prog").log" 2>&1
   missing=$(grep -m1 'not found' "$logs/libraries_$(basename "$prog").log")
   [ -n "$missing" ] && row "libraries of $(basename "$prog")" "MISSING: $missing"
 done
@@ -111,7 +111,7 @@ stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/tr
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "$gpus" -ge 2 ]; then
   stage "mlp, 2 ranks" "$logs/mlp_2ranks.log" 60 "$here/bin/sinter-run" -n 2 \
-    "$loader" --library-path "$libpath" "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
+    "${bundled[@]}" "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
     --save "$here/got/mlp_2ranks.safetensors" &&
     row "mlp, 2 ranks on NCCL (f32, 1e-4)" "$(compare safetensors "$here/got/mlp_2ranks.safetensors" "$here/ref/mlp.safetensors" 1e-4)"
 else
@@ -203,7 +203,7 @@ sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanit
 if [ -z "$sanitizer" ]; then
   row "memcheck, ops gradients (bf16)" "skipped: no compute-sanitizer here"
 elif [ "$SECONDS" -le "$deadline" ]; then
-  timeout 90 "$sanitizer" --tool memcheck --print-limit 5 "$loader" --library-path "$libpath" \
+  timeout 90 "$sanitizer" --tool memcheck --print-limit 5 "${bundled[@]}" \
     "$here/ops/ops_bf16" --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
     --gradients "$here/got/ops_bf16_memcheck" >"$logs/memcheck.log" 2>&1
   summary=$(grep -m1 'ERROR SUMMARY' "$logs/memcheck.log" | sed 's/^========= //')

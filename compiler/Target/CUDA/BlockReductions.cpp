@@ -252,16 +252,6 @@ struct Stored {
   SmallVector<Value> at;
 };
 
-/// Where a block reduction's own loops run in its launch.
-SmallVector<LoopPlace> placesOfReduction(linalg::GenericOp op) {
-  SmallVector<LoopPlace> places;
-  unsigned parallel = op.getNumParallelLoops();
-  for (unsigned d = 0; d < op.getNumLoops(); ++d)
-    places.push_back(d < parallel ? LoopPlace{LoopPlace::Parallel, int64_t(d)}
-                                  : LoopPlace{LoopPlace::Reduced, int64_t(d - parallel)});
-  return places;
-}
-
 /// `consumer`'s body at the block's row `outer` and, for a loop over the
 /// row's elements, at the thread's element `reduced`: the per-row values
 /// in `held` read from there, the rest loaded. Its results go to `stores`
@@ -430,7 +420,7 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
   }
   SmallVector<Value> news = combine.intoOutputs(b, loc, olds, totals);
   SmallVector<std::pair<RowSlot, Value>> held;
-  SmallVector<LoopPlace> places = placesOfReduction(op);
+  SmallVector<LoopPlace> places = reductionPlaces(op.getNumLoops(), parallelLoops);
   for (auto [i, init] : llvm::enumerate(folded)) {
     stores[i].value = news[i];
     if (std::optional<SmallVector<int64_t>> at =

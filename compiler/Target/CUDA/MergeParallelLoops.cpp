@@ -85,16 +85,15 @@ struct CUDAMergeParallelLoops
       if (!loop->getParentOfType<scf::ParallelOp>())
         loops.push_back(loop);
     });
-    DenseSet<Operation *> merged;
+    // Each loop is met once, before the loop it may merge into.
     for (scf::ParallelOp loop : loops) {
-      if (merged.contains(loop) || !isPlain(loop))
+      if (!isPlain(loop))
         continue;
       scf::ParallelOp next = nextOver(loop);
       std::optional<Accesses> mine = accessesOf(loop);
       std::optional<Accesses> theirs = next ? accessesOf(next) : std::nullopt;
       if (!mine || !theirs || !overlaps.independent(*mine, *theirs))
         continue;
-      merged.insert(loop);
       mergeInto(loop, next);
     }
   }

@@ -14,6 +14,14 @@ namespace sinter::cuda {
 /// At most this many ops between a reduction and a loop that joins it.
 constexpr int kLookPast = 8;
 
+SmallVector<LoopPlace> reductionPlaces(unsigned loops, unsigned parallel) {
+  SmallVector<LoopPlace> places;
+  for (unsigned d = 0; d < loops; ++d)
+    places.push_back(d < parallel ? LoopPlace{LoopPlace::Parallel, d}
+                                  : LoopPlace{LoopPlace::Reduced, d - parallel});
+  return places;
+}
+
 std::optional<SmallVector<int64_t>> rowIndex(AffineMap map, ArrayRef<LoopPlace> loops) {
   SmallVector<int64_t> at;
   for (AffineExpr e : map.getResults()) {
@@ -67,13 +75,9 @@ namespace {
 std::optional<SmallVector<LoopPlace>>
 placesOf(linalg::GenericOp op, ArrayRef<int64_t> ranges, unsigned parallel) {
   SmallVector<int64_t> own = op.getStaticLoopRanges();
+  if (ArrayRef<int64_t>(own) == ranges)
+    return reductionPlaces(ranges.size(), parallel); // the same loops: one per element
   SmallVector<LoopPlace> places;
-  if (ArrayRef<int64_t>(own) == ranges) {
-    for (unsigned d = 0; d < ranges.size(); ++d)
-      places.push_back(d < parallel ? LoopPlace{LoopPlace::Parallel, d}
-                                    : LoopPlace{LoopPlace::Reduced, d - parallel});
-    return places;
-  }
   unsigned next = 0;
   for (int64_t range : own) {
     if (range == 1) {
@@ -171,12 +175,11 @@ SmallVector<ReductionConsumer> consumersOf(linalg::GenericOp reduction,
     return consumers;
   SmallVector<int64_t> ranges = reduction.getStaticLoopRanges();
   unsigned parallel = reduction.getNumParallelLoops();
-  std::optional<SmallVector<LoopPlace>> reductionPlaces =
-      placesOf(reduction, ranges, parallel);
+  SmallVector<LoopPlace> places = reductionPlaces(ranges.size(), parallel);
   SmallVector<RowSlot> slots;
   for (OpOperand *init : folded)
     if (std::optional<SmallVector<int64_t>> at =
-            rowIndex(reduction.getMatchingIndexingMap(init), *reductionPlaces))
+            rowIndex(reduction.getMatchingIndexingMap(init), places))
       slots.push_back({init->get(), *at});
   SmallVector<std::pair<Value, AffineMap>> storedAt;
   for (OpOperand *init : stored)

@@ -29,6 +29,11 @@ struct LoopPlace {
   bool operator==(const LoopPlace &o) const { return kind == o.kind && loop == o.loop; }
 };
 
+/// Where a block reduction's own loops (`loops` of them, the first
+/// `parallel` parallel) run in its launch: the parallel ones with the
+/// block's row, the reduced ones with a thread's element.
+llvm::SmallVector<LoopPlace> reductionPlaces(unsigned loops, unsigned parallel);
+
 /// A per-row value in memory: a buffer, and for each of its indices the
 /// reduction's parallel loop it follows (-1: index 0).
 using RowSlot = std::pair<mlir::Value, llvm::SmallVector<int64_t>>;

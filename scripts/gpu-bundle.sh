@@ -51,11 +51,30 @@ cp -r "$work/ops" "$out/ops"
 "$work/ops_bf16_cpu" --config "$out/ops/ops.pbtxt" --init "$out/ops/init.safetensors" \
   --gradients "$out/ref/ops_bf16_gradients" >/dev/null
 
+# A training check's float32 noise floor, each tensor's: how far the CPU
+# program's run moves from its reference when it starts from its start
+# perturbed at float32's rounding, twice (checks.py compare).
+noise_floor() { # NAME CPU_PROGRAM ARGS...
+  local name=$1 prog=$2 seed
+  shift 2
+  local checks=(env PYTHONPATH=test/E2E "$python" bench/gpu/checks.py)
+  "$prog" "$@" --set steps=0 --save "$work/${name}_start.safetensors" >/dev/null
+  for seed in 1 2; do
+    "${checks[@]}" perturb "$work/${name}_start.safetensors" \
+      "$work/${name}_start$seed.safetensors" "$seed"
+    "$prog" "$@" --init "$work/${name}_start$seed.safetensors" \
+      --save "$work/${name}_run$seed.safetensors" >/dev/null
+  done
+  "${checks[@]}" noise-floor "$out/ref/${name}_floor.json" "$out/ref/$name.safetensors" \
+    "$work/${name}_run"?.safetensors
+}
+
 echo "gpu-bundle: 20 training steps of mlp and gpt_tiny"
 cp -r "$work/mlp" "$out/mlp"
 "$sinterc" --config examples/mlp/mlp.pbtxt -o "$work/mlp_cpu"
 "$sinterc" --config examples/mlp/mlp.pbtxt --set device=CUDA -o "$out/mlp/mlp"
 "$work/mlp_cpu" --config "$out/mlp/train.pbtxt" --save "$out/ref/mlp.safetensors" >/dev/null
+noise_floor mlp "$work/mlp_cpu" --config "$out/mlp/train.pbtxt"
 mkdir -p "$out/gpt_tiny"
 "$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 -o "$work/gpt_tiny_cpu"
 "$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set device=CUDA \
@@ -64,6 +83,7 @@ mkdir -p "$out/gpt_tiny"
 "$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set device=CUDA \
   --set precision.compute=BF16 -o "$out/gpt_tiny/gpt_tiny_bf16"
 "$work/gpt_tiny_cpu" --save "$out/ref/gpt_tiny.safetensors" >/dev/null
+noise_floor gpt_tiny "$work/gpt_tiny_cpu"
 
 # At a quarter of its width (0.7M parameters): the same layers and library
 # calls, and a reference that keeps the bundle small.
@@ -74,6 +94,7 @@ resnet=(--config examples/resnet/resnet.pbtxt -D width=16 --set batch.global=32
 "$sinterc" "${resnet[@]}" -o "$work/resnet_cpu" 2>/dev/null
 "$sinterc" "${resnet[@]}" --set device=CUDA -o "$out/resnet/resnet" 2>/dev/null
 "$work/resnet_cpu" --save "$out/ref/resnet.safetensors" >/dev/null
+noise_floor resnet "$work/resnet_cpu"
 
 echo "gpu-bundle: GPT-2 124M, micro-batch $micro x 1024 tokens"
 mkdir -p "$out/gpt124m"

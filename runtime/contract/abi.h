@@ -199,6 +199,18 @@ void sinter_cuda_matmul_f32(const float *a, const float *b, float *c,
 void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
                              int64_t batch, int64_t m, int64_t n, int64_t k,
                              int64_t flags, const float *bias);
+/* One product (no batch) as sinter_cuda_matmul_f32 and _bf16, whose rows
+ * lie lda, ldb and ldc elements apart in a, b and c as they are stored
+ * (each at least that operand's stored row length): buffers whose rows
+ * the compiler padded to 16 bytes, as cuBLASLt's fastest kernels need. */
+void sinter_cuda_matmul_pitched_f32(const float *a, const float *b, float *c,
+                                    int64_t m, int64_t n, int64_t k, int64_t flags,
+                                    const float *bias, int64_t lda, int64_t ldb,
+                                    int64_t ldc);
+void sinter_cuda_matmul_pitched_bf16(const uint16_t *a, const uint16_t *b, float *c,
+                                     int64_t m, int64_t n, int64_t k, int64_t flags,
+                                     const float *bias, int64_t lda, int64_t ldb,
+                                     int64_t ldc);
 void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
                             int64_t n, int64_t c, int64_t h, int64_t wd,
                             int64_t o, int64_t kh, int64_t kw, int64_t oh,

@@ -191,3 +191,27 @@ func.func @bias_read_first(%a: memref<6x4xf32>, %b: memref<4x5xf32>, %c: memref<
   linalg.matmul ins(%a, %b : memref<6x4xf32>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
   return
 }
+
+// -----
+
+// Rows padded past their length (sinter-cuda-pitch-matmul-rows): on CUDA
+// the call that takes each operand's row pitch, here a's 8 and c's 8 (and
+// b's dense 5, stored [n, k]); the CPU's library takes dense buffers only,
+// so there the product stays loops.
+// CUDA-LABEL: func.func @pitched
+// CUDA:       call @sinter_cuda_matmul_pitched_bf16({{.*}}, %c6_i64, %c4_i64, %c5_i64, %c3_i64, %{{.*}}, %c8_i64, %c5_i64{{.*}}, %c8_i64{{.*}})
+// CUDA-NOT:   linalg.matmul
+// CHECK-LABEL: func.func @pitched
+// CHECK:       linalg.matmul
+func.func @pitched(%wa: memref<6x8xbf16>, %b: memref<4x5xbf16>, %wc: memref<6x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %a = memref.subview %wa[0, 0] [6, 5] [1, 1] : memref<6x8xbf16> to memref<6x5xbf16, strided<[8, 1]>>
+  %c = memref.subview %wc[0, 0] [6, 4] [1, 1] : memref<6x8xf32> to memref<6x4xf32, strided<[8, 1]>>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x4xf32, strided<[8, 1]>>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                 affine_map<(m, n, k) -> (n, k)>,
+                                 affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : memref<6x5xbf16, strided<[8, 1]>>, memref<4x5xbf16>)
+      outs(%c : memref<6x4xf32, strided<[8, 1]>>)
+  return
+}

@@ -253,6 +253,23 @@ def CUDAConsumersFollowReductions
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CUDAPitchMatmulRows : Pass<"sinter-cuda-pitch-matmul-rows", "mlir::ModuleOp"> {
+  let summary = "Pads the rows of the step's matmul operands to 16 bytes";
+  let description = [{
+    On linalg on tensors, before bufferization: a `tensor.empty` that
+    becomes an operand or the result of a `linalg.matmul` (through the ops
+    that write it in place and reshapes that keep its rows), whose rows
+    are not a multiple of 16 bytes (f32, bf16), becomes the first columns
+    (`tensor.extract_slice`) of an empty tensor with rows padded to 16
+    bytes. Only where every use reads or writes it through indices: linalg
+    ops (not batched matmuls or convolutions), `tensor.extract`, and
+    reshapes that keep the rows. cuBLASLt's fast kernels need rows that
+    start 16 bytes apart; `sinter-library-calls` passes the padded row
+    lengths (`sinter_cuda_matmul_pitched_*`).
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def CUDAMergeParallelLoops : Pass<"sinter-cuda-merge-parallel-loops", "mlir::ModuleOp"> {
   let summary = "Runs neighbouring independent loop nests over the same space as one";
   let description = [{

@@ -33,11 +33,32 @@ bool isDenseF32(Value v) {
   return isDense(v) && cast<MemRefType>(v.getType()).getElementType().isF32();
 }
 
+/// The elements between consecutive rows of a matrix the library can read
+/// in place: its row length when dense; on CUDA, also a view whose rows
+/// are padded (sinter-cuda-pitch-matmul-rows), static but for its offset.
+std::optional<int64_t> leadingDimension(Value v, StringRef device) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  if (type.getLayout().isIdentity())
+    return type.getRank() == 0 ? 1 : type.getShape().back();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (device != "cuda" || type.getRank() != 2 ||
+      failed(type.getStridesAndOffset(strides, offset)) || strides[1] != 1 ||
+      ShapedType::isDynamic(strides[0]) || strides[0] < type.getDimSize(1))
+    return std::nullopt;
+  return strides[0];
+}
+
 /// The library's name for a matmul's input type: f32, or bf16 inputs into
-/// an f32 result (compute: BF16); none for any other mix.
-StringRef matmulInputs(linalg::LinalgOp op) {
-  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
-  if (!isDense(a) || !isDense(b) || !isDenseF32(op.getDpsInits()[0]))
+/// an f32 result (compute: BF16); none for any other mix, or for an
+/// operand it cannot read in place.
+StringRef matmulInputs(linalg::LinalgOp op, StringRef device) {
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+  if (!leadingDimension(a, device) || !leadingDimension(b, device) ||
+      !leadingDimension(c, device) ||
+      !cast<MemRefType>(c.getType()).getElementType().isF32())
     return "";
   Type ta = cast<MemRefType>(a.getType()).getElementType(),
        tb = cast<MemRefType>(b.getType()).getElementType();
@@ -92,13 +113,26 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
   }
   CallBuilder cb(module, op);
   Location loc = op.getLoc();
-  cb.libraryCall(loc, ("sinter_" + device + "_matmul_" + matmulInputs(op)).str(),
-          {cb.pointer(a), cb.pointer(bm), cb.pointer(c), cb.constant(loc, batch),
-           cb.constant(loc, m), cb.constant(loc, n), cb.constant(loc, k),
-           cb.constant(loc, (batched ? 0 : 1) | (transposedB ? 2 : 0) |
-                                (transposedA ? 4 : 0) | (accumulate ? 8 : 0) |
-                                (bias ? 16 : 0)),
-           bias ? cb.pointer(bias) : cb.nullPointer(loc)});
+  SmallVector<Value> args = {cb.pointer(a), cb.pointer(bm), cb.pointer(c)};
+  int64_t lda = *leadingDimension(a, device), ldb = *leadingDimension(bm, device),
+          ldc = *leadingDimension(c, device);
+  // Rows padded past their length take the call with leading dimensions.
+  bool pitched = !isDense(a) || !isDense(bm) || !isDense(c);
+  if (!pitched)
+    args.push_back(cb.constant(loc, batch));
+  for (int64_t v : {m, n, k,
+                    int64_t((batched ? 0 : 1) | (transposedB ? 2 : 0) |
+                            (transposedA ? 4 : 0) | (accumulate ? 8 : 0) | (bias ? 16 : 0))})
+    args.push_back(cb.constant(loc, v));
+  args.push_back(bias ? cb.pointer(bias) : cb.nullPointer(loc));
+  if (pitched)
+    for (int64_t ld : {lda, ldb, ldc})
+      args.push_back(cb.constant(loc, ld));
+  cb.libraryCall(loc,
+                 ("sinter_" + device + "_matmul_" + (pitched ? "pitched_" : "") +
+                  matmulInputs(op, device))
+                     .str(),
+                 args);
   op->erase();
 }
 
@@ -146,7 +180,7 @@ struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
       if (!op.hasPureBufferSemantics())
         return;
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation())
-              ? !matmulInputs(op).empty()
+              ? !matmulInputs(op, device).empty()
               : isa<linalg::Conv2DNchwFchwOp>(op.getOperation()) && allDenseF32(op))
         ops.push_back(op);
     });

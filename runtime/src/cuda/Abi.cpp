@@ -102,7 +102,9 @@ void sinter_cuda_matmul_f32(const float *a, const float *b, float *c, int64_t ba
                             const float *bias) {
   queue(
       "matmul", [&] { return matmulLabel("f32", batch, m, n, k); },
-      [=](CudaDevice &d) { d.matmul(a, b, c, batch, m, n, k, flags, bias); });
+      [=](CudaDevice &d) {
+        d.matmul(a, b, c, CudaDevice::MatmulShape::dense(batch, m, n, k, flags), bias);
+      });
 }
 
 void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
@@ -111,7 +113,30 @@ void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
   queue(
       "matmul", [&] { return matmulLabel("bf16", batch, m, n, k); },
       [=](CudaDevice &d) {
-        d.matmul(a, b, c, batch, m, n, k, flags, bias, /*bf16Inputs=*/true);
+        d.matmul(a, b, c, CudaDevice::MatmulShape::dense(batch, m, n, k, flags), bias,
+                 /*bf16Inputs=*/true);
+      });
+}
+
+void sinter_cuda_matmul_pitched_f32(const float *a, const float *b, float *c, int64_t m,
+                                    int64_t n, int64_t k, int64_t flags,
+                                    const float *bias, int64_t lda, int64_t ldb,
+                                    int64_t ldc) {
+  queue(
+      "matmul", [&] { return matmulLabel("f32", 1, m, n, k); },
+      [=](CudaDevice &d) {
+        d.matmul(a, b, c, {1, m, n, k, flags, lda, ldb, ldc}, bias);
+      });
+}
+
+void sinter_cuda_matmul_pitched_bf16(const uint16_t *a, const uint16_t *b, float *c,
+                                     int64_t m, int64_t n, int64_t k, int64_t flags,
+                                     const float *bias, int64_t lda, int64_t ldb,
+                                     int64_t ldc) {
+  queue(
+      "matmul", [&] { return matmulLabel("bf16", 1, m, n, k); },
+      [=](CudaDevice &d) {
+        d.matmul(a, b, c, {1, m, n, k, flags, lda, ldb, ldc}, bias, /*bf16Inputs=*/true);
       });
 }
 

@@ -67,11 +67,22 @@ public:
   // What the generated step asks for, queued on the compute stream.
   void launch(int64_t kernel, const int64_t grid[3], const int64_t block[3],
               int64_t sharedBytes, int64_t nargs, void *args);
+  /// One of abi.h's matmuls: its extents, flags, and the elements between
+  /// consecutive rows of a, b and c as stored (their row lengths when
+  /// dense, more when the memory plan padded the rows).
+  struct MatmulShape {
+    int64_t batch, m, n, k, flags, lda, ldb, ldc;
+    /// A dense product's leading dimensions, from its flags.
+    static MatmulShape dense(int64_t batch, int64_t m, int64_t n, int64_t k,
+                             int64_t flags);
+    using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t, int64_t>;
+    Key key() const { return {batch, m, n, k, flags, lda, ldb, ldc}; }
+  };
   /// abi.h's matmul, with a and b in f32 or, with `bf16Inputs`, in bf16;
   /// c, the bias and the sums in f32 either way.
-  void matmul(const void *a, const void *b, float *c, int64_t batch, int64_t m,
-              int64_t n, int64_t k, int64_t flags, const float *bias,
-              bool bf16Inputs = false);
+  void matmul(const void *a, const void *b, float *c, MatmulShape shape,
+              const float *bias, bool bf16Inputs = false);
   /// One pass of abi.h's conv2d: its two operands in the order abi.h's
   /// call takes them, its result, and the convolution's shape.
   void conv2d(ConvolutionPass pass, const float *first, const float *second,
@@ -139,8 +150,7 @@ private:
   /// A device workspace of at least `bytes`, grown (after the queued work)
   /// when a library call needs more.
   Expected<void *> workspace(uint64_t bytes);
-  Expected<Matmul *> matmulPlan(int64_t batch, int64_t m, int64_t n, int64_t k,
-                                int64_t flags);
+  Expected<Matmul *> matmulPlan(const MatmulShape &shape);
   Expected<Convolution *> convolutionPlan(const int64_t shape[15]);
   Status chooseAlgorithm(Convolution &plan, ConvolutionPass pass);
   Expected<Attention *> attentionPlan(const int64_t shape[7]);
@@ -164,12 +174,10 @@ private:
   std::vector<CUfunction> kernels;
   std::vector<std::string> kernelNames; ///< "name (source line)"
   std::vector<void *> launchParams;     ///< reused by every launch (hot path)
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
-           std::unique_ptr<Matmul>>
-      matmuls;
+  std::map<MatmulShape::Key, std::unique_ptr<Matmul>> matmuls;
   /// Matmul keys (bias flag set) cuBLASLt has no bias epilogue for: their
   /// bias is written into c's rows and the product added to it.
-  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>> biasAsRows;
+  std::set<MatmulShape::Key> biasAsRows;
   std::map<std::vector<int64_t>, std::unique_ptr<Convolution>> convolutions;
   std::map<std::vector<int64_t>, std::unique_ptr<BatchNorm>> batchNorms;
   /// Shared: the plans' type is known only where they are made.

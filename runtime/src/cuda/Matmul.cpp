@@ -52,12 +52,17 @@ Status layout(cublasLtMatrixLayout_t &out, cudaDataType_t type, uint64_t rows,
 
 } // namespace
 
-Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
+CudaDevice::MatmulShape CudaDevice::MatmulShape::dense(int64_t batch, int64_t m,
                                                       int64_t n, int64_t k,
                                                       int64_t flags) {
-  auto key = std::make_tuple(batch, m, n, k, flags);
-  if (auto it = matmuls.find(key); it != matmuls.end())
+  bool transposedB = flags & 2, transposedA = flags & 4;
+  return {batch, m, n, k, flags, transposedA ? m : k, transposedB ? k : n, n};
+}
+
+Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) {
+  if (auto it = matmuls.find(shape.key()); it != matmuls.end())
     return it->second.get();
+  auto [batch, m, n, k, flags, lda, ldb, ldc] = shape;
   bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4;
   if (transposedA && batch != 1)
     return Status::error("internal error: a batched matmul read its first "
@@ -86,16 +91,17 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
   }
   // Our B: [k, n] row-major is n x k column-major; stored [n, k] it is
   // k x n, read transposed. The same for our A: [m, k] is k x m; stored
-  // [k, m] it is m x k, read transposed.
+  // [k, m] it is m x k, read transposed. A row-major leading dimension is
+  // the column-major one.
   int64_t strideB = sharedB ? 0 : k * n;
   SINTER_RT_RETURN_IF_ERROR(
-      transposedB ? layout(plan->first, inputs, k, n, k, batch, strideB)
-                  : layout(plan->first, inputs, n, k, n, batch, strideB));
+      transposedB ? layout(plan->first, inputs, k, n, ldb, batch, strideB)
+                  : layout(plan->first, inputs, n, k, ldb, batch, strideB));
   SINTER_RT_RETURN_IF_ERROR(
-      transposedA ? layout(plan->second, inputs, m, k, m, batch, m * k)
-                  : layout(plan->second, inputs, k, m, k, batch, m * k));
+      transposedA ? layout(plan->second, inputs, m, k, lda, batch, m * k)
+                  : layout(plan->second, inputs, k, m, lda, batch, m * k));
   SINTER_RT_RETURN_IF_ERROR(
-      layout(plan->result, CUDA_R_32F, n, m, n, batch, m * n));
+      layout(plan->result, CUDA_R_32F, n, m, ldc, batch, m * n));
 
   cublasLtMatmulPreference_t preference = nullptr;
   SINTER_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&preference));
@@ -132,47 +138,49 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(int64_t batch, int64_t m,
   plan->algo = found.algo;
   plan->workspaceBytes = found.workspaceSize;
   Matmul *made = plan.get();
-  matmuls[key] = std::move(plan);
+  matmuls[shape.key()] = std::move(plan);
   return made;
 }
 
-void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
-                        int64_t m, int64_t n, int64_t k, int64_t flags,
+void CudaDevice::matmul(const void *a, const void *b, float *c, MatmulShape shape,
                         const float *bias, bool bf16Inputs) {
   if (skipsWork())
     return;
-  auto shape = [&] {
+  auto [batch, m, n, k, flags, lda, ldb, ldc] = shape;
+  auto describe = [&] {
     return std::to_string(batch) + " x [" + std::to_string(m) + ", " +
            std::to_string(k) + "] @ [" + std::to_string(k) + ", " +
            std::to_string(n) + "]: ";
   };
   // A shape cuBLASLt has no bias epilogue for takes the bias as c's rows
   // instead, and the product is added to them.
-  auto rowsInstead = [](int64_t f) { return (f & ~kBias) | kAccumulate; };
-  int64_t key = flags | (bf16Inputs ? kBF16Inputs : 0);
-  auto shapeKey = std::make_tuple(batch, m, n, k, key);
-  bool biasRows = (key & kBias) && biasAsRows.count(shapeKey);
-  Expected<Matmul *> plan = matmulPlan(batch, m, n, k, biasRows ? rowsInstead(key) : key);
-  if ((key & kBias) && !biasRows && !plan.ok()) {
-    biasAsRows.insert(shapeKey);
+  auto rowsInstead = [](MatmulShape s) {
+    s.flags = (s.flags & ~kBias) | kAccumulate;
+    return s;
+  };
+  shape.flags |= bf16Inputs ? kBF16Inputs : 0;
+  bool biasRows = (shape.flags & kBias) && biasAsRows.count(shape.key());
+  Expected<Matmul *> plan = matmulPlan(biasRows ? rowsInstead(shape) : shape);
+  if ((shape.flags & kBias) && !biasRows && !plan.ok()) {
+    biasAsRows.insert(shape.key());
     biasRows = true;
-    plan = matmulPlan(batch, m, n, k, rowsInstead(key));
+    plan = matmulPlan(rowsInstead(shape));
   }
-  if (failed(plan.status().withPrefix("matmul " + shape())))
+  if (failed(plan.status().withPrefix("matmul " + describe())))
     return;
   if (biasRows) {
     // One row copied, then copies that double the rows done.
-    Status rows = check(cudaMemcpyAsync(c, bias, size_t(n) * sizeof(float),
-                                        cudaMemcpyDeviceToDevice, compute),
+    const size_t pitch = size_t(ldc) * sizeof(float), row = size_t(n) * sizeof(float);
+    Status rows = check(cudaMemcpyAsync(c, bias, row, cudaMemcpyDeviceToDevice, compute),
                         "cudaMemcpyAsync");
     for (int64_t done = 1; rows.ok() && done < m; done *= 2)
-      rows = check(cudaMemcpyAsync(c + done * n, c,
-                                   size_t(std::min(done, m - done) * n) * sizeof(float),
-                                   cudaMemcpyDeviceToDevice, compute),
-                   "cudaMemcpyAsync");
-    if (failed(rows.withPrefix("matmul " + shape() + "the bias's rows: ")))
+      rows = check(cudaMemcpy2DAsync(c + done * ldc, pitch, c, pitch, row,
+                                     size_t(std::min(done, m - done)),
+                                     cudaMemcpyDeviceToDevice, compute),
+                   "cudaMemcpy2DAsync");
+    if (failed(rows.withPrefix("matmul " + describe() + "the bias's rows: ")))
       return;
-    flags = rowsInstead(flags);
+    flags = rowsInstead(shape).flags;
   }
   Expected<void *> work = workspace((*plan)->workspaceBytes);
   if (failed(work.status()))
@@ -183,7 +191,7 @@ void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
                                                   CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                   &bias, sizeof(bias)),
                    "cublasLtMatmulDescSetAttribute")
-                 .withPrefix("matmul " + shape())))
+                 .withPrefix("matmul " + describe())))
     return;
   const float one = 1.0f, beta = (flags & kAccumulate) ? 1.0f : 0.0f;
   failed(check(cublasLtMatmul(blasLt, (*plan)->op, &one, b, (*plan)->first, a,
@@ -191,7 +199,7 @@ void CudaDevice::matmul(const void *a, const void *b, float *c, int64_t batch,
                               (*plan)->result, &(*plan)->algo, *work,
                               (*plan)->workspaceBytes, compute),
                "cublasLtMatmul")
-             .withPrefix("matmul " + shape()));
+             .withPrefix("matmul " + describe()));
 }
 
 } // namespace sinter::rt::cuda

@@ -183,12 +183,13 @@ for precision in f32 bf16; do
   elif [ "$SECONDS" -gt "$deadline" ]; then
     row "PyTorch $precision" "skipped: past the check's deadline (${deadline} s)"
   elif PYTHONPATH="$here" timeout 150 "$py" "$here/torch_gpt2.py" "$micro" 15 "$precision" \
-      >"$logs/torch_$precision.log" 2>&1; then
+      >"$logs/torch_$precision.log" 2>"$logs/torch_${precision}_stderr.log"; then
+    # Its rows on stdout, NAME<tab>TOKENS_PER_S; warnings go to stderr.
     while IFS=$'\t' read -r name value; do
       row "$name, B=$micro x 1024" "$value tokens/s"
     done <"$logs/torch_$precision.log"
   else
-    row "PyTorch $precision" "FAILED: $(tail -n 1 "$logs/torch_$precision.log" | cut -c1-100)"
+    row "PyTorch $precision" "FAILED: $(tail -n 1 "$logs/torch_${precision}_stderr.log" | cut -c1-100)"
   fi
 done
 

@@ -215,3 +215,35 @@ func.func @pitched(%wa: memref<6x8xbf16>, %b: memref<4x5xbf16>, %wc: memref<6x8x
       outs(%c : memref<6x4xf32, strided<[8, 1]>>)
   return
 }
+
+// -----
+
+// Operands that are the leading part of buffers with room past an odd
+// extent run over it, rounded up to 16: the head's logits (n of 5 becomes
+// 16; what the padding computes, nobody reads) and their gradient's
+// product with the same rows (k of 5 becomes 16, the padding of both
+// operands filled with zeros first, so that its products add nothing).
+// CUDA-LABEL: func.func @padded_extents
+// CUDA:       call @sinter_cuda_matmul_pitched_bf16({{.*}}, %c6_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %{{.*}}, %c8_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}})
+// CUDA:       %[[PADA:.*]] = memref.subview %arg3[0, 5] [6, 11] [1, 1]
+// CUDA:       linalg.fill {{.*}} outs(%[[PADA]]
+// CUDA:       %[[PADB:.*]] = memref.subview %arg1[5, 0] [11, 8] [1, 1]
+// CUDA:       linalg.fill {{.*}} outs(%[[PADB]]
+// CUDA:       call @sinter_cuda_matmul_pitched_bf16({{.*}}, %c6_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %{{.*}}, %c16_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}})
+func.func @padded_extents(%x: memref<6x8xbf16>, %wb: memref<16x8xbf16>, %wl: memref<6x16xf32>,
+                          %wg: memref<6x16xbf16>, %dx: memref<6x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.subview %wb[0, 0] [5, 8] [1, 1] : memref<16x8xbf16> to memref<5x8xbf16, strided<[8, 1]>>
+  %l = memref.subview %wl[0, 0] [6, 5] [1, 1] : memref<6x16xf32> to memref<6x5xf32, strided<[16, 1]>>
+  linalg.fill ins(%zero : f32) outs(%l : memref<6x5xf32, strided<[16, 1]>>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                 affine_map<(m, n, k) -> (n, k)>,
+                                 affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<6x8xbf16>, memref<5x8xbf16, strided<[8, 1]>>)
+      outs(%l : memref<6x5xf32, strided<[16, 1]>>)
+  %g = memref.subview %wg[0, 0] [6, 5] [1, 1] : memref<6x16xbf16> to memref<6x5xbf16, strided<[16, 1]>>
+  linalg.fill ins(%zero : f32) outs(%dx : memref<6x8xf32>)
+  linalg.matmul ins(%g, %w : memref<6x5xbf16, strided<[16, 1]>>, memref<5x8xbf16, strided<[8, 1]>>)
+      outs(%dx : memref<6x8xf32>)
+  return
+}

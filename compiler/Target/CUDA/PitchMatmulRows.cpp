@@ -1,13 +1,17 @@
 //===- PitchMatmulRows.cpp - Matmul operands in rows of 16-byte multiples ===//
 //
 // cuBLASLt's fast kernels (TMA on Hopper) need every row of every operand
-// to start on a 16-byte boundary. A row of GPT-2's 50,257 logits is
-// 201,028 bytes in f32 and 100,514 in bf16, and with it the language
-// model head's three matmuls ran at a sixth of the others' rate. A tensor
-// that a matmul reads or writes and that the step makes itself (not a
-// parameter, whose layout the runtime owns) gets a buffer with a few more
-// elements a row, and the matmul and everything else use a view of the
-// first columns: the same values, rows 16-byte aligned.
+// to start on a 16-byte boundary, and run at full rate on extents that are
+// multiples of 16. A row of GPT-2's 50,257 logits is 201,028 bytes in f32
+// and 100,514 in bf16, and with it the language model head's matmuls ran
+// at a sixth of the others' rate. A tensor that a matmul reads or writes
+// and that the step makes itself (not a parameter, whose layout the
+// runtime owns) gets a buffer with rows padded to 16 elements, and the
+// matmul and everything else use a view of its first columns: the same
+// values, rows 16-byte aligned. A matmul's second operand whose rows are
+// one of its extents (the head's bf16 copy of the embedding) gets padded
+// rows as well, so that sinter-library-calls can run the matmul over the
+// padded extents (the padding's products never reach the values).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +19,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace sinter::cuda {
@@ -29,6 +33,8 @@ namespace sinter::cuda {
 namespace {
 
 constexpr int64_t kRowAlignmentBytes = 16;
+/// The padded extents are multiples of this many elements.
+constexpr int64_t kExtentMultiple = 16;
 
 /// Whether a reshape keeps the innermost dimension as it is: the rows stay
 /// rows, so a padded one stays a view of the padded buffer.
@@ -46,12 +52,13 @@ bool keepsRows(Operation *op) {
 }
 
 /// The tensor.empty whose buffer `v` will be, through the ops that write
-/// it in place (a fill, a generic's init) and reshapes that keep its rows.
-tensor::EmptyOp emptyBehind(Value v) {
+/// it in place (a fill, a generic's init) and, with `throughReshapes`,
+/// reshapes that keep its rows.
+tensor::EmptyOp emptyBehind(Value v, bool throughReshapes = true) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto empty = dyn_cast<tensor::EmptyOp>(def))
       return empty;
-    if (keepsRows(def)) {
+    if (throughReshapes && keepsRows(def)) {
       v = def->getOperand(0);
     } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
                linalgOp && linalgOp.hasPureTensorSemantics()) {
@@ -95,12 +102,9 @@ bool onlyIndexedUses(tensor::EmptyOp empty) {
   return true;
 }
 
-/// `empty` as the first columns of a buffer whose rows are `padded`
-/// elements long.
-void pitch(tensor::EmptyOp empty, int64_t padded) {
+/// `empty` as the leading part of an empty tensor of `shape`.
+void widen(tensor::EmptyOp empty, ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(empty.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape.back() = padded;
   OpBuilder b(empty);
   Location loc = empty.getLoc();
   auto wide = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
@@ -109,33 +113,52 @@ void pitch(tensor::EmptyOp empty, int64_t padded) {
   SmallVector<OpFoldResult> sizes;
   for (int64_t size : type.getShape())
     sizes.push_back(b.getIndexAttr(size));
-  auto columns = tensor::ExtractSliceOp::create(b, loc, type, wide, zeros, sizes, ones);
-  empty.replaceAllUsesWith(columns.getResult());
+  auto part = tensor::ExtractSliceOp::create(b, loc, type, wide, zeros, sizes, ones);
+  empty.replaceAllUsesWith(part.getResult());
   empty.erase();
+}
+
+/// A tensor the step makes, of f32 or bf16, with a static shape.
+bool isPaddable(tensor::EmptyOp empty) {
+  auto type = cast<RankedTensorType>(empty.getType());
+  Type element = type.getElementType();
+  return type.getRank() >= 2 && type.hasStaticShape() &&
+         (element.isF32() || element.isBF16());
 }
 
 struct CUDAPitchMatmulRows : public impl::CUDAPitchMatmulRowsBase<CUDAPitchMatmulRows> {
   void runOnOperation() override {
-    llvm::SetVector<tensor::EmptyOp> empties;
+    // Each padded tensor's new shape.
+    llvm::MapVector<tensor::EmptyOp, SmallVector<int64_t>> shapes;
+    auto shapeOf = [&](tensor::EmptyOp empty) -> SmallVector<int64_t> & {
+      auto it = shapes.find(empty);
+      if (it == shapes.end())
+        it = shapes.insert({empty, SmallVector<int64_t>(empty.getType().getShape())}).first;
+      return it->second;
+    };
     getOperation().walk([&](linalg::MatmulOp mm) {
       if (!mm.hasPureTensorSemantics())
         return;
-      for (Value operand : mm->getOperands())
-        if (tensor::EmptyOp empty = emptyBehind(operand))
-          empties.insert(empty);
+      // Rows whose length is not a multiple of 16 bytes.
+      for (Value operand : mm->getOperands()) {
+        tensor::EmptyOp empty = emptyBehind(operand);
+        if (!empty || !isPaddable(empty))
+          continue;
+        RankedTensorType type = empty.getType();
+        int64_t row = type.getShape().back();
+        if (row * (type.getElementTypeBitWidth() / 8) % kRowAlignmentBytes)
+          shapeOf(empty).back() = llvm::alignTo(row, kExtentMultiple);
+      }
+      // A second operand made where it is used, whose rows are an extent
+      // of the product that is not a multiple of 16.
+      tensor::EmptyOp empty = emptyBehind(mm.getDpsInputs()[1], /*throughReshapes=*/false);
+      if (empty && isPaddable(empty) && empty.getType().getRank() == 2 &&
+          empty.getType().getDimSize(0) % kExtentMultiple)
+        shapeOf(empty).front() = llvm::alignTo(empty.getType().getDimSize(0), kExtentMultiple);
     });
-    for (tensor::EmptyOp empty : empties) {
-      auto type = cast<RankedTensorType>(empty.getType());
-      Type element = type.getElementType();
-      if (type.getRank() < 2 || !type.hasStaticShape() ||
-          !(element.isF32() || element.isBF16()))
-        continue;
-      int64_t bytes = element.getIntOrFloatBitWidth() / 8;
-      int64_t row = type.getShape().back() * bytes;
-      if (row % kRowAlignmentBytes == 0 || !onlyIndexedUses(empty))
-        continue;
-      pitch(empty, llvm::alignTo(row, kRowAlignmentBytes) / bytes);
-    }
+    for (auto &[empty, shape] : shapes)
+      if (ArrayRef<int64_t>(shape) != empty.getType().getShape() && onlyIndexedUses(empty))
+        widen(empty, shape);
   }
 };
 

@@ -1,6 +1,7 @@
 //===- LibraryCalls.cpp - Matmul and convolution to the device library ---===//
 
 #include "compiler/Target/Host/CallBuilder.h"
+#include "compiler/Target/Host/MatmulExtents.h"
 #include "compiler/Target/Host/MatmulForm.h"
 #include "compiler/Target/Host/MemoryOpBefore.h"
 #include "compiler/Target/Host/Passes.h"
@@ -111,13 +112,22 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
     rows->erase();
     accumulate = false;
   }
+  // On CUDA, over extents padded to multiples of 16 where the operands have
+  // the room (their rows padded by sinter-cuda-pitch-matmul-rows).
+  bool padded = false;
+  if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation()); mm && device == "cuda") {
+    MatmulExtents extents = paddedExtents(mm, {transposedA, transposedB}, bool(bias));
+    padded = extents.n != n || extents.k != k;
+    n = extents.n;
+    k = extents.k;
+  }
   CallBuilder cb(module, op);
   Location loc = op.getLoc();
   SmallVector<Value> args = {cb.pointer(a), cb.pointer(bm), cb.pointer(c)};
   int64_t lda = *leadingDimension(a, device), ldb = *leadingDimension(bm, device),
           ldc = *leadingDimension(c, device);
   // Rows padded past their length take the call with leading dimensions.
-  bool pitched = !isDense(a) || !isDense(bm) || !isDense(c);
+  bool pitched = padded || !isDense(a) || !isDense(bm) || !isDense(c);
   if (!pitched)
     args.push_back(cb.constant(loc, batch));
   for (int64_t v : {m, n, k,

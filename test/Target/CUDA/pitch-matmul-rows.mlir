@@ -1,11 +1,11 @@
 // RUN: sinter-opt %s -sinter-cuda-pitch-matmul-rows -split-input-file | FileCheck %s
 
 // A language model head's logits: rows of 5 f32 (20 bytes) become the first
-// 5 columns of rows of 8 (32 bytes), through the fill and the matmul that
-// write them and the reshape the loss reads them through.
+// 5 columns of rows of 16, through the fill and the matmul that write them
+// and the reshape the loss reads them through.
 // CHECK-LABEL: func.func @logits
-// CHECK:       %[[WIDE:.*]] = tensor.empty() : tensor<6x8xf32>
-// CHECK:       %[[COLS:.*]] = tensor.extract_slice %[[WIDE]][0, 0] [6, 5] [1, 1] : tensor<6x8xf32> to tensor<6x5xf32>
+// CHECK:       %[[WIDE:.*]] = tensor.empty() : tensor<6x16xf32>
+// CHECK:       %[[COLS:.*]] = tensor.extract_slice %[[WIDE]][0, 0] [6, 5] [1, 1] : tensor<6x16xf32> to tensor<6x5xf32>
 // CHECK:       linalg.fill {{.*}} outs(%[[COLS]] : tensor<6x5xf32>)
 // CHECK-NOT:   tensor.empty() : tensor<6x5xf32>
 func.func @logits(%x: tensor<6x4xf32>, %w: tensor<5x4xf32>) -> tensor<2x3xf32> {
@@ -32,9 +32,9 @@ func.func @logits(%x: tensor<6x4xf32>, %w: tensor<5x4xf32>) -> tensor<2x3xf32> {
 // -----
 
 // Their gradient in bf16, made by a loop and read by the matmul through a
-// reshape: rows of 5 bf16 (10 bytes) become rows of 8 (16 bytes).
+// reshape: rows of 5 bf16 (10 bytes) become rows of 16.
 // CHECK-LABEL: func.func @gradient
-// CHECK:       %[[WIDE:.*]] = tensor.empty() : tensor<2x3x8xbf16>
+// CHECK:       %[[WIDE:.*]] = tensor.empty() : tensor<2x3x16xbf16>
 // CHECK:       %[[COLS:.*]] = tensor.extract_slice %[[WIDE]][0, 0, 0] [2, 3, 5] [1, 1, 1]
 // CHECK:       linalg.generic {{.*}} outs(%[[COLS]] : tensor<2x3x5xbf16>)
 // The matmul's own result has rows of 4 f32: 16 bytes, as they are.
@@ -54,6 +54,43 @@ func.func @gradient(%g: tensor<2x3x5xf32>, %w: tensor<5x4xbf16>) -> tensor<6x4xf
   %c0 = linalg.fill ins(%zero : f32) outs(%ce : tensor<6x4xf32>) -> tensor<6x4xf32>
   %dx = linalg.matmul ins(%n2, %w : tensor<6x5xbf16>, tensor<5x4xbf16>) outs(%c0 : tensor<6x4xf32>) -> tensor<6x4xf32>
   return %dx : tensor<6x4xf32>
+}
+
+// -----
+
+// A second operand the function makes (the head's bf16 copy of the
+// embedding), whose 5 rows are the product's columns, gets 16 rows.
+// CHECK-LABEL: func.func @second_operand_rows
+// CHECK:       %[[WIDE:.*]] = tensor.empty() : tensor<16x8xbf16>
+// CHECK:       %[[ROWS:.*]] = tensor.extract_slice %[[WIDE]][0, 0] [5, 8] [1, 1] : tensor<16x8xbf16> to tensor<5x8xbf16>
+// CHECK:       linalg.generic {{.*}} outs(%[[ROWS]] : tensor<5x8xbf16>)
+// CHECK:       tensor.empty() : tensor<6x16xf32>
+func.func @second_operand_rows(%x: tensor<6x8xbf16>, %w: tensor<5x8xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %we = tensor.empty() : tensor<5x8xbf16>
+  %wb = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<5x8xf32>) outs(%we : tensor<5x8xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<5x8xbf16>
+  %e = tensor.empty() : tensor<6x5xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %l = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %wb : tensor<6x8xbf16>, tensor<5x8xbf16>) outs(%f : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %se = tensor.empty() : tensor<f32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%se : tensor<f32>) -> tensor<f32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
+                       iterator_types = ["reduction", "reduction"]}
+      ins(%l : tensor<6x5xf32>) outs(%s0 : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %v, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
 }
 
 // -----

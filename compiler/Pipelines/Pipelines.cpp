@@ -180,6 +180,9 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
     // What reads a reduction's results, next to it, so the plan gives it
     // bytes of its own and the reduction's launch can take it in.
     pm.addPass(cuda::createCUDAConsumersFollowReductions());
+    // An output written once per element needs no fill read back (so a
+    // reduction beside it can run as a block).
+    pm.addPass(cuda::createCUDAFoldFilledOutputs());
     // Rows of matmul operands start 16 bytes apart, as cuBLASLt's fast
     // kernels need (GPT-2's 50,257 logits).
     pm.addPass(cuda::createCUDAPitchMatmulRows());

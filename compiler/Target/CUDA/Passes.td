@@ -253,6 +253,21 @@ def CUDAConsumersFollowReductions
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CUDAFoldFilledOutputs : Pass<"sinter-cuda-fold-filled-outputs", "mlir::ModuleOp"> {
+  let summary = "An output each iteration writes once reads its fill's constant";
+  let description = [{
+    On linalg on tensors: a `linalg.generic` output whose indexing map is a
+    permutation of all the loops is visited once per element, so what its
+    payload reads of it is the value before. When a `linalg.fill` of a
+    constant made that value, the payload takes the constant and the
+    output the fill's destination (the fill goes when nothing else reads
+    it). The output is then written and never read, which lets
+    `sinter-cuda-block-reductions` run a reduction beside it as a block of
+    threads (the gradient norm's squares of a 1-D parameter).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def CUDAPitchMatmulRows : Pass<"sinter-cuda-pitch-matmul-rows", "mlir::ModuleOp"> {
   let summary = "Pads the rows of the step's matmul operands to 16 bytes";
   let description = [{

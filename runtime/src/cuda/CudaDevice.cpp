@@ -39,6 +39,15 @@ bool switchedOn(const char *name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+/// The rows of the profile's table: SINTER_CUDA_PROFILE=1 lists the 20
+/// kernels and library calls that took the most time; a larger number,
+/// that many.
+size_t profileRows() {
+  const char *v = std::getenv("SINTER_CUDA_PROFILE");
+  long rows = v ? std::strtol(v, nullptr, 10) : 0;
+  return rows > 1 ? size_t(rows) : 20;
+}
+
 /// Never destroyed: at exit the CUDA runtime tears itself down before
 /// static destructors would run, and destroying the library handles and
 /// the module after it can crash; the driver frees everything with the
@@ -286,7 +295,7 @@ void CudaDevice::read(void *dst, const void *src, int64_t offset, int64_t bytes)
 std::string CudaDevice::activity() const {
   if (profile)
     return "CUDA graphs: off while profiling (SINTER_CUDA_PROFILE)\n" +
-           profile->times.table(20);
+           profile->times.table(profileRows());
   const GraphRegions::Counts &n = graphs.counts();
   if (!graphs.isEnabled())
     return "CUDA graphs: off (SINTER_CUDA_GRAPHS=0); " + std::to_string(n.direct) +

@@ -113,7 +113,7 @@ def CUDARegisterAccumulators
 }
 
 def CUDAUnrollSums : Pass<"sinter-cuda-unroll-sums", "mlir::ModuleOp"> {
-  let summary = "A thread's summing loop runs four iterations a body, loads first";
+  let summary = "A thread's summing or row-walking loop runs four iterations a body, loads first";
   let description = [{
     Inside each `gpu.launch`, an innermost `scf.for` that carries a value
     (a sum, after `sinter-cuda-register-accumulators`) is unrolled by 4
@@ -128,7 +128,11 @@ def CUDAUnrollSums : Pass<"sinter-cuda-unroll-sums", "mlir::ModuleOp"> {
     so a warp has the loads of four iterations in flight at once. The sum
     still adds the values in the loop's order. Stores to other buffers
     (a partial sum's side output) stay where they were: the loop's buffers
-    are distinct, as for the register accumulators.
+    are distinct, as for the register accumulators. A loop that carries
+    nothing but stores each iteration (a walk over a row after its
+    reduction: cross-entropy's gradient, a layer norm's normalization) is
+    unrolled the same way; there a load moves first only when its buffer
+    provably shares no byte with any the loop stores to (BufferOverlaps).
   }];
   let dependentDialects = ["mlir::scf::SCFDialect"];
 }

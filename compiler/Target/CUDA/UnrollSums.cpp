@@ -6,9 +6,14 @@
 // kernel waits on latency instead of bandwidth. Unrolled, the iterations'
 // loads of buffers the loop never writes go first, so several are in
 // flight at once; the sum still adds them one after another, in order.
+// A loop that walks a row again after its reduction (cross-entropy's
+// gradient, a layer norm's normalization) is the same: each iteration's
+// store keeps the next iteration's load waiting, unless the load's bytes
+// are proven apart from every store's.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Target/CUDA/BufferAccesses.h"
 #include "compiler/Target/CUDA/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -45,16 +50,27 @@ bool startsAtThread(scf::ForOp loop, int64_t step) {
   return atThread && threads && *threads <= step;
 }
 
-/// Whether `loop` carries a sum, has no loop inside, and runs at least
-/// two unrolled bodies: constant bounds with a multiple of kUnroll
-/// iterations (no remainder), or a block's threads striding over a row
-/// from their own indices, at most `step` of them, over a constant extent
-/// of at least 2 * kUnroll steps (a remainder loop takes the last
-/// iterations).
+/// Whether `loop` carries nothing and stores what its iterations compute,
+/// each (a walk over a row after its reduction) or some (a scatter-add's
+/// rows that match its thread's).
+bool storesEachIteration(scf::ForOp loop) {
+  if (loop.getNumRegionIterArgs() != 0)
+    return false;
+  bool stores = false;
+  loop.getBody()->walk([&](memref::StoreOp) { stores = true; });
+  return stores;
+}
+
+/// Whether `loop` carries a sum or stores each iteration, has no loop
+/// inside, and runs at least two unrolled bodies: constant bounds with a
+/// multiple of kUnroll iterations (no remainder), or a block's threads
+/// striding over a row from their own indices, at most `step` of them,
+/// over a constant extent of at least 2 * kUnroll steps (a remainder loop
+/// takes the last iterations).
 bool isUnrollable(scf::ForOp loop) {
   bool inner = false;
   loop.getBody()->walk([&](LoopLikeOpInterface) { inner = true; });
-  if (loop.getNumRegionIterArgs() == 0 || inner)
+  if ((loop.getNumRegionIterArgs() == 0 && !storesEachIteration(loop)) || inner)
     return false;
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
@@ -93,8 +109,11 @@ bool collectIndexOps(Operation *op, Block *body, Value iv,
 }
 
 /// Moves the loads of buffers the loop never writes, with their index
-/// computations, to the top of its body, in their order.
-void loadsFirst(scf::ForOp loop) {
+/// computations, to the top of its body, in their order. A summing loop's
+/// buffers are distinct, as for the register accumulators; in a loop that
+/// stores each iteration, a load moves only when `overlaps` proves its
+/// buffer shares no byte with any the loop stores to.
+void loadsFirst(scf::ForOp loop, bool storesEach, BufferOverlaps &overlaps) {
   Block *body = loop.getBody();
   // Stores are the only writes in these loops (map-to-gpu makes them);
   // anything else that may write leaves the body as it is.
@@ -104,7 +123,9 @@ void loadsFirst(scf::ForOp loop) {
     if (auto store = dyn_cast<memref::StoreOp>(op))
       written.insert(store.getMemRef());
     else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(op) &&
-             !op->hasTrait<OpTrait::IsTerminator>())
+             !op->hasTrait<OpTrait::IsTerminator>() &&
+             // A conditional store's `scf.if`: the walk sees what it holds.
+             !(storesEach && op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()))
       otherWrites = true;
   });
   if (otherWrites)
@@ -113,6 +134,10 @@ void loadsFirst(scf::ForOp loop) {
   for (Operation &op : *body) {
     auto load = dyn_cast<memref::LoadOp>(op);
     if (!load || written.contains(load.getMemRef()))
+      continue;
+    if (storesEach && llvm::any_of(written, [&](Value stored) {
+          return !overlaps.disjoint(load.getMemRef(), stored);
+        }))
       continue;
     llvm::SetVector<Operation *> needed;
     if (!collectIndexOps(load, body, loop.getInductionVar(), needed))
@@ -142,10 +167,12 @@ struct CUDAUnrollSums : public impl::CUDAUnrollSumsBase<CUDAUnrollSums> {
           loops.push_back(loop);
       });
     });
+    BufferOverlaps overlaps;
     for (scf::ForOp loop : loops) {
+      bool storesEach = storesEachIteration(loop);
       FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, kUnroll);
       if (succeeded(unrolled) && unrolled->mainLoopOp)
-        loadsFirst(*unrolled->mainLoopOp);
+        loadsFirst(*unrolled->mainLoopOp, storesEach, overlaps);
     }
   }
 };

@@ -14,7 +14,9 @@
 // reduction between, in thread order. Each result is checked against the
 // same reduction taken row by row on the host: a sum, with the fill before
 // it folded in and the values it folds stored; a softmax's running maximum
-// and sum; a maximum over 64 elements (32 threads a block).
+// and sum, and its gradient over rows of 4,000 (a thread walks its
+// elements again four at a time, loads first); a maximum over 64 elements
+// (32 threads a block).
 
 // Fills `m` with small integers: (7 r + 3 c) mod 17 - 8 at [r, c].
 func.func @integers(%m: memref<?x?xf32>) {
@@ -60,7 +62,7 @@ func.func @sum_storing(%a: memref<37x700xf32>, %b: memref<37x700xf32>, %x: memre
 
 // sinter-online-softmax's running pair: the maximum, and the sum of
 // exp(x - maximum) rescaled whenever the maximum grows.
-func.func @softmax_stats(%x: memref<5x1000xf32>, %m: memref<5xf32>, %s: memref<5xf64>) {
+func.func @softmax_stats(%x: memref<5x4000xf32>, %m: memref<5xf32>, %s: memref<5xf64>) {
   %ninf = arith.constant 0xFF800000 : f32
   %zero = arith.constant 0.0 : f64
   %zerof = arith.constant 0.0 : f32
@@ -70,7 +72,7 @@ func.func @softmax_stats(%x: memref<5x1000xf32>, %m: memref<5xf32>, %s: memref<5
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
                                    affine_map<(d0, d1) -> (d0)>],
                   iterator_types = ["parallel", "reduction"]}
-      ins(%x : memref<5x1000xf32>) outs(%m, %s : memref<5xf32>, memref<5xf64>)
+      ins(%x : memref<5x4000xf32>) outs(%m, %s : memref<5xf32>, memref<5xf64>)
       attrs = {sinter.online_softmax} {
   ^bb0(%in: f32, %max: f32, %sum: f64):
     %newmax = arith.maximumf %max, %in : f32
@@ -239,8 +241,8 @@ func.func @layer_norm(%a: memref<37x700xf32>, %b: memref<37x700xf32>, %gamma: me
   return
 }
 
-func.func @softmax_grad(%x: memref<5x1000xf32>, %target: memref<5xi32>,
-                        %ws: memref<32768xi8> {sinter.workspace}) {
+func.func @softmax_grad(%x: memref<5x4000xf32>, %target: memref<5xi32>,
+                        %ws: memref<98304xi8> {sinter.workspace}) {
   %o0 = arith.constant 0 : index
   %o1 = arith.constant 64 : index
   %o2 = arith.constant 128 : index
@@ -249,15 +251,15 @@ func.func @softmax_grad(%x: memref<5x1000xf32>, %target: memref<5xi32>,
   %zerof = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f64
   %onef = arith.constant 1.0 : f32
-  %m = memref.view %ws[%o0][] : memref<32768xi8> to memref<5xf32>
-  %s = memref.view %ws[%o1][] : memref<32768xi8> to memref<5xf64>
-  %g = memref.view %ws[%o2][] : memref<32768xi8> to memref<5x1000xf32>
+  %m = memref.view %ws[%o0][] : memref<98304xi8> to memref<5xf32>
+  %s = memref.view %ws[%o1][] : memref<98304xi8> to memref<5xf64>
+  %g = memref.view %ws[%o2][] : memref<98304xi8> to memref<5x4000xf32>
   linalg.fill ins(%ninf : f32) outs(%m : memref<5xf32>)
   linalg.fill ins(%zero : f64) outs(%s : memref<5xf64>)
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
                                    affine_map<(d0, d1) -> (d0)>],
                   iterator_types = ["parallel", "reduction"]}
-      ins(%x : memref<5x1000xf32>) outs(%m, %s : memref<5xf32>, memref<5xf64>)
+      ins(%x : memref<5x4000xf32>) outs(%m, %s : memref<5xf32>, memref<5xf64>)
       attrs = {sinter.online_softmax} {
   ^bb0(%in: f32, %max: f32, %sum: f64):
     %newmax = arith.maximumf %max, %in : f32
@@ -279,8 +281,8 @@ func.func @softmax_grad(%x: memref<5x1000xf32>, %target: memref<5xi32>,
                                    affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>,
                                    affine_map<(d0, d1) -> (d0, d1)>],
                   iterator_types = ["parallel", "parallel"]}
-      ins(%x, %m, %s, %target : memref<5x1000xf32>, memref<5xf32>, memref<5xf64>, memref<5xi32>)
-      outs(%g : memref<5x1000xf32>) {
+      ins(%x, %m, %s, %target : memref<5x4000xf32>, memref<5xf32>, memref<5xf64>, memref<5xi32>)
+      outs(%g : memref<5x4000xf32>) {
   ^bb0(%v: f32, %mx: f32, %sm: f64, %t: i32, %unused: f32):
     %col = linalg.index 1 : index
     %ti = arith.index_cast %t : i32 to index
@@ -325,7 +327,7 @@ func.func @main() {
   %c37 = arith.constant 37 : index
   %c64 = arith.constant 64 : index
   %c700 = arith.constant 700 : index
-  %c1000 = arith.constant 1000 : index
+  %c4000 = arith.constant 4000 : index
   %zero = arith.constant 0 : i64
   %one = arith.constant 1 : i64
   %zerof = arith.constant 0.0 : f64
@@ -370,21 +372,21 @@ func.func @main() {
 
   // The softmax's pair: the maximum exactly, the sum of exp(x - max) to
   // f32's rounding of each term.
-  %sx = memref.alloc() : memref<5x1000xf32>
+  %sx = memref.alloc() : memref<5x4000xf32>
   %sm = memref.alloc() : memref<5xf32>
   %ss = memref.alloc() : memref<5xf64>
-  %sx_d = memref.cast %sx : memref<5x1000xf32> to memref<?x?xf32>
+  %sx_d = memref.cast %sx : memref<5x4000xf32> to memref<?x?xf32>
   call @integers(%sx_d) : (memref<?x?xf32>) -> ()
-  call @softmax_stats(%sx, %sm, %ss) : (memref<5x1000xf32>, memref<5xf32>, memref<5xf64>) -> ()
+  call @softmax_stats(%sx, %sm, %ss) : (memref<5x4000xf32>, memref<5xf32>, memref<5xf64>) -> ()
   %tol = arith.constant 1.0e-5 : f64
   scf.for %r = %c0 to %c5 step %c1 {
-    %max = scf.for %c = %c0 to %c1000 step %c1 iter_args(%m = %ninf) -> f32 {
-      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+    %max = scf.for %c = %c0 to %c4000 step %c1 iter_args(%m = %ninf) -> f32 {
+      %v = memref.load %sx[%r, %c] : memref<5x4000xf32>
       %n = arith.maximumf %m, %v : f32
       scf.yield %n : f32
     }
-    %sum = scf.for %c = %c0 to %c1000 step %c1 iter_args(%s = %zerof) -> f64 {
-      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+    %sum = scf.for %c = %c0 to %c4000 step %c1 iter_args(%s = %zerof) -> f64 {
+      %v = memref.load %sx[%r, %c] : memref<5x4000xf32>
       %d = arith.subf %v, %max : f32
       %e = math.exp %d : f32
       %w = arith.extf %e : f32 to f64
@@ -541,7 +543,7 @@ func.func @main() {
   call @report(%wrong) : (memref<1xi64>) -> ()
 
   // The softmax's gradient, to f32's rounding.
-  %gws = memref.alloc() : memref<32768xi8>
+  %gws = memref.alloc() : memref<98304xi8>
   %target = memref.alloc() : memref<5xi32>
   %c11 = arith.constant 11 : index
   %c97 = arith.constant 97 : index
@@ -551,18 +553,18 @@ func.func @main() {
     %ti = arith.index_cast %t1 : index to i32
     memref.store %ti, %target[%r] : memref<5xi32>
   }
-  call @softmax_grad(%sx, %target, %gws) : (memref<5x1000xf32>, memref<5xi32>, memref<32768xi8>) -> ()
+  call @softmax_grad(%sx, %target, %gws) : (memref<5x4000xf32>, memref<5xi32>, memref<98304xi8>) -> ()
   %g128 = arith.constant 128 : index
-  %gg = memref.view %gws[%g128][] : memref<32768xi8> to memref<5x1000xf32>
+  %gg = memref.view %gws[%g128][] : memref<98304xi8> to memref<5x4000xf32>
   %gtol = arith.constant 1.0e-6 : f32
   scf.for %r = %c0 to %c5 step %c1 {
-    %max = scf.for %c = %c0 to %c1000 step %c1 iter_args(%mx0 = %ninf) -> f32 {
-      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+    %max = scf.for %c = %c0 to %c4000 step %c1 iter_args(%mx0 = %ninf) -> f32 {
+      %v = memref.load %sx[%r, %c] : memref<5x4000xf32>
       %nm = arith.maximumf %mx0, %v : f32
       scf.yield %nm : f32
     }
-    %sum = scf.for %c = %c0 to %c1000 step %c1 iter_args(%sm0 = %zerof) -> f64 {
-      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+    %sum = scf.for %c = %c0 to %c4000 step %c1 iter_args(%sm0 = %zerof) -> f64 {
+      %v = memref.load %sx[%r, %c] : memref<5x4000xf32>
       %d = arith.subf %v, %max : f32
       %e = math.exp %d : f32
       %w = arith.extf %e : f32 to f64
@@ -572,15 +574,15 @@ func.func @main() {
     %sumf = arith.truncf %sum : f64 to f32
     %tg = memref.load %target[%r] : memref<5xi32>
     %tc = arith.index_cast %tg : i32 to index
-    scf.for %c = %c0 to %c1000 step %c1 {
-      %v = memref.load %sx[%r, %c] : memref<5x1000xf32>
+    scf.for %c = %c0 to %c4000 step %c1 {
+      %v = memref.load %sx[%r, %c] : memref<5x4000xf32>
       %d = arith.subf %v, %max : f32
       %e = math.exp %d : f32
       %p = arith.divf %e, %sumf : f32
       %hit = arith.cmpi eq, %tc, %c : index
       %hitf = arith.uitofp %hit : i1 to f32
       %want = arith.subf %p, %hitf : f32
-      %got = memref.load %gg[%r, %c] : memref<5x1000xf32>
+      %got = memref.load %gg[%r, %c] : memref<5x4000xf32>
       %diff = arith.subf %got, %want : f32
       %adiff = math.absf %diff : f32
       %bad = arith.cmpf ugt, %adiff, %gtol : f32

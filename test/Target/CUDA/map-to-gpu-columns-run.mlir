@@ -1,5 +1,5 @@
 // RUN: sinter-opt %s -sinter-cuda-map-to-gpu -canonicalize | FileCheck %s --check-prefix=MAP
-// RUN: sinter-opt %s -sinter-cuda-map-to-gpu -sinter-cuda-launches-on-host \
+// RUN: sinter-opt %s -sinter-cuda-map-to-gpu -sinter-cuda-unroll-sums -sinter-cuda-launches-on-host \
 // RUN:   | mlir-opt -arith-expand -expand-strided-metadata -lower-affine -convert-scf-to-cf \
 // RUN:       -finalize-memref-to-llvm -convert-arith-to-llvm -convert-func-to-llvm \
 // RUN:       -convert-cf-to-llvm -reconcile-unrealized-casts \
@@ -7,7 +7,8 @@
 // RUN:   | FileCheck %s
 
 // An embedding gradient's scatter-add runs as a thread per column and group
-// of rows (sinter-cuda-map-to-gpu's column nests), one thread after another
+// of rows (sinter-cuda-map-to-gpu's column nests, the walk over the ids
+// unrolled as the CUDA pipeline does), one thread after another
 // here. Ids repeat, and the values are integers (every order of the sum
 // exact): an element that no thread adds into, or two do, or a thread that
 // adds a position into another group's row, shows as a wrong count.

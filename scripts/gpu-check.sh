@@ -156,6 +156,7 @@ stage "ResNet-18, 10 steps" "$logs/resnet.log" 90  "$here/resnet/resnet" \
   row "ResNet-18/16, 10 steps (f32, 1e-3)" "$(compare safetensors "$here/got/resnet.safetensors" "$here/ref/resnet.safetensors" 1e-3 "$here/ref/resnet_floor.json")"
 graphs_vs_direct ResNet-18/16 "$here/resnet/resnet" "$logs/resnet.log" "$here/got/resnet.safetensors"
 
+declare -A sinter_tps=() # Sinter's tokens/s, to set PyTorch's beside
 declare -A micros=([f32]=$(cat "$here/gpt124m/micro") [bf16]=$(cat "$here/gpt124m/micro_bf16"))
 for precision in f32 bf16; do
   micro=${micros[$precision]}
@@ -174,6 +175,7 @@ print(f"{tokens:.0f} {100 * tokens * (6 * n + 6 * L * C * T) / 989e12:.2f}")
 PY
 )
   row "GPT-2 124M $precision, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
+  sinter_tps[$precision]=$tps
 done
 # PyTorch on the same batches as Sinter's two programs.
 for precision in f32 bf16; do
@@ -186,7 +188,9 @@ for precision in f32 bf16; do
       >"$logs/torch_$precision.log" 2>"$logs/torch_${precision}_stderr.log"; then
     # Its rows on stdout, NAME<tab>TOKENS_PER_S; warnings go to stderr.
     while IFS=$'\t' read -r name value; do
-      row "$name, B=$micro x 1024" "$value tokens/s"
+      ratio=$(awk -v s="${sinter_tps[$precision]:-0}" -v p="$value" \
+        'BEGIN { if (p + 0 > 0 && s > 0) printf " (Sinter %.2fx)", s / p }')
+      row "$name, B=$micro x 1024" "$value tokens/s$ratio"
     done <"$logs/torch_$precision.log"
   else
     row "PyTorch $precision" "FAILED: $(tail -n 1 "$logs/torch_${precision}_stderr.log" | cut -c1-100)"

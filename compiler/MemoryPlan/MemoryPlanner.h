@@ -28,11 +28,15 @@ struct ArenaPlan {
   uint64_t sumOfSizes = 0;       ///< what separate allocations would take
 };
 
+/// The bytes every planned buffer's offset is a multiple of: what the
+/// libraries the step calls (cuBLASLt) are told of every pointer.
+inline constexpr uint64_t kBufferAlignment = 64;
+
 /// Places the largest buffers first, each at the lowest aligned offset free
 /// for its whole lifetime (greedy best-fit by size, as in TFLite's and
 /// XLA's heap simulators). Deterministic: ties break by position.
 ArenaPlan planArena(const std::vector<Lifetime> &buffers,
-                    uint64_t alignment = 64);
+                    uint64_t alignment = kBufferAlignment);
 
 } // namespace sinter::memory
 

@@ -218,7 +218,8 @@ func.func @pitched(%wa: memref<6x8xbf16>, %b: memref<4x5xbf16>, %wc: memref<6x8x
 
 // -----
 
-// Operands that are the leading part of buffers with room past an odd
+// Operands whose padding is their own (sinter-cuda-pitch-matmul-rows marks
+// them) and that are the leading part of buffers with room past an odd
 // extent run over it, rounded up to 16: the head's logits (n of 5 becomes
 // 16; what the padding computes, nobody reads) and their gradient's
 // product with the same rows (k of 5 becomes 16, the padding of both
@@ -240,10 +241,34 @@ func.func @padded_extents(%x: memref<6x8xbf16>, %wb: memref<16x8xbf16>, %wl: mem
                                  affine_map<(m, n, k) -> (n, k)>,
                                  affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<6x8xbf16>, memref<5x8xbf16, strided<[8, 1]>>)
-      outs(%l : memref<6x5xf32, strided<[16, 1]>>)
+      outs(%l : memref<6x5xf32, strided<[16, 1]>>) {sinter.padded_operands = array<i64: 1, 2>}
   %g = memref.subview %wg[0, 0] [6, 5] [1, 1] : memref<6x16xbf16> to memref<6x5xbf16, strided<[16, 1]>>
   linalg.fill ins(%zero : f32) outs(%dx : memref<6x8xf32>)
   linalg.matmul ins(%g, %w : memref<6x5xbf16, strided<[16, 1]>>, memref<5x8xbf16, strided<[8, 1]>>)
-      outs(%dx : memref<6x8xf32>)
+      outs(%dx : memref<6x8xf32>) {sinter.padded_operands = array<i64: 0, 1>}
+  return
+}
+
+// -----
+
+// Slices of an input are not padding: the first product of a split matmul
+// keeps its k of 100 (no fill writes the input's other columns), and the
+// second, whose slice starts 400 bytes in (the plan promises cuBLASLt 64),
+// stays loops.
+// CUDA-LABEL: func.func @slices_of_inputs
+// CUDA-NOT:   linalg.fill
+// CUDA:       call @sinter_cuda_matmul_pitched_f32({{.*}}, %c8_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}}, %c100_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %{{.*}}, %c200_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}})
+// CUDA:       linalg.matmul
+func.func @slices_of_inputs(%x: memref<8x200xf32>, %w: memref<200x32xf32>, %c: memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %x1 = memref.subview %x[0, 0] [8, 100] [1, 1] : memref<8x200xf32> to memref<8x100xf32, strided<[200, 1]>>
+  %x2 = memref.subview %x[0, 100] [8, 100] [1, 1] : memref<8x200xf32> to memref<8x100xf32, strided<[200, 1], offset: 100>>
+  %w1 = memref.subview %w[0, 0] [100, 32] [1, 1] : memref<200x32xf32> to memref<100x32xf32, strided<[32, 1]>>
+  %w2 = memref.subview %w[100, 0] [100, 32] [1, 1] : memref<200x32xf32> to memref<100x32xf32, strided<[32, 1], offset: 3200>>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%x1, %w1 : memref<8x100xf32, strided<[200, 1]>>, memref<100x32xf32, strided<[32, 1]>>)
+      outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%x2, %w2 : memref<8x100xf32, strided<[200, 1], offset: 100>>, memref<100x32xf32, strided<[32, 1], offset: 3200>>)
+      outs(%c : memref<8x32xf32>)
   return
 }

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CUDA/Passes.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -156,9 +157,22 @@ struct CUDAPitchMatmulRows : public impl::CUDAPitchMatmulRowsBase<CUDAPitchMatmu
           empty.getType().getDimSize(0) % kExtentMultiple)
         shapeOf(empty).front() = llvm::alignTo(empty.getType().getDimSize(0), kExtentMultiple);
     });
+    // Which operands of which matmul are about to be widened: the library
+    // call may use their padding, theirs alone (sinter.padded_operands).
+    llvm::SetVector<tensor::EmptyOp> widened;
     for (auto &[empty, shape] : shapes)
       if (ArrayRef<int64_t>(shape) != empty.getType().getShape() && onlyIndexedUses(empty))
-        widen(empty, shape);
+        widened.insert(empty);
+    getOperation().walk([&](linalg::MatmulOp mm) {
+      SmallVector<int64_t> padded;
+      for (auto [i, operand] : llvm::enumerate(mm->getOperands()))
+        if (tensor::EmptyOp empty = emptyBehind(operand); empty && widened.contains(empty))
+          padded.push_back(int64_t(i));
+      if (!padded.empty())
+        attrs::paddedOperands.set(mm, DenseI64ArrayAttr::get(mm.getContext(), padded));
+    });
+    for (tensor::EmptyOp empty : widened)
+      widen(empty, shapes.lookup(empty));
   }
 };
 

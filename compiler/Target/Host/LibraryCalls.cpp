@@ -1,5 +1,6 @@
 //===- LibraryCalls.cpp - Matmul and convolution to the device library ---===//
 
+#include "compiler/MemoryPlan/MemoryPlanner.h"
 #include "compiler/Target/Host/CallBuilder.h"
 #include "compiler/Target/Host/MatmulExtents.h"
 #include "compiler/Target/Host/MatmulForm.h"
@@ -35,8 +36,9 @@ bool isDenseF32(Value v) {
 }
 
 /// The elements between consecutive rows of a matrix the library can read
-/// in place: its row length when dense; on CUDA, also a view whose rows
-/// are padded (sinter-cuda-pitch-matmul-rows), static but for its offset.
+/// in place: its row length when dense; on CUDA, also a static view whose
+/// rows are padded (sinter-cuda-pitch-matmul-rows) and that starts as
+/// aligned as the plan's buffers (what cuBLASLt is told of every pointer).
 std::optional<int64_t> leadingDimension(Value v, StringRef device) {
   auto type = dyn_cast<MemRefType>(v.getType());
   if (!type || !type.hasStaticShape())
@@ -47,7 +49,9 @@ std::optional<int64_t> leadingDimension(Value v, StringRef device) {
   int64_t offset;
   if (device != "cuda" || type.getRank() != 2 ||
       failed(type.getStridesAndOffset(strides, offset)) || strides[1] != 1 ||
-      ShapedType::isDynamic(strides[0]) || strides[0] < type.getDimSize(1))
+      ShapedType::isDynamic(strides[0]) || strides[0] < type.getDimSize(1) ||
+      ShapedType::isDynamic(offset) ||
+      uint64_t(offset) * (type.getElementTypeBitWidth() / 8) % memory::kBufferAlignment)
     return std::nullopt;
   return strides[0];
 }

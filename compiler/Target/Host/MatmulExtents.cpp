@@ -1,6 +1,7 @@
 //===- MatmulExtents.cpp - A matmul over its operands' padded extents -----===//
 
 #include "compiler/Target/Host/MatmulExtents.h"
+#include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -29,7 +30,7 @@ template <typename Reshape> bool keepsLastDim(Reshape op) {
 /// The room past dimension `dim` of `v`, through reshapes that keep its
 /// rows (for the last dimension); none unless `v` is the leading part of a
 /// static buffer.
-Room roomOf(Value v, int64_t dim) {
+Room roomPast(Value v, int64_t dim) {
   while (Operation *def = v.getDefiningOp()) {
     int64_t last = cast<MemRefType>(v.getType()).getRank() - 1;
     Value source;
@@ -67,17 +68,25 @@ void fillZeros(OpBuilder &b, Location loc, Room room, int64_t from, int64_t to) 
 } // namespace
 
 MatmulExtents paddedExtents(linalg::MatmulOp op, MatmulForm form, bool withBias) {
-  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
+  // Only padding that is the operand's own: a view at offset 0 of a live
+  // buffer (a slice of an input) has room past it too, not for us to use.
+  DenseI64ArrayAttr own = attrs::paddedOperands.get(op);
+  auto roomOf = [&](unsigned operand, int64_t dim) {
+    return own && llvm::is_contained(own.asArrayRef(), int64_t(operand))
+               ? roomPast(op->getOperand(operand), dim)
+               : Room{};
+  };
   auto at = cast<MemRefType>(a.getType()), bt = cast<MemRefType>(b.getType());
   MatmulExtents extents{bt.getDimSize(form.transposedB ? 0 : 1),
                         at.getDimSize(form.transposedA ? 0 : 1)};
   int64_t n = llvm::alignTo(extents.n, kExtentMultiple);
-  if (!withBias && n != extents.n && roomOf(c, 1).extent >= n &&
-      roomOf(b, form.transposedB ? 0 : 1).extent >= n)
+  if (!withBias && n != extents.n && roomOf(2, 1).extent >= n &&
+      roomOf(1, form.transposedB ? 0 : 1).extent >= n)
     extents.n = n;
   int64_t k = llvm::alignTo(extents.k, kExtentMultiple);
-  Room roomA = roomOf(a, form.transposedA ? 0 : 1),
-       roomB = roomOf(b, form.transposedB ? 1 : 0);
+  Room roomA = roomOf(0, form.transposedA ? 0 : 1),
+       roomB = roomOf(1, form.transposedB ? 1 : 0);
   if (k != extents.k && roomA.extent >= k && roomB.extent >= k) {
     OpBuilder builder(op);
     fillZeros(builder, op.getLoc(), roomA, extents.k, k);

@@ -21,7 +21,8 @@ struct MatmulExtents {
 
 /// The extents `op` (C[m, n] += A[m, k] B[k, n] in `form`) may run over: n
 /// and k rounded up to multiples of 16 where every operand with that
-/// extent is the leading part of a buffer that long. The padding of k is
+/// extent is one whose padding is its own (sinter.padded_operands) and
+/// the leading part of a buffer that long. The padding of k is
 /// zero-filled just before `op` (its products add nothing); the padding of
 /// n is written with products nothing reads. n stays when the product adds
 /// a bias (it has n elements).

@@ -7,6 +7,7 @@
 // CHECK:       %[[WIDE:.*]] = tensor.empty() : tensor<6x16xf32>
 // CHECK:       %[[COLS:.*]] = tensor.extract_slice %[[WIDE]][0, 0] [6, 5] [1, 1] : tensor<6x16xf32> to tensor<6x5xf32>
 // CHECK:       linalg.fill {{.*}} outs(%[[COLS]] : tensor<6x5xf32>)
+// CHECK:       linalg.matmul {{.*}} {sinter.padded_operands = array<i64: 2>}
 // CHECK-NOT:   tensor.empty() : tensor<6x5xf32>
 func.func @logits(%x: tensor<6x4xf32>, %w: tensor<5x4xf32>) -> tensor<2x3xf32> {
   %zero = arith.constant 0.0 : f32
@@ -65,6 +66,7 @@ func.func @gradient(%g: tensor<2x3x5xf32>, %w: tensor<5x4xbf16>) -> tensor<6x4xf
 // CHECK:       %[[ROWS:.*]] = tensor.extract_slice %[[WIDE]][0, 0] [5, 8] [1, 1] : tensor<16x8xbf16> to tensor<5x8xbf16>
 // CHECK:       linalg.generic {{.*}} outs(%[[ROWS]] : tensor<5x8xbf16>)
 // CHECK:       tensor.empty() : tensor<6x16xf32>
+// CHECK:       linalg.matmul {{.*}} {sinter.padded_operands = array<i64: 1, 2>}
 func.func @second_operand_rows(%x: tensor<6x8xbf16>, %w: tensor<5x8xf32>) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
   %we = tensor.empty() : tensor<5x8xbf16>
@@ -99,6 +101,7 @@ func.func @second_operand_rows(%x: tensor<6x8xbf16>, %w: tensor<5x8xf32>) -> ten
 // is dense.
 // CHECK-LABEL: func.func @returned
 // CHECK-NOT:   tensor.extract_slice
+// CHECK-NOT:   sinter.padded_operands
 // CHECK:       tensor.empty() : tensor<6x5xf32>
 // CHECK-NOT:   tensor.extract_slice
 func.func @returned(%x: tensor<6x4xf32>, %w: tensor<4x5xf32>) -> tensor<6x5xf32> {

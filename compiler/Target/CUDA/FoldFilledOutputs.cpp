@@ -28,14 +28,17 @@ using namespace mlir;
 namespace sinter::cuda {
 namespace {
 
-/// The constant `value` was filled with, if a linalg.fill of a constant
-/// made it.
-Attribute filledConstant(Value value) {
+/// The constant `value` was filled with, if a linalg.fill of one that
+/// arith.constant can make made it.
+TypedAttr filledConstant(Value value) {
   auto fill = value.getDefiningOp<linalg::FillOp>();
   Attribute constant;
   if (!fill || !matchPattern(fill.getInputs()[0], m_Constant(&constant)))
     return {};
-  return constant;
+  auto typed = dyn_cast<TypedAttr>(constant);
+  return typed && arith::ConstantOp::isBuildableWith(typed, typed.getType())
+             ? typed
+             : TypedAttr();
 }
 
 struct CUDAFoldFilledOutputs
@@ -46,12 +49,12 @@ struct CUDAFoldFilledOutputs
         return;
       for (OpOperand &init : op.getDpsInitsMutable()) {
         BlockArgument old = op.getMatchingBlockArgument(&init);
-        Attribute constant = filledConstant(init.get());
+        TypedAttr constant = filledConstant(init.get());
         if (old.use_empty() || !constant ||
             !op.getMatchingIndexingMap(&init).isPermutation())
           continue;
         OpBuilder b = OpBuilder::atBlockBegin(old.getOwner());
-        Value value = arith::ConstantOp::create(b, op.getLoc(), cast<TypedAttr>(constant));
+        Value value = arith::ConstantOp::create(b, op.getLoc(), constant);
         old.replaceAllUsesWith(value);
         // The fill's own destination: every element is written here.
         auto fill = init.get().getDefiningOp<linalg::FillOp>();

@@ -134,7 +134,8 @@ struct CUDAPitchMatmulRows : public impl::CUDAPitchMatmulRowsBase<CUDAPitchMatmu
     auto shapeOf = [&](tensor::EmptyOp empty) -> SmallVector<int64_t> & {
       auto it = shapes.find(empty);
       if (it == shapes.end())
-        it = shapes.insert({empty, SmallVector<int64_t>(empty.getType().getShape())}).first;
+        it = shapes.insert({empty, SmallVector<int64_t>(empty.getType().getShape())})
+                 .first;
       return it->second;
     };
     getOperation().walk([&](linalg::MatmulOp mm) {
@@ -152,21 +153,25 @@ struct CUDAPitchMatmulRows : public impl::CUDAPitchMatmulRowsBase<CUDAPitchMatmu
       }
       // A second operand made where it is used, whose rows are an extent
       // of the product that is not a multiple of 16.
-      tensor::EmptyOp empty = emptyBehind(mm.getDpsInputs()[1], /*throughReshapes=*/false);
+      tensor::EmptyOp empty =
+          emptyBehind(mm.getDpsInputs()[1], /*throughReshapes=*/false);
       if (empty && isPaddable(empty) && empty.getType().getRank() == 2 &&
           empty.getType().getDimSize(0) % kExtentMultiple)
-        shapeOf(empty).front() = llvm::alignTo(empty.getType().getDimSize(0), kExtentMultiple);
+        shapeOf(empty).front() =
+            llvm::alignTo(empty.getType().getDimSize(0), kExtentMultiple);
     });
     // Which operands of which matmul are about to be widened: the library
     // call may use their padding, theirs alone (sinter.padded_operands).
     llvm::SetVector<tensor::EmptyOp> widened;
     for (auto &[empty, shape] : shapes)
-      if (ArrayRef<int64_t>(shape) != empty.getType().getShape() && onlyIndexedUses(empty))
+      if (ArrayRef<int64_t>(shape) != empty.getType().getShape() &&
+          onlyIndexedUses(empty))
         widened.insert(empty);
     getOperation().walk([&](linalg::MatmulOp mm) {
       SmallVector<int64_t> padded;
       for (auto [i, operand] : llvm::enumerate(mm->getOperands()))
-        if (tensor::EmptyOp empty = emptyBehind(operand); empty && widened.contains(empty))
+        if (tensor::EmptyOp empty = emptyBehind(operand);
+            empty && widened.contains(empty))
           padded.push_back(int64_t(i));
       if (!padded.empty())
         attrs::paddedOperands.set(mm, DenseI64ArrayAttr::get(mm.getContext(), padded));

@@ -134,9 +134,10 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
   bool pitched = padded || !isDense(a) || !isDense(bm) || !isDense(c);
   if (!pitched)
     args.push_back(cb.constant(loc, batch));
-  for (int64_t v : {m, n, k,
-                    int64_t((batched ? 0 : 1) | (transposedB ? 2 : 0) |
-                            (transposedA ? 4 : 0) | (accumulate ? 8 : 0) | (bias ? 16 : 0))})
+  for (int64_t v :
+       {m, n, k,
+        int64_t((batched ? 0 : 1) | (transposedB ? 2 : 0) | (transposedA ? 4 : 0) |
+                (accumulate ? 8 : 0) | (bias ? 16 : 0))})
     args.push_back(cb.constant(loc, v));
   args.push_back(bias ? cb.pointer(bias) : cb.nullPointer(loc));
   if (pitched)

@@ -34,9 +34,11 @@ Room roomPast(Value v, int64_t dim) {
   while (Operation *def = v.getDefiningOp()) {
     int64_t last = cast<MemRefType>(v.getType()).getRank() - 1;
     Value source;
-    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def); collapse && keepsLastDim(collapse))
+    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def);
+        collapse && keepsLastDim(collapse))
       source = collapse.getSrc();
-    else if (auto expand = dyn_cast<memref::ExpandShapeOp>(def); expand && keepsLastDim(expand))
+    else if (auto expand = dyn_cast<memref::ExpandShapeOp>(def);
+             expand && keepsLastDim(expand))
       source = expand.getSrc();
     if (!source || dim != last)
       break;
@@ -59,7 +61,8 @@ void fillZeros(OpBuilder &b, Location loc, Room room, int64_t from, int64_t to) 
   SmallVector<int64_t> sizes(room.view.getStaticSizes());
   offsets[room.dim] = from;
   sizes[room.dim] = to - from;
-  Value pad = memref::SubViewOp::create(b, loc, room.view.getSource(), offsets, sizes, strides);
+  Value pad =
+      memref::SubViewOp::create(b, loc, room.view.getSource(), offsets, sizes, strides);
   Value zero = arith::ConstantOp::create(b, loc, type.getElementType(),
                                          b.getZeroAttr(type.getElementType()));
   linalg::FillOp::create(b, loc, zero, pad);

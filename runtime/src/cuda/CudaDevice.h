@@ -75,8 +75,8 @@ public:
     /// A dense product's leading dimensions, from its flags.
     static MatmulShape dense(int64_t batch, int64_t m, int64_t n, int64_t k,
                              int64_t flags);
-    using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t>;
+    using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t>;
     Key key() const { return {batch, m, n, k, flags, lda, ldb, ldc}; }
   };
   /// abi.h's matmul, with a and b in f32 or, with `bf16Inputs`, in bf16;

@@ -53,8 +53,8 @@ Status layout(cublasLtMatrixLayout_t &out, cudaDataType_t type, uint64_t rows,
 } // namespace
 
 CudaDevice::MatmulShape CudaDevice::MatmulShape::dense(int64_t batch, int64_t m,
-                                                      int64_t n, int64_t k,
-                                                      int64_t flags) {
+                                                       int64_t n, int64_t k,
+                                                       int64_t flags) {
   bool transposedB = flags & 2, transposedA = flags & 4;
   return {batch, m, n, k, flags, transposedA ? m : k, transposedB ? k : n, n};
 }

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CUDA/Passes.h"
+#include "compiler/Target/Host/MatmulExtents.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -34,21 +35,14 @@ namespace sinter::cuda {
 namespace {
 
 constexpr int64_t kRowAlignmentBytes = 16;
-/// The padded extents are multiples of this many elements.
-constexpr int64_t kExtentMultiple = 16;
 
 /// Whether a reshape keeps the innermost dimension as it is: the rows stay
 /// rows, so a padded one stays a view of the padded buffer.
-template <typename Reshape> bool keepsRows(Reshape op) {
-  SmallVector<ReassociationIndices> groups = op.getReassociationIndices();
-  return !groups.empty() && groups.back().size() == 1;
-}
-
 bool keepsRows(Operation *op) {
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
-    return keepsRows(expand);
+    return host::keepsRows(expand);
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
-    return keepsRows(collapse);
+    return host::keepsRows(collapse);
   return false;
 }
 
@@ -149,16 +143,16 @@ struct CUDAPitchMatmulRows : public impl::CUDAPitchMatmulRowsBase<CUDAPitchMatmu
         RankedTensorType type = empty.getType();
         int64_t row = type.getShape().back();
         if (row * (type.getElementTypeBitWidth() / 8) % kRowAlignmentBytes)
-          shapeOf(empty).back() = llvm::alignTo(row, kExtentMultiple);
+          shapeOf(empty).back() = llvm::alignTo(row, host::kPaddedExtentMultiple);
       }
       // A second operand made where it is used, whose rows are an extent
       // of the product that is not a multiple of 16.
       tensor::EmptyOp empty =
           emptyBehind(mm.getDpsInputs()[1], /*throughReshapes=*/false);
       if (empty && isPaddable(empty) && empty.getType().getRank() == 2 &&
-          empty.getType().getDimSize(0) % kExtentMultiple)
+          empty.getType().getDimSize(0) % host::kPaddedExtentMultiple)
         shapeOf(empty).front() =
-            llvm::alignTo(empty.getType().getDimSize(0), kExtentMultiple);
+            llvm::alignTo(empty.getType().getDimSize(0), host::kPaddedExtentMultiple);
     });
     // Which operands of which matmul are about to be widened: the library
     // call may use their padding, theirs alone (sinter.padded_operands).

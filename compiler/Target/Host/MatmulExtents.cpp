@@ -12,8 +12,6 @@ using namespace mlir;
 namespace sinter::host {
 namespace {
 
-constexpr int64_t kExtentMultiple = 16;
-
 /// Where dimension `dim` of a buffer continues: the view that takes the
 /// leading part of a larger buffer, and the dimension of that view.
 struct Room {
@@ -21,11 +19,6 @@ struct Room {
   int64_t dim = 0;
   int64_t extent = 0; ///< how far the dimension may grow
 };
-
-template <typename Reshape> bool keepsLastDim(Reshape op) {
-  SmallVector<ReassociationIndices> groups = op.getReassociationIndices();
-  return !groups.empty() && groups.back().size() == 1;
-}
 
 /// The room past dimension `dim` of `v`, through reshapes that keep its
 /// rows (for the last dimension); none unless `v` is the leading part of a
@@ -35,10 +28,10 @@ Room roomPast(Value v, int64_t dim) {
     int64_t last = cast<MemRefType>(v.getType()).getRank() - 1;
     Value source;
     if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def);
-        collapse && keepsLastDim(collapse))
+        collapse && keepsRows(collapse))
       source = collapse.getSrc();
     else if (auto expand = dyn_cast<memref::ExpandShapeOp>(def);
-             expand && keepsLastDim(expand))
+             expand && keepsRows(expand))
       source = expand.getSrc();
     if (!source || dim != last)
       break;
@@ -83,11 +76,11 @@ MatmulExtents paddedExtents(linalg::MatmulOp op, MatmulForm form, bool withBias)
   auto at = cast<MemRefType>(a.getType()), bt = cast<MemRefType>(b.getType());
   MatmulExtents extents{bt.getDimSize(form.transposedB ? 0 : 1),
                         at.getDimSize(form.transposedA ? 0 : 1)};
-  int64_t n = llvm::alignTo(extents.n, kExtentMultiple);
+  int64_t n = llvm::alignTo(extents.n, kPaddedExtentMultiple);
   if (!withBias && n != extents.n && roomOf(2, 1).extent >= n &&
       roomOf(1, form.transposedB ? 0 : 1).extent >= n)
     extents.n = n;
-  int64_t k = llvm::alignTo(extents.k, kExtentMultiple);
+  int64_t k = llvm::alignTo(extents.k, kPaddedExtentMultiple);
   Room roomA = roomOf(0, form.transposedA ? 0 : 1),
        roomB = roomOf(1, form.transposedB ? 1 : 0);
   if (k != extents.k && roomA.extent >= k && roomB.extent >= k) {

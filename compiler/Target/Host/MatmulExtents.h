@@ -15,6 +15,17 @@
 
 namespace sinter::host {
 
+/// What padded extents are multiples of: sinter-cuda-pitch-matmul-rows pads
+/// to it, and a product runs over extents rounded up to it.
+inline constexpr int64_t kPaddedExtentMultiple = 16;
+
+/// Whether a reshape (of tensors or of buffers) keeps the innermost
+/// dimension as it is: rows stay rows, and a view of padded rows stays one.
+template <typename Reshape> bool keepsRows(Reshape op) {
+  llvm::SmallVector<mlir::ReassociationIndices> groups = op.getReassociationIndices();
+  return !groups.empty() && groups.back().size() == 1;
+}
+
 struct MatmulExtents {
   int64_t n, k;
 };

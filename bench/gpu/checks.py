@@ -197,6 +197,9 @@ def compare(kind, got, want, tol, floor_file=None):
         pairs = [(n, g.get(n), w[n]) for n in sorted(w)]
     floors = {}
     if floor_file:
+        if not os.path.exists(floor_file):
+            print(f"no noise floor {floor_file} (rebuild the bundle)")
+            return 1
         with open(floor_file) as f:
             floors = json.load(f)
     worst, name, ok = 0.0, "", True

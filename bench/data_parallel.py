@@ -37,7 +37,7 @@ optimizer {{ sgd {{ lr: 0.01 }} }}
 data {{ train {{ synthetic {{ }} }} }}
 log {{ every: 1000 }}
 """
-COMM = re.compile(r"communication: ([0-9.]+) ms per step .* (?:the first started "
+COMM = re.compile(r"communication: ([0-9.]+) ms per step .* (?:the first gradient sum started "
                   r"([0-9.]+) ms before the end of backward|all started after backward "
                   r"\(parallel.overlap false\)); ([0-9.]+) ms waited")
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds, here, the folder that scripts/gpu-check.sh runs in on a GPU
+# Builds, here, the folder that scripts/gpu-check.sh (every part) runs in on a GPU
 # machine that has only the NVIDIA driver and CUDA's libraries (cuBLASLt,
 # cuDNN as Python packages): the CUDA programs of the checks, the CPU
 # results they are compared with (computed here), and every other shared
@@ -32,7 +32,7 @@ out=$(cd "$out" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp test/E2E/sinter_testing.py bench/gpu/checks.py bench/models_torch.py \
-   bench/gpu/torch_gpt2.py scripts/gpu-check.sh "$out/"
+   bench/gpu/torch_gpt2.py bench/gpu/check_*.sh scripts/gpu-check.sh "$out/"
 PYTHONPATH=test/E2E "$python" bench/gpu/checks.py prepare "$work"
 
 echo "gpu-bundle: the ops check (forward and gradient of every op)"
@@ -118,6 +118,29 @@ echo "gpu-bundle: GPT-2 124M bf16, micro-batch $micro_bf16 x 1024 tokens ($mib M
   --set precision.compute=BF16 -o "$out/gpt124m/gpt124m_bf16"
 echo "$micro_bf16" > "$out/gpt124m/micro_bf16"
 
+# The collectives' part (gpu-check.sh multi, sanitize): gpt_tiny under each
+# sharded strategy for 2 ranks, and under FULL_SHARD for 1 (NCCL's calls for
+# one rank); GPT-2 124M bf16 at micro-batch 8 and global batch 16, under DDP
+# (one rank: 2 micro-batches) and FULL_SHARD for 2 ranks, with the memory
+# report's total of the latter (MiB per rank).
+echo "gpu-bundle: the collectives' programs (gpt_tiny sharded, GPT-2 124M FULL_SHARD)"
+mkdir -p "$out/multi"
+for strategy in ZERO1 ZERO2 FULL_SHARD; do
+  "$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set device=CUDA \
+    --set parallel.strategy=$strategy --set parallel.world_size=2 \
+    -o "$out/multi/gpt_tiny_$strategy"
+done
+"$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set device=CUDA \
+  --set parallel.strategy=FULL_SHARD --set parallel.world_size=1 -o "$out/multi/gpt_tiny_fsdp1"
+gpt2_small=(--config examples/gpt/gpt124m.pbtxt --set device=CUDA --set precision.compute=BF16
+            --set "data.train={synthetic {}}" --set batch.micro=8 --set batch.global=16
+            --set steps=5 --set log.every=1)
+"$sinterc" "${gpt2_small[@]}" -o "$out/multi/gpt124m_bf16_ddp"
+"$sinterc" "${gpt2_small[@]}" --set parallel.strategy=FULL_SHARD --set parallel.world_size=2 \
+  -o "$out/multi/gpt124m_bf16_fsdp"
+"$sinterc" "${gpt2_small[@]}" --report-memory --world 2 |
+  awk '$1 == "total" { print int($8) }' >"$out/multi/gpt124m_fsdp_report_mib"
+
 # Every shared library the programs load but CUDA's (found on the GPU
 # machine), and the loader they were linked for: they then run on any
 # x86-64 Linux with an NVIDIA driver, whatever its glibc.
@@ -125,7 +148,7 @@ echo "$micro_bf16" > "$out/gpt124m/micro_bf16"
 mkdir -p "$out/bin"
 cp build/bin/sinter-run "$out/bin/"
 programs=("$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny*
-          "$out"/resnet/resnet "$out"/gpt124m/gpt124m* "$out"/bin/sinter-run)
+          "$out"/resnet/resnet "$out"/gpt124m/gpt124m* "$out"/multi/gpt* "$out"/bin/sinter-run)
 for prog in "${programs[@]}"; do
   ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
 done | sort -u | grep -v -E 'libcublas|libcudnn|libnccl|libcuda\.|libnvidia|^$' | while read -r lib; do

@@ -16,6 +16,11 @@ scripts/gpu-check.sh). Needs NumPy only, so it runs on the GPU machine too.
                               each tensor's worst relative error of the RUNs
                               (the training of WANT from perturbed starts)
                               against WANT, as JSON to OUT
+    checks.py kill-rank LIMIT LOG LAUNCHER ARGS...
+                              starts LAUNCHER (sinter-run -n 2 ...), kills
+                              rank 1 once a step was logged, and prints
+                              whether rank 0 ended within LIMIT seconds
+                              naming rank 1; its output to LOG
 
 The ops check is every operation of LANGUAGE.md section 7 on float32, as an
 `output` of one model (its forward) and as a term of its loss, every input a
@@ -23,7 +28,10 @@ parameter (its gradient).
 """
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -221,6 +229,53 @@ def compare(kind, got, want, tol, floor_file=None):
     return 0 if ok else 1
 
 
+def rank_of(pid):
+    """The RANK in a process's environment, or None."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            for entry in f.read().split(b"\0"):
+                if entry.startswith(b"RANK="):
+                    return int(entry[5:])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def kill_rank(limit, log, command):
+    limit = float(limit)
+    with open(log, "w") as out:
+        launcher = subprocess.Popen(command, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+        seen = []
+        for line in launcher.stdout:
+            seen.append(line)
+            out.write(line)
+            if line.startswith("step "):
+                break
+        with open(f"/proc/{launcher.pid}/task/{launcher.pid}/children") as f:
+            ranks = {rank_of(int(p)): int(p) for p in f.read().split()}
+        if 1 not in ranks:
+            launcher.kill()
+            print(f"FAILED: no rank 1 among the launcher's children ({ranks}); "
+                  f"{''.join(seen[-3:]).strip()[:200]}")
+            return 1
+        os.kill(ranks[1], signal.SIGKILL)
+        killed = time.monotonic()
+        try:
+            rest, _ = launcher.communicate(timeout=limit + 30)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            rest, _ = launcher.communicate()
+        took = time.monotonic() - killed
+        out.write(rest)
+    said = [l for l in rest.splitlines() if "rank 0 of 2" in l and "lost rank 1" in l]
+    ok = took <= limit and bool(said)
+    why = said[0].strip()[:160] if said else "rank 0 did not name rank 1"
+    print(f"rank 0 ended {took:.1f} s after (limit {limit:g} s): {why}: "
+          f"{'pass' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "prepare":
         return prepare(sys.argv[2])
@@ -230,6 +285,8 @@ def main():
         return noise_floor(sys.argv[2], sys.argv[3], sys.argv[4:])
     if len(sys.argv) == 5 and sys.argv[1] == "perturb":
         return perturb(sys.argv[2], sys.argv[3], sys.argv[4])
+    if len(sys.argv) >= 5 and sys.argv[1] == "kill-rank":
+        return kill_rank(sys.argv[2], sys.argv[3], sys.argv[4:])
     sys.exit(__doc__)
 
 

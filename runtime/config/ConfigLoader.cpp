@@ -809,6 +809,13 @@ void Validator::run(const TrainConfig &cfg) {
                "parallel.world_size, the number of ranks (--set "
                "parallel.world_size=N)");
 
+  if (cfg.parallel().collectives() == TrainConfig::Parallel::NCCL &&
+      cfg.device() != TrainConfig::CUDA)
+    report(sub(parallel, "collectives"),
+           "parallel.collectives NCCL runs between GPUs, so it needs device: CUDA "
+           "(this config has device " + TrainConfig::Device_Name(cfg.device()) +
+               "); CPU ranks use GLOO (or AUTO)");
+
   FieldPath data = sub({}, "data");
   checkSource(sub(data, "train"), cfg.data().train());
   if (cfg.data().has_eval())

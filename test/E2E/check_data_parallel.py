@@ -150,10 +150,10 @@ def check_overlap(work, examples):
         out = run(["sinter-run", "-n", "2", prog, "--set",
                    f"checkpoint.dir={os.path.join(work, 'ckpt_overlap_' + overlap)}"])
         line = next((l for l in out.splitlines() if l.startswith("communication:")), "")
-        when = (r"the first started ([0-9.]+) ms before the end of backward"
+        when = (r"the first gradient sum started ([0-9.]+) ms before the end of backward"
                 if overlap == "true" else
                 r"all started after backward \(parallel.overlap false\)")
-        m = re.search(r"([0-9.]+) buckets per step, " + when, line)
+        m = re.search(r"per step ([0-9.]+) all-reduces, " + when, line)
         if not m or float(m.group(1)) < 2:
             sys.exit(f"FAIL: overlap {overlap}: the log does not say so:\n{out}")
         if overlap == "true":

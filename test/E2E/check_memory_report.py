@@ -125,6 +125,23 @@ def main():
         sys.exit(f"FAIL: GPT-2 XL on 24 GiB: DDP fits, or FULL_SHARD does not?\n{text}")
     print(f"GPT-2 XL on 24 GiB devices at W={W}: " + ", ".join(
         f"{s} {fits[s]} ({table['total'][s]})" for s in STRATEGIES))
+    # The report names the strategy that fits: the first of the table's
+    # order that does (the least communication).
+    first = next(s for s in STRATEGIES if fits[s] == "yes")
+    named = re.search(r"^with 24GiB per rank: (\S+) fits", text, re.M)
+    if not named or named.group(1) != first:
+        sys.exit(f"FAIL: GPT-2 XL on 24 GiB: the report does not name {first}\n{text}")
+    print(f"the report names {first}, the first strategy that fits")
+    # On CUDA the numbers are each rank's GPU's, and the report names what
+    # the GPU holds beside the plan; a model that fits nowhere says so.
+    cuda = run(["sinterc", "--config", config(work, "gpt2_xl", examples, XL), "--set",
+                "device=CUDA", "--report-memory", "--world", "1", "--device-memory", "8GiB"])
+    if "on each rank's GPU" not in cuda or "CUDA's context" not in cuda or \
+            not re.search(r"^with 8GiB per rank: no strategy fits; the smallest, \S+, needs",
+                          cuda, re.M):
+        sys.exit(f"FAIL: GPT-2 XL on CUDA, 8 GiB:\n{cuda}")
+    print("CUDA: the report is per GPU, names what the GPU holds beside the plan, and says "
+          "when nothing fits")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ LOG_LINE = re.compile(
     r"^step (\d+)/(\d+)  loss (\S+)  lr (\S+)  grad-norm (\S+)  (\S+) samples/s  "
     r"(\S+) tokens/s  (\S+) (m?s)/step$")
 EVAL_LINE = re.compile(r"^eval at step (\d+): loss (\S+)$")
-OVERLAP = re.compile(r"the first started ([0-9.]+) ms before the end of backward")
+OVERLAP = re.compile(r"the first gradient sum started ([0-9.]+) ms before the end of backward")
 
 
 def close(got, want, rel, what):

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestUtil.h"
 #include "dist/Bootstrap.h"
 
 #include <gtest/gtest.h>
@@ -20,21 +21,9 @@ using namespace sinter::rt;
 
 namespace {
 
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 /// Runs `body(comm)` on ranks 0 and 1 of a new two-rank world.
 template <typename F> void onTwoRanks(F body) {
-  int port = freePort();
+  int port = test::freeLoopbackPort();
   auto rank = [&](int r) {
     WorldInfo w;
     w.rank = r;
@@ -69,8 +58,9 @@ TEST(GlooCommunicator, Collectives) {
     // Reduce to rank 0.
     std::vector<float> red = {float(r + 1)};
     ASSERT_TRUE(comm.reduce(red.data(), DType::F32, 1, ReduceOp::Sum, 0).wait().ok());
-    if (r == 0)
+    if (r == 0) {
       EXPECT_EQ(red[0], 3.0f);
+    }
     // All-gather and reduce-scatter.
     std::vector<float> mine = {float(r), float(r) + 0.5f}, all(4);
     ASSERT_TRUE(comm.allGather(mine.data(), all.data(), DType::F32, 2).wait().ok());
@@ -111,7 +101,7 @@ TEST(GlooCommunicator, MissingRanksTimeOut) {
   WorldInfo w;
   w.rank = 0;
   w.size = 2;
-  w.masterPort = freePort();
+  w.masterPort = test::freeLoopbackPort();
   Expected<std::unique_ptr<Communicator>> comm = connectWorld(w, 1);
   ASSERT_FALSE(comm.ok());
   EXPECT_NE(comm.message().find("rank 0 of 2"), std::string::npos) << comm.message();

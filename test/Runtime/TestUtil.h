@@ -28,6 +28,9 @@ std::vector<uint8_t> bytesOf(const std::string &text);
 /// Names of the regular files in `dir`, sorted.
 std::vector<std::string> listDir(const std::string &dir);
 
+/// A TCP port on the loopback interface that nothing listens on now.
+int freeLoopbackPort();
+
 /// `values` as little-endian bytes.
 template <typename T> std::vector<uint8_t> asBytes(const std::vector<T> &values) {
   const uint8_t *p = reinterpret_cast<const uint8_t *>(values.data());

@@ -2,6 +2,7 @@
 
 #include "compiler/tools/sinterc/MemoryReport.h"
 
+#include "runtime/contract/PlanMemory.h"
 #include "runtime/contract/sinter_plan.pb.h"
 
 #include <cmath>
@@ -12,77 +13,7 @@
 namespace sinter {
 namespace {
 
-/// How the runtime allocates a buffer (sinter_plan.proto): in 64-byte units.
-uint64_t allocated(uint64_t bytes) { return (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64; }
-
-uint64_t elementBytes(plan::DType t) {
-  switch (t) {
-  case plan::F64: case plan::I64: return 8;
-  case plan::F32: case plan::I32: return 4;
-  case plan::BF16: case plan::F16: return 2;
-  case plan::BOOL: return 1;
-  }
-  return 4;
-}
-
-uint64_t elements(const plan::Buffer &b) {
-  uint64_t n = 1;
-  for (int64_t d : b.shape())
-    n *= uint64_t(d);
-  return n;
-}
-
-/// What one rank allocates for a train step, by use.
-struct Breakdown {
-  uint64_t params = 0, gradients = 0, optimizer = 0, activations = 0,
-           communication = 0, io = 0;
-  uint64_t paramElements = 0; ///< Ψ
-  int moments = 0;            ///< per parameter
-  uint64_t modelState() const { return params + gradients + optimizer; }
-  uint64_t total() const {
-    return modelState() + activations + communication + io;
-  }
-};
-
-Breakdown breakdown(const plan::Step &step) {
-  Breakdown out;
-  for (const plan::Buffer &b : step.buffers()) {
-    uint64_t bytes = allocated(elements(b) * elementBytes(b.dtype()));
-    switch (b.kind()) {
-    case plan::PARAM: {
-      // Ψ counts whole parameters, of which a FULL_SHARD rank holds shards.
-      uint64_t whole = 1;
-      for (int64_t d : b.global_shape())
-        whole *= uint64_t(d);
-      out.paramElements += b.global_shape_size() > 0 ? whole : elements(b);
-      [[fallthrough]];
-    }
-    case plan::STATE:
-      out.params += bytes;
-      break;
-    case plan::GRADIENT:
-    case plan::GRADIENT_SLICES:
-      out.gradients += bytes;
-      break;
-    case plan::OPTIMIZER_STATE:
-      out.optimizer += bytes;
-      break;
-    case plan::WORKSPACE: {
-      uint64_t comm = std::min<uint64_t>(uint64_t(step.communication_bytes()), bytes);
-      out.communication = comm;
-      out.activations = bytes - comm;
-      break;
-    }
-    default:
-      out.io += bytes;
-    }
-  }
-  if (step.optimizer() == "adamw")
-    out.moments = 2;
-  else if (step.optimizer() == "sgd_momentum")
-    out.moments = 1;
-  return out;
-}
+using Breakdown = plan::PlanMemory;
 
 std::string mib(uint64_t bytes) {
   std::ostringstream os;
@@ -114,6 +45,28 @@ double formulaBytes(const std::string &strategy, int moments, double psi, double
   return (8 + k) * psi / w;
 }
 
+/// The strategy a device of `device` bytes fits: the first in the table's
+/// order (DDP, ZERO1, ZERO2, FULL_SHARD: the least communication first).
+std::string fitting(const std::vector<StrategyPlan> &columns,
+                    const std::vector<std::optional<Breakdown>> &parts,
+                    const DeviceMemory &device) {
+  std::optional<size_t> smallest;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (!parts[i])
+      continue;
+    if (parts[i]->total() <= device.bytes)
+      return "with " + device.text + " per rank: " + columns[i].strategy +
+             " fits (of the strategies that fit, the one that communicates least)";
+    if (!smallest || parts[i]->total() < parts[*smallest]->total())
+      smallest = i;
+  }
+  if (!smallest)
+    return "with " + device.text + " per rank: no strategy was compiled";
+  return "with " + device.text + " per rank: no strategy fits; the smallest, " +
+         columns[*smallest].strategy + ", needs " + mib(parts[*smallest]->total()) +
+         ": more ranks, or a smaller batch.micro";
+}
+
 } // namespace
 
 std::optional<uint64_t> parseByteSize(const std::string &text) {
@@ -135,21 +88,25 @@ std::optional<uint64_t> parseByteSize(const std::string &text) {
 void printMemoryReport(const std::vector<StrategyPlan> &columns, int64_t world,
                        const std::optional<DeviceMemory> &device, std::ostream &os) {
   std::vector<std::optional<Breakdown>> parts;
-  std::string model;
+  std::string model, where = "cpu";
   std::optional<Breakdown> any;
   for (const StrategyPlan &c : columns) {
     std::optional<Breakdown> b;
     if (c.plan) {
       plan::Step step;
       step.ParseFromString(*c.plan);
-      b = breakdown(step);
+      b = plan::planMemory(step);
       model = step.model();
+      if (!step.device().empty())
+        where = step.device();
       any = b;
     }
     parts.push_back(b);
   }
+  bool gpu = where == "cuda";
   os << "memory per rank of the train step of '" << model << "' on " << world
-     << " rank" << (world == 1 ? "" : "s") << ", from the compiled plans\n";
+     << " rank" << (world == 1 ? "" : "s") << ", from the compiled plans, "
+     << (gpu ? "on each rank's GPU" : "in host memory") << "\n";
   if (any)
     os << "Ψ = " << any->paramElements << " parameters; " << any->moments
        << " f32 moment" << (any->moments == 1 ? "" : "s")
@@ -191,10 +148,24 @@ void printMemoryReport(const std::vector<StrategyPlan> &columns, int64_t world,
   for (size_t i = 0; i < columns.size(); ++i)
     if (!parts[i])
       os << columns[i].strategy << ": " << columns[i].missing << "\n";
+  if (device)
+    os << fitting(columns, parts, *device) << "\n";
   os << "Exact for what the runtime allocates from the plan (each buffer in 64-byte "
-        "units). Not in the plan: the program's code and libraries, oneDNN's own "
-        "scratchpad, cuBLAS's workspace on CUDA, prefetched batches, and the eval "
-        "step's buffers when the run evaluates.\n";
+        "units). Not in the plan: the program's code and libraries, prefetched "
+        "batches, and the eval step's buffers when the run evaluates";
+  if (!gpu) {
+    os << ", and oneDNN's own scratchpad.\n";
+    return;
+  }
+  os << ". On the GPU, not in the plan either (each run's last lines give its own): "
+        "CUDA's context and the kernels' module; the libraries' workspace, the "
+        "largest that a call asked for (cuBLASLt's at most "
+     << (plan::kCudaMatmulWorkspaceBytes >> 20)
+     << " MiB, cuDNN's attention and convolutions what their plans say); input "
+        "staging, 8 slots of the largest input of a micro-batch; and NCCL's buffers "
+        "(NCCL_BUFFSIZE per channel and peer). With parallel.collectives GLOO, "
+        "collectives go through pinned host memory instead: at most the bytes of "
+        "the collectives in flight at once (the gradients, for DDP).\n";
 }
 
 } // namespace sinter

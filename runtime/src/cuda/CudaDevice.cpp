@@ -2,6 +2,7 @@
 
 #include "cuda/CudaDevice.h"
 
+#include "cuda/CudaStaging.h"
 #include "cuda/Driver.h"
 #include "cuda/Errors.h"
 #include "cuda/LibraryPlans.h"
@@ -173,6 +174,7 @@ Expected<void *> CudaDevice::allocate(uint64_t bytes) {
                          std::to_string(bytes) + " bytes (" +
                          cudaGetErrorString(e) + ")");
   SINTER_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, compute));
+  allocatedBytes += bytes;
   return p;
 }
 
@@ -293,6 +295,16 @@ void CudaDevice::read(void *dst, const void *src, int64_t offset, int64_t bytes)
 }
 
 std::string CudaDevice::activity() const {
+  auto mib = [](uint64_t b) { return std::to_string((b + (1 << 19)) >> 20) + " MiB"; };
+  return "GPU memory allocated by Sinter on " + describe() + ": the plans' buffers " +
+         mib(allocatedBytes) + ", the libraries' workspace " + mib(scratchBytes) +
+         ", input staging " + mib(staging.deviceBytes()) +
+         " (beside them: CUDA's context, the kernels' module, the libraries' "
+         "handles and NCCL's buffers)\n" +
+         launchActivity();
+}
+
+std::string CudaDevice::launchActivity() const {
   if (profile)
     return "CUDA graphs: off while profiling (SINTER_CUDA_PROFILE)\n" +
            profile->times.table(profileRows());
@@ -307,6 +319,16 @@ std::string CudaDevice::activity() const {
   if (!captureProblem.empty())
     text += "; a region stayed direct because its capture failed: " + captureProblem;
   return text;
+}
+
+Expected<StagingQueues *> CudaDevice::stagingQueues() {
+  if (!collectiveStaging) {
+    Expected<std::unique_ptr<StagingQueues>> made = createCudaStaging(index, compute);
+    if (!made.ok())
+      return made.status().withPrefix(describe() + ": ");
+    collectiveStaging = made.take();
+  }
+  return collectiveStaging.get();
 }
 
 const std::string &CudaDevice::kernelLabel(int64_t kernel) const {

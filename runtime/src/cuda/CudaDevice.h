@@ -63,6 +63,7 @@ public:
   Status synchronize() override;
   void *workQueue() const override { return compute; }
   std::string activity() const override;
+  Expected<StagingQueues *> stagingQueues() override;
 
   // What the generated step asks for, queued on the compute stream.
   void launch(int64_t kernel, const int64_t grid[3], const int64_t block[3],
@@ -138,6 +139,8 @@ private:
   struct BatchNorm;
   CudaDevice() = default;
   Status loadKernels();
+  /// How the step's work was launched: graphs, or the profile.
+  std::string launchActivity() const;
   /// Adds the profiled calls whose work is done to the profile's times.
   void drainProfile();
   /// Records the first failure of queued work; true when `s` is one.
@@ -168,8 +171,11 @@ private:
   cublasLtHandle_t blasLt = nullptr;
   cudnnHandle_t dnn = nullptr; ///< made at the first cuDNN call
   StagedUploads staging; ///< the step's inputs, copied without waiting
+  /// Staged collectives' copies (collectives: GLOO), made when asked for.
+  std::unique_ptr<StagingQueues> collectiveStaging;
   void *scratch = nullptr;
   uint64_t scratchBytes = 0;
+  uint64_t allocatedBytes = 0; ///< by allocate(): the plans' buffers
   CUmodule module = nullptr;
   std::vector<CUfunction> kernels;
   std::vector<std::string> kernelNames; ///< "name (source line)"

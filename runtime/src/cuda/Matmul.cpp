@@ -18,13 +18,13 @@
 #include "cuda/Errors.h"
 #include "cuda/LibraryPlans.h"
 
+#include "runtime/contract/PlanMemory.h"
+
 #include <algorithm>
 
 namespace sinter::rt::cuda {
 
 namespace {
-
-constexpr uint64_t kMatmulWorkspace = 32ull << 20;
 
 /// What the memory plan guarantees of every buffer's address.
 constexpr uint32_t kBufferAlignment = 64;
@@ -105,7 +105,7 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) 
 
   cublasLtMatmulPreference_t preference = nullptr;
   SINTER_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  uint64_t limit = kMatmulWorkspace;
+  uint64_t limit = plan::kCudaMatmulWorkspaceBytes;
   cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit));
   // The memory plan aligns buffers to 64 bytes, not the 256 cuBLASLt

@@ -41,6 +41,13 @@ public:
   /// work queued on `stream` before it; `host` may change as soon as this
   /// returns.
   Status upload(cudaStream_t stream, void *device, const void *host, uint64_t bytes);
+  /// The device memory its slots hold (as much again is pinned on the host).
+  uint64_t deviceBytes() const {
+    uint64_t bytes = 0;
+    for (const Slot &s : slots)
+      bytes += s.capacity;
+    return bytes;
+  }
 
 private:
   struct Slot {

@@ -10,6 +10,7 @@
 #ifndef SINTER_RT_DEVICE_DEVICE_H
 #define SINTER_RT_DEVICE_DEVICE_H
 
+#include "device/StagingQueues.h"
 #include "sinter/rt/Status.h"
 
 #include <cstdint>
@@ -40,6 +41,9 @@ public:
   /// What the device did over the run worth a line in its log (how its
   /// work was launched); empty when there is nothing to say.
   virtual std::string activity() const { return ""; }
+  /// The queues that stage collectives through host memory, made at the
+  /// first call and owned by the device.
+  virtual Expected<StagingQueues *> stagingQueues() = 0;
 };
 
 /// The CPU: host memory, copies by memcpy.

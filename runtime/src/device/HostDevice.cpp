@@ -1,9 +1,11 @@
 //===- HostDevice.cpp - The CPU as a device -----------------------------===//
 
 #include "device/Device.h"
+#include "device/HostStaging.h"
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace sinter::rt {
 
@@ -41,6 +43,14 @@ public:
     return Status::success();
   }
   Status synchronize() override { return Status::success(); }
+  Expected<StagingQueues *> stagingQueues() override {
+    std::call_once(made, [&] { staging = createHostStagingQueues(); });
+    return staging.get();
+  }
+
+private:
+  std::once_flag made;
+  std::unique_ptr<StagingQueues> staging;
 };
 
 } // namespace

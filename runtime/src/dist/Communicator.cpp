@@ -7,17 +7,32 @@
 namespace sinter::rt {
 
 Communicator::~Communicator() = default;
+Pending::Started::~Started() = default;
+
+namespace {
+
+/// A collective the host waits for through a future.
+class FutureStarted final : public Pending::Started {
+public:
+  FutureStarted(std::shared_future<Status> f, std::shared_ptr<const CollectiveSpan> span)
+      : future(std::move(f)), ran(std::move(span)) {}
+  Status wait() override { return future.valid() ? future.get() : Status::success(); }
+  const CollectiveSpan *span() const override { return ran.get(); }
+
+private:
+  std::shared_future<Status> future;
+  std::shared_ptr<const CollectiveSpan> ran;
+};
+
+} // namespace
+
+Pending::Pending(std::shared_future<Status> f, std::shared_ptr<const CollectiveSpan> span)
+    : started(std::make_shared<FutureStarted>(std::move(f), std::move(span))) {}
 
 Pending Pending::done(Status s) {
   std::promise<Status> p;
   p.set_value(std::move(s));
   return Pending(p.get_future().share());
-}
-
-Status Pending::wait() const {
-  if (!future.valid())
-    return Status::success();
-  return future.get();
 }
 
 Status waitAll(const std::vector<Pending> &started) {
@@ -58,6 +73,8 @@ public:
     return Pending::done(Status::success());
   }
   Pending barrier() override { return Pending::done(Status::success()); }
+  bool runsCollectives() const override { return false; }
+  std::string engine() const override { return "none (one process)"; }
 };
 
 } // namespace

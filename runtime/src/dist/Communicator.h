@@ -1,8 +1,8 @@
 //===- Communicator.h - Collectives across the ranks of a run ----*- C++ -*-===//
 //
-// One interface for every engine (Gloo on CPU, NCCL on CUDA): each
-// collective starts asynchronously, on the communicator's own thread, in the
-// order it was started, and returns a Pending to wait on. Every rank must
+// One interface for every engine (Gloo on CPU, NCCL on CUDA, Gloo through
+// host buffers on CUDA): each collective starts asynchronously, in the order
+// it was started, and returns a Pending to wait on. Every rank must
 // start the same collectives in the same order. A failure (a rank that died,
 // a timeout) is a Status naming this rank and the collective, never a hang:
 // every operation has a deadline.
@@ -18,33 +18,52 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace sinter::rt {
 
 enum class ReduceOp { Sum, Max };
 
-/// A started collective.
 /// When a collective ran on its communicator's thread, for traces.
 struct CollectiveSpan {
   std::chrono::steady_clock::time_point began, ended;
 };
 
+/// A started collective. The host may wait for it, or, where its memory is
+/// a device's, have the device's work queue wait for it: work queued after
+/// waitInQueue() reads its result, and the host goes on without waiting for
+/// the device. Either wait may be called more than once, from one thread.
 class Pending {
 public:
+  /// What a communicator returns for a collective it started.
+  class Started {
+  public:
+    virtual ~Started();
+    /// Blocks until the collective is done; its status.
+    virtual Status wait() = 0;
+    /// Orders the device's later work after the collective; by default the
+    /// host waits for it. A failure found after this returns surfaces at
+    /// wait().
+    virtual Status waitInQueue() { return wait(); }
+    /// After wait(): when it ran, if recorded.
+    virtual const CollectiveSpan *span() const { return nullptr; }
+  };
+
   Pending() = default;
+  explicit Pending(std::shared_ptr<Started> started) : started(std::move(started)) {}
+  /// A collective the host waits for through `f`.
   explicit Pending(std::shared_future<Status> f,
-                   std::shared_ptr<const CollectiveSpan> span = nullptr)
-      : future(std::move(f)), ran(std::move(span)) {}
+                   std::shared_ptr<const CollectiveSpan> span = nullptr);
   static Pending done(Status s);
-  /// Blocks until the collective finished; its status.
-  Status wait() const;
-  /// After wait(): when it ran, if its communicator records that.
-  const CollectiveSpan *span() const { return ran.get(); }
+  Status wait() const { return started ? started->wait() : Status::success(); }
+  Status waitInQueue() const {
+    return started ? started->waitInQueue() : Status::success();
+  }
+  const CollectiveSpan *span() const { return started ? started->span() : nullptr; }
 
 private:
-  std::shared_future<Status> future;
-  std::shared_ptr<const CollectiveSpan> ran;
+  std::shared_ptr<Started> started;
 };
 
 /// Waits for every one of `started`, even after one failed (none may then
@@ -74,6 +93,18 @@ public:
   virtual Pending allGather(const void *in, void *out, DType dtype,
                             uint64_t count) = 0;
   virtual Pending barrier() = 0;
+
+  /// Whether collectives run at all: false for a process that runs alone
+  /// without an engine (every collective the identity), which the step then
+  /// skips.
+  virtual bool runsCollectives() const { return true; }
+  /// The engine, for the run's first lines: "Gloo over TCP", "NCCL", ...
+  virtual std::string engine() const = 0;
+  /// The rank the run lost, as the rendezvous recorded it ("rank 1
+  /// (host)"), or "" when none is known. Cheap enough to ask once a second.
+  virtual std::string lostPeer() { return ""; }
+  /// What it did over the run worth a line in the log; "" for nothing.
+  virtual std::string activity() const { return ""; }
 };
 
 /// The communicator of a process that runs alone: every collective is the

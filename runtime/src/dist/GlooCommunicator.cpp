@@ -155,6 +155,9 @@ public:
     });
   }
 
+  std::string engine() const override { return "Gloo over TCP"; }
+  std::string lostPeer() override { return store->departed(); }
+
 private:
   using Task = std::function<Status(uint32_t tag)>;
 
@@ -188,12 +191,15 @@ private:
     return pending;
   }
 
-  /// "lost rank R (HOST): " when Gloo's message tells R, else a hint.
+  /// "lost rank R (HOST): " when Gloo's message or the rendezvous tells
+  /// R, else a hint.
   std::string lostPeer(const std::string &message) const {
     int r = lostPeerOf(message, peerAddresses);
     if (r >= 0)
       return "lost rank " + std::to_string(r) + " (" +
              hostOf(peerAddresses[size_t(r)]) + "): ";
+    if (std::string gone = store->departed(); !gone.empty())
+      return "lost " + gone + ": ";
     return "another rank died or stopped responding (sinter-run names it): ";
   }
 
@@ -251,6 +257,7 @@ Expected<std::unique_ptr<Communicator>> connectWorld(const WorldInfo &world,
     Rendezvous rendezvous = openRendezvous(world, timeout);
     std::unique_ptr<TcpStoreServer> server = std::move(rendezvous.server);
     std::unique_ptr<TcpStore> store = std::move(rendezvous.store);
+    store->announce(world.rank);
     gloo::transport::tcp::attr attr;
     attr.hostname = localAddress(world);
     auto device = gloo::transport::tcp::CreateDevice(attr);

@@ -1,4 +1,16 @@
 //===- NcclCommunicator.cpp - Collectives across GPUs (NCCL) --------------===//
+//
+// NCCL runs non-blocking (ncclConfig_t.blocking = 0): no NCCL call can hang
+// the calling thread, and each that is still in progress is polled with a
+// deadline. A watchdog thread follows the collectives in flight, in the
+// order NCCL's stream runs them: a collective's deadline starts when the
+// step's work before it (its inputs) is done on the GPU, so a long backward
+// pass queued ahead of it is never taken for a hang. A collective that makes
+// no progress within the deadline, an asynchronous NCCL error, or a rank
+// the rendezvous saw leave aborts NCCL (ncclCommAbort): every collective in
+// flight and every later one fails with a message naming the cause.
+//
+//===----------------------------------------------------------------------===//
 
 #include "dist/NcclCommunicator.h"
 
@@ -6,10 +18,18 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 namespace sinter::rt {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::string where(const WorldInfo &w) {
   return "rank " + std::to_string(w.rank) + " of " + std::to_string(w.size);
@@ -27,141 +47,343 @@ bool ncclTypeOf(DType dtype, ncclDataType_t &out) {
   }
 }
 
+/// An event shared by the watchdog and the collective's waiters; destroyed
+/// by the last (CUDA lets a stream's pending wait outlive it).
+using Event = std::shared_ptr<CUevent_st>;
+
+Expected<Event> newEvent() {
+  cudaEvent_t e = nullptr;
+  if (cudaError_t r = cudaEventCreateWithFlags(&e, cudaEventDisableTiming); r != cudaSuccess)
+    return Status::error(std::string("cudaEventCreate: ") + cudaGetErrorString(r));
+  return Event(e, [](cudaEvent_t e) { cudaEventDestroy(e); });
+}
+
+/// How often the watchdog looks at the collectives in flight, and after
+/// how long without progress it asks the rendezvous whether a rank left.
+constexpr auto kPollInterval = std::chrono::microseconds(100);
+constexpr auto kAskAfter = std::chrono::seconds(1);
+
+/// The communicator and what guards it: every NCCL call holds `calls`, and
+/// none is made once `aborted` (ncclCommAbort freed the communicator).
+struct NcclHandle {
+  ncclComm_t comm = nullptr;
+  std::mutex calls;
+  bool aborted = false;
+  Status abortedBy; ///< why, once aborted
+};
+
+/// A collective on NCCL's stream.
+class NcclStarted final : public Pending::Started {
+public:
+  NcclStarted(std::shared_future<Status> outcome, Event done, cudaStream_t compute,
+              std::shared_ptr<const CollectiveSpan> span)
+      : outcome(std::move(outcome)), done(std::move(done)), compute(compute),
+        ran(std::move(span)) {}
+  /// The watchdog settles it.
+  Status wait() override { return outcome.get(); }
+  Status waitInQueue() override {
+    if (outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
+        !outcome.get().ok())
+      return outcome.get();
+    if (cudaError_t e = cudaStreamWaitEvent(compute, done.get(), 0); e != cudaSuccess)
+      return Status::error(std::string("cudaStreamWaitEvent (the step waiting for a "
+                                       "collective): ") +
+                           cudaGetErrorString(e));
+    return Status::success();
+  }
+  const CollectiveSpan *span() const override { return ran.get(); }
+
+private:
+  std::shared_future<Status> outcome;
+  Event done;
+  cudaStream_t compute;
+  std::shared_ptr<const CollectiveSpan> ran;
+};
+
 class NcclCommunicator final : public Communicator {
 public:
-  NcclCommunicator(WorldInfo world, ncclComm_t comm, cudaStream_t stream,
-                   cudaStream_t producer, int timeoutSeconds)
-      : world(std::move(world)), comm(comm), stream(stream), producer(producer),
-        timeout(timeoutSeconds) {}
+  NcclCommunicator(WorldInfo world, int gpu, ncclComm_t comm, cudaStream_t stream,
+                   cudaStream_t compute, int timeoutSeconds,
+                   std::function<std::string()> lostPeer)
+      : world(std::move(world)), gpu(gpu), stream(stream), compute(compute),
+        timeout(timeoutSeconds), askLostPeer(std::move(lostPeer)),
+        watchdog([this] { watch(); }) {
+    handle.comm = comm;
+  }
 
   ~NcclCommunicator() override {
-    if (!aborted) // ncclCommAbort freed it
-      ncclCommDestroy(comm);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_one();
+    watchdog.join(); // after the collectives in flight settled
+    if (!handle.aborted)
+      finish();
     cudaStreamDestroy(stream);
   }
 
   int rank() const override { return world.rank; }
   int size() const override { return world.size; }
+  std::string engine() const override { return "NCCL"; }
 
-  Pending allReduce(void *data, DType dtype, uint64_t count,
-                    ReduceOp op) override {
+  Pending allReduce(void *data, DType dtype, uint64_t count, ReduceOp op) override {
     return launch("all-reduce", dtype, [&](ncclDataType_t t) {
-      return ncclAllReduce(data, data, count, t, ncclOp(op), comm, stream);
+      return ncclAllReduce(data, data, count, t, ncclOp(op), handle.comm, stream);
     });
   }
   Pending broadcast(void *data, DType dtype, uint64_t count, int root) override {
     return launch("broadcast", dtype, [&](ncclDataType_t t) {
-      return ncclBroadcast(data, data, count, t, root, comm, stream);
+      return ncclBroadcast(data, data, count, t, root, handle.comm, stream);
     });
   }
-  Pending reduce(void *data, DType dtype, uint64_t count, ReduceOp op,
-                 int root) override {
+  Pending reduce(void *data, DType dtype, uint64_t count, ReduceOp op, int root) override {
     return launch("reduce", dtype, [&](ncclDataType_t t) {
-      return ncclReduce(data, data, count, t, ncclOp(op), root, comm, stream);
+      return ncclReduce(data, data, count, t, ncclOp(op), root, handle.comm, stream);
     });
   }
   Pending reduceScatter(void *in, void *out, DType dtype, uint64_t count,
                         ReduceOp op) override {
     return launch("reduce-scatter", dtype, [&](ncclDataType_t t) {
-      return ncclReduceScatter(in, out, count, t, ncclOp(op), comm, stream);
+      return ncclReduceScatter(in, out, count, t, ncclOp(op), handle.comm, stream);
     });
   }
-  Pending allGather(const void *in, void *out, DType dtype,
-                    uint64_t count) override {
+  Pending allGather(const void *in, void *out, DType dtype, uint64_t count) override {
     return launch("all-gather", dtype, [&](ncclDataType_t t) {
-      return ncclAllGather(in, out, count, t, comm, stream);
+      return ncclAllGather(in, out, count, t, handle.comm, stream);
     });
   }
   Pending barrier() override {
-    // A one-element all-reduce on the device: NCCL has no barrier.
+    // NCCL has no barrier; the run's barriers are on host memory.
     return Pending::done(Status::error(
-        where(world) + ": NCCL barriers need a device buffer; use an all-reduce"));
+        where(world) + ": internal error: a barrier on NCCL; barriers run on the host"));
   }
 
 private:
-  static ncclRedOp_t ncclOp(ReduceOp op) {
-    return op == ReduceOp::Sum ? ncclSum : ncclMax;
-  }
+  /// A collective in flight, as the watchdog follows it.
+  struct InFlight {
+    const char *what;
+    Event inputs; ///< the step's work before it
+    Event done;   ///< it, on NCCL's stream
+    std::shared_ptr<std::promise<Status>> outcome;
+    std::shared_ptr<CollectiveSpan> span;
+    std::optional<Clock::time_point> inputsReady;
+  };
+
+  static ncclRedOp_t ncclOp(ReduceOp op) { return op == ReduceOp::Sum ? ncclSum : ncclMax; }
 
   template <typename F> Pending launch(const char *what, DType dtype, F &&call) {
     ncclDataType_t t;
     if (!ncclTypeOf(dtype, t))
       return Pending::done(Status::error("internal error: no NCCL type for " +
                                          std::string(dtypeName(dtype))));
-    if (aborted)
-      return Pending::done(failure(what, "NCCL was stopped by an earlier failure"));
-    // The buffers are the step's: NCCL's stream starts after the work the
-    // step has queued so far.
-    cudaEvent_t queued;
-    cudaError_t e = cudaEventCreateWithFlags(&queued, cudaEventDisableTiming);
-    if (e == cudaSuccess) {
-      e = cudaEventRecord(queued, producer);
-      if (e == cudaSuccess)
-        e = cudaStreamWaitEvent(stream, queued, 0);
-      cudaEventDestroy(queued);
+    // NCCL's stream starts after the work the step queued so far, which
+    // made the collective's input.
+    Expected<Event> inputs = newEvent();
+    if (!inputs.ok())
+      return Pending::done(deviceFailure(what, inputs.message()));
+    cudaError_t e = cudaEventRecord(inputs->get(), compute);
+    if (e == cudaSuccess)
+      e = cudaStreamWaitEvent(stream, inputs->get(), 0);
+    if (e != cudaSuccess)
+      return Pending::done(deviceFailure(what, cudaGetErrorString(e)));
+    ncclResult_t r;
+    {
+      std::lock_guard<std::mutex> lock(handle.calls);
+      if (handle.aborted)
+        return Pending::done(handle.abortedBy);
+      r = call(t);
     }
-    if (e != cudaSuccess)
-      return Pending::done(deviceFailure(what, e));
-    ncclResult_t r = call(t);
-    if (r != ncclSuccess)
-      return Pending::done(failure(what, ncclGetErrorString(r)));
-    cudaEvent_t done;
-    e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
-    if (e == cudaSuccess && (e = cudaEventRecord(done, stream)) != cudaSuccess)
-      cudaEventDestroy(done);
-    if (e != cudaSuccess)
-      return Pending::done(deviceFailure(what, e));
-    // Waiting polls the event and NCCL's asynchronous error, with a
-    // deadline: a lost peer ends in an error, never a hang.
-    auto wait = [this, done, what]() -> Status {
-      auto deadline =
-          std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
-      Status outcome;
-      for (;;) {
-        cudaError_t e = cudaEventQuery(done);
-        if (e == cudaSuccess)
-          break;
-        if (e != cudaErrorNotReady) { // the GPU failed, not a peer
-          outcome = deviceFailure(what, e);
-          break;
-        }
-        if (aborted) {
-          outcome = failure(what, "NCCL was stopped by an earlier failure");
-          break;
-        }
-        ncclResult_t async = ncclSuccess;
-        ncclCommGetAsyncError(comm, &async);
-        if (async != ncclSuccess || std::chrono::steady_clock::now() > deadline) {
-          // Frees the communicator: later collectives and waits fail at once.
-          ncclCommAbort(comm);
-          aborted = true;
-          outcome = failure(what, async != ncclSuccess ? ncclGetErrorString(async)
-                                                       : "no progress within the timeout");
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    // Non-blocking: the call may still be queueing its work.
+    if (r == ncclInProgress)
+      r = settle(what, Clock::now() + std::chrono::seconds(timeout));
+    if (r != ncclSuccess) {
+      abort(failure(what, r == ncclInProgress ? "no progress within the deadline"
+                                              : ncclGetErrorString(r)));
+      std::lock_guard<std::mutex> lock(handle.calls);
+      return Pending::done(handle.abortedBy); // the first cause
+    }
+    Expected<Event> done = newEvent();
+    if (!done.ok())
+      return Pending::done(deviceFailure(what, done.message()));
+    if ((e = cudaEventRecord(done->get(), stream)) != cudaSuccess)
+      return Pending::done(deviceFailure(what, cudaGetErrorString(e)));
+    auto outcome = std::make_shared<std::promise<Status>>();
+    auto span = std::make_shared<CollectiveSpan>();
+    Pending pending(std::make_shared<NcclStarted>(outcome->get_future().share(), *done,
+                                                  compute, span));
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      flights.push_back({what, *inputs, *done, outcome, span, std::nullopt});
+    }
+    wake.notify_one();
+    return pending;
+  }
+
+  /// The communicator's state, polled until it is no longer in progress
+  /// or `deadline` passes (then still ncclInProgress).
+  ncclResult_t settle(const char *what, Clock::time_point deadline) {
+    auto asked = Clock::now();
+    for (;;) {
+      ncclResult_t state;
+      {
+        std::lock_guard<std::mutex> lock(handle.calls);
+        if (handle.aborted)
+          return ncclInternalError;
+        if (ncclCommGetAsyncError(handle.comm, &state) != ncclSuccess)
+          return ncclInternalError;
       }
-      cudaEventDestroy(done);
-      return outcome;
-    };
-    return Pending(std::async(std::launch::deferred, wait).share());
+      if (state != ncclInProgress || Clock::now() > deadline)
+        return state;
+      if (Clock::now() - asked > kAskAfter) {
+        asked = Clock::now();
+        if (std::string lost = askLostPeer(); !lost.empty()) {
+          abort(failure(what, "lost " + lost));
+          return ncclRemoteError;
+        }
+      }
+      std::this_thread::sleep_for(kPollInterval);
+    }
+  }
+
+  /// Aborts NCCL once, for `why`: its kernels in flight end, and every
+  /// later call fails with `why`.
+  void abort(const Status &why) {
+    std::lock_guard<std::mutex> lock(handle.calls);
+    if (handle.aborted)
+      return;
+    ncclCommAbort(handle.comm);
+    handle.aborted = true;
+    handle.abortedBy = why;
+  }
+
+  /// Finalizes and destroys the communicator, aborting it should that
+  /// make no progress.
+  void finish() {
+    ncclResult_t r;
+    {
+      std::lock_guard<std::mutex> lock(handle.calls);
+      r = ncclCommFinalize(handle.comm);
+    }
+    if (r == ncclInProgress)
+      r = settle("finalize", Clock::now() + std::chrono::seconds(timeout));
+    std::lock_guard<std::mutex> lock(handle.calls);
+    if (handle.aborted)
+      return;
+    if (r == ncclSuccess)
+      ncclCommDestroy(handle.comm);
+    else
+      ncclCommAbort(handle.comm);
+    handle.aborted = true;
+  }
+
+  /// The watchdog: settles each collective in flight, in NCCL's order.
+  void watch() {
+    // This rank's GPU, or CUDA would open a context on GPU 0 for this thread.
+    cudaSetDevice(gpu);
+    auto asked = Clock::now();
+    for (;;) {
+      InFlight *front;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || !flights.empty(); });
+        if (flights.empty())
+          return;
+        front = &flights.front(); // deque: stays put while others are added
+      }
+      Status verdict = check(*front, asked);
+      bool settled = !verdict.ok() || front->span->ended != Clock::time_point();
+      if (!verdict.ok()) {
+        abort(verdict);
+        failAll(handle.abortedBy);
+        continue;
+      }
+      if (!settled) {
+        std::this_thread::sleep_for(kPollInterval);
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      front->outcome->set_value(Status::success());
+      flights.pop_front();
+    }
+  }
+
+  /// One look at `f`: notes when its inputs were ready and when it ended;
+  /// a failure when it cannot end.
+  Status check(InFlight &f, Clock::time_point &asked) {
+    auto now = Clock::now();
+    if (!f.inputsReady) {
+      cudaError_t e = cudaEventQuery(f.inputs.get());
+      if (e == cudaSuccess) {
+        f.inputsReady = now;
+        f.span->began = now;
+      } else if (e != cudaErrorNotReady) {
+        return deviceFailure(f.what, cudaGetErrorString(e));
+      }
+    }
+    if (f.inputsReady) {
+      cudaError_t e = cudaEventQuery(f.done.get());
+      if (e == cudaSuccess) {
+        f.span->ended = now;
+        return Status::success();
+      }
+      if (e != cudaErrorNotReady)
+        return deviceFailure(f.what, cudaGetErrorString(e));
+    }
+    ncclResult_t async = ncclSuccess;
+    {
+      std::lock_guard<std::mutex> lock(handle.calls);
+      if (handle.aborted)
+        return handle.abortedBy;
+      ncclCommGetAsyncError(handle.comm, &async);
+    }
+    if (async != ncclSuccess && async != ncclInProgress)
+      return failure(f.what, ncclGetErrorString(async));
+    if (!f.inputsReady)
+      return Status::success(); // the step's work is still running
+    auto waited = now - *f.inputsReady;
+    if (waited > kAskAfter && now - asked > kAskAfter) {
+      asked = now;
+      if (std::string lost = askLostPeer(); !lost.empty())
+        return failure(f.what, "lost " + lost);
+    }
+    if (waited > std::chrono::seconds(timeout))
+      return failure(f.what, "no progress within " + std::to_string(timeout) +
+                                 " s of its inputs being ready");
+    return Status::success();
+  }
+
+  /// Every collective in flight fails with `why`.
+  void failAll(const Status &why) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (InFlight &f : flights)
+      f.outcome->set_value(why);
+    flights.clear();
   }
 
   Status failure(const char *what, const std::string &why) const {
-    return Status::error(where(world) + ": " + what + " failed: " + why +
-                         " (another rank died or stopped responding)");
+    std::string hint = why.rfind("lost ", 0) == 0
+                           ? ""
+                           : " (another rank died or stopped responding)";
+    return Status::error(where(world) + ": NCCL " + what + " failed: " + why + hint);
   }
-  Status deviceFailure(const char *what, cudaError_t e) const {
-    return Status::error(where(world) + ": " + what + " failed on this rank's GPU: " +
-                         cudaGetErrorString(e));
+  Status deviceFailure(const char *what, const std::string &why) const {
+    return Status::error(where(world) + ": NCCL " + what +
+                         " failed on this rank's GPU: " + why);
   }
 
   WorldInfo world;
-  ncclComm_t comm;
-  cudaStream_t stream;
-  cudaStream_t producer; ///< the step's stream
+  int gpu;
+  NcclHandle handle;
+  cudaStream_t stream;  ///< NCCL's
+  cudaStream_t compute; ///< the step's
   int timeout;
-  bool aborted = false; ///< after ncclCommAbort, `comm` is gone
+  std::function<std::string()> askLostPeer;
+  std::mutex mutex; ///< guards flights and stopping
+  std::condition_variable wake;
+  std::deque<InFlight> flights;
+  bool stopping = false;
+  std::thread watchdog;
 };
 
 /// Whether `p` is device memory (of any GPU).
@@ -174,7 +396,8 @@ bool onDevice(const void *p) {
   return a.type == cudaMemoryTypeDevice;
 }
 
-/// A CUDA run's communicator: each collective goes where its memory is.
+/// A CUDA run's communicator: each collective goes where its memory is,
+/// device memory to NCCL, host memory to the host engine.
 class CudaRunCommunicator final : public Communicator {
 public:
   CudaRunCommunicator(std::unique_ptr<Communicator> host,
@@ -183,14 +406,17 @@ public:
 
   int rank() const override { return host->rank(); }
   int size() const override { return host->size(); }
+  std::string engine() const override {
+    return host->runsCollectives() ? "NCCL, host values over " + host->engine() : "NCCL";
+  }
+  std::string lostPeer() override { return host->lostPeer(); }
   Pending allReduce(void *data, DType dtype, uint64_t count, ReduceOp op) override {
     return on(data).allReduce(data, dtype, count, op);
   }
   Pending broadcast(void *data, DType dtype, uint64_t count, int root) override {
     return on(data).broadcast(data, dtype, count, root);
   }
-  Pending reduce(void *data, DType dtype, uint64_t count, ReduceOp op,
-                 int root) override {
+  Pending reduce(void *data, DType dtype, uint64_t count, ReduceOp op, int root) override {
     return on(data).reduce(data, dtype, count, op, root);
   }
   Pending reduceScatter(void *in, void *out, DType dtype, uint64_t count,
@@ -205,8 +431,44 @@ public:
 private:
   Communicator &on(const void *p) { return onDevice(p) ? *nccl : *host; }
 
-  std::unique_ptr<Communicator> host, nccl;
+  // Declared first, destroyed last: NCCL's watchdog asks it for lost ranks.
+  std::unique_ptr<Communicator> host;
+  std::unique_ptr<Communicator> nccl;
 };
+
+/// Polls a communicator being set up until it is ready, with a deadline
+/// and the rendezvous's word on lost ranks; aborts it on failure.
+Status awaitSetUp(const WorldInfo &world, ncclComm_t comm, ncclResult_t started,
+                  int timeoutSeconds, Communicator &host) {
+  auto deadline = Clock::now() + std::chrono::seconds(timeoutSeconds);
+  auto asked = Clock::now();
+  ncclResult_t state = started;
+  while (state == ncclInProgress || state == ncclSuccess) {
+    if (ncclCommGetAsyncError(comm, &state) != ncclSuccess)
+      state = ncclInternalError;
+    if (state == ncclSuccess)
+      return Status::success();
+    if (state != ncclInProgress)
+      break;
+    std::string why;
+    if (Clock::now() - asked > kAskAfter) {
+      asked = Clock::now();
+      if (std::string lost = host.lostPeer(); !lost.empty())
+        why = "lost " + lost;
+    }
+    if (why.empty() && Clock::now() > deadline)
+      why = "no progress within " + std::to_string(timeoutSeconds) +
+            " s (another rank died or stopped responding)";
+    if (!why.empty()) {
+      ncclCommAbort(comm);
+      return Status::error(where(world) + ": NCCL's set-up failed: " + why);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ncclCommAbort(comm);
+  return Status::error(where(world) + ": NCCL's set-up failed: " +
+                       ncclGetErrorString(state));
+}
 
 } // namespace
 
@@ -217,26 +479,26 @@ connectNccl(const WorldInfo &world, std::unique_ptr<Communicator> host,
   cudaError_t e = cudaGetDeviceCount(&devices);
   if (e != cudaSuccess || devices == 0)
     return Status::error(where(world) + ": no CUDA device (" +
-                         (e != cudaSuccess ? cudaGetErrorString(e)
-                                           : "none present") +
+                         (e != cudaSuccess ? cudaGetErrorString(e) : "none present") +
                          "); NCCL needs one GPU per rank");
   // As the CUDA device: a rank that sees one GPU uses it.
   int gpu = devices == 1 ? 0 : world.localRank;
   if (gpu >= devices)
-    return Status::error(where(world) + ": LOCAL_RANK=" +
-                         std::to_string(world.localRank) + " but this machine has " +
-                         std::to_string(devices) + " GPU(s)");
+    return Status::error(where(world) + ": LOCAL_RANK=" + std::to_string(world.localRank) +
+                         " but this machine has " + std::to_string(devices) +
+                         " GPU(s); NCCL needs one GPU per rank (parallel.collectives: "
+                         "GLOO lets ranks share a GPU)");
   if ((e = cudaSetDevice(gpu)) != cudaSuccess)
-    return Status::error(where(world) + ": cannot use GPU " + std::to_string(gpu) +
-                         ": " + cudaGetErrorString(e));
+    return Status::error(where(world) + ": cannot use GPU " + std::to_string(gpu) + ": " +
+                         cudaGetErrorString(e));
   // Rank 0's id reaches the others over the host communicator; a rank 0
   // that cannot make one sends zeros, which every rank refuses alike.
   ncclUniqueId id = {};
   ncclResult_t made = world.rank == 0 ? ncclGetUniqueId(&id) : ncclSuccess;
   static_assert(sizeof id.internal % sizeof(int32_t) == 0, "an id of whole words");
-  Status sent = host->broadcast(id.internal, DType::I32,
-                                sizeof id.internal / sizeof(int32_t), 0)
-                    .wait();
+  Status sent =
+      host->broadcast(id.internal, DType::I32, sizeof id.internal / sizeof(int32_t), 0)
+          .wait();
   if (made != ncclSuccess)
     return Status::error(where(world) + ": NCCL: " + ncclGetErrorString(made));
   if (!sent.ok())
@@ -246,17 +508,22 @@ connectNccl(const WorldInfo &world, std::unique_ptr<Communicator> host,
     empty &= c == 0;
   if (empty)
     return Status::error(where(world) + ": rank 0 could not make NCCL's id");
-  ncclComm_t comm;
-  if (ncclResult_t r = ncclCommInitRank(&comm, world.size, id, world.rank);
-      r != ncclSuccess)
-    return Status::error(where(world) + ": NCCL: " + ncclGetErrorString(r));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0; // no call may hang this thread (see the top)
+  ncclComm_t comm = nullptr;
+  ncclResult_t r = ncclCommInitRankConfig(&comm, world.size, id, world.rank, &config);
+  if (r != ncclSuccess && r != ncclInProgress)
+    return Status::error(where(world) + ": NCCL's set-up failed: " + ncclGetErrorString(r));
+  SINTER_RT_RETURN_IF_ERROR(awaitSetUp(world, comm, r, timeoutSeconds, *host));
   cudaStream_t stream;
   if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) {
-    ncclCommDestroy(comm);
+    ncclCommAbort(comm);
     return Status::error(where(world) + ": NCCL's stream: " + cudaGetErrorString(e));
   }
+  Communicator *hostComm = host.get();
   auto nccl = std::make_unique<NcclCommunicator>(
-      world, comm, stream, static_cast<cudaStream_t>(workQueue), timeoutSeconds);
+      world, gpu, comm, stream, static_cast<cudaStream_t>(workQueue), timeoutSeconds,
+      [hostComm] { return hostComm->lostPeer(); });
   return std::unique_ptr<Communicator>(
       std::make_unique<CudaRunCommunicator>(std::move(host), std::move(nccl)));
 }

@@ -1,9 +1,10 @@
 //===- TcpStore.cpp - The rendezvous of a run's ranks ---------------------===//
 //
-// Wire format: a request is one byte (S: set, G: get), a 4-byte key length,
-// the key and, for S, a 4-byte value length and the value. The reply to G is
-// one byte (1: found, 0: not yet) and, when found, the value's length and
-// bytes. Lengths are little-endian uint32.
+// Wire format: a request is one byte (S: set, G: get, H: hello), a 4-byte
+// key length, the key and, for S, a 4-byte value length and the value. The
+// reply to G is one byte (1: found, 0: not yet) and, when found, the value's
+// length and bytes; S and H have none. H's key is the rank in decimal.
+// Lengths are little-endian uint32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -121,22 +123,55 @@ void TcpStoreServer::serve() {
       return; // shut down
     }
     std::lock_guard<std::mutex> lock(mutex);
-    clients.emplace_back(fd, std::thread([this, fd] {
-      try {
-        handle(fd);
-      } catch (const std::exception &) {
-        // A client went away; its rank reports its own failure.
-      }
-    }));
+    clients.emplace_back(fd, std::thread([this, fd] { handle(fd); }));
   }
 }
 
+/// The address a connection comes from, without its port.
+static std::string peerHost(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  char text[INET6_ADDRSTRLEN] = "unknown host";
+  if (::getpeername(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0) {
+    if (addr.ss_family == AF_INET)
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&addr)->sin_addr, text,
+                  sizeof text);
+    else if (addr.ss_family == AF_INET6)
+      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_addr, text,
+                  sizeof text);
+  }
+  return text;
+}
+
+void TcpStoreServer::departed(int rank, const std::string &host) {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string text = "rank " + std::to_string(rank) + " (" + host + ")";
+  values.emplace(kGoneKey, std::vector<char>(text.begin(), text.end()));
+}
+
 void TcpStoreServer::handle(int fd) {
+  int rank = -1; // once announced
+  std::string host;
+  try {
+    serveRequests(fd, rank, host);
+  } catch (const std::exception &) {
+    // The client went away in the middle of a request.
+  }
+  if (rank >= 0)
+    departed(rank, host);
+}
+
+void TcpStoreServer::serveRequests(int fd, int &rank, std::string &host) {
   for (;;) {
     char op = 0;
     if (!recvAll(fd, &op, 1))
       return;
     std::string key = recvBytes(fd);
+    if (op == 'H') {
+      rank = std::atoi(key.c_str());
+      host = peerHost(fd);
+      continue;
+    }
     if (op == 'S') {
       std::string value = recvBytes(fd);
       std::lock_guard<std::mutex> lock(mutex);
@@ -220,6 +255,24 @@ bool TcpStore::tryGet(const std::string &key, std::vector<char> &out) {
   std::string value = recvBytes(fd);
   out.assign(value.begin(), value.end());
   return true;
+}
+
+void TcpStore::announce(int rank) {
+  std::lock_guard<std::mutex> lock(mutex);
+  char op = 'H';
+  sendAll(fd, &op, 1);
+  sendBytes(fd, std::to_string(rank));
+}
+
+std::string TcpStore::departed() {
+  try {
+    std::vector<char> value;
+    if (!tryGet(kGoneKey, value))
+      return "";
+    return std::string(value.begin(), value.end());
+  } catch (const std::exception &) {
+    return "rank 0 (" + where.substr(0, where.rfind(':')) + ")";
+  }
 }
 
 std::vector<char> TcpStore::get(const std::string &key) {

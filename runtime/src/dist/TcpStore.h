@@ -6,6 +6,12 @@
 // polling, with a deadline. Built with exceptions, as Gloo expects: a
 // failure throws std::runtime_error with a message for the user.
 //
+// It is also how a run learns that it lost a rank: each rank says which
+// it is on its connection (announce), and when an announced connection
+// ends (the process exited or died, or its machine went away) the server
+// records the first such rank and its host under kGoneKey. A rank that
+// waits too long for a collective reads it (departed) and names that rank.
+//
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RT_DIST_TCPSTORE_H
 #define SINTER_RT_DIST_TCPSTORE_H
@@ -23,6 +29,9 @@
 namespace sinter::rt {
 
 /// The server side, run by rank 0 for the life of the process.
+/// The key under which the server records the first rank that left.
+inline constexpr const char *kGoneKey = "sinter/gone";
+
 class TcpStoreServer {
 public:
   /// Listens on `port` (all interfaces); throws if the port is taken.
@@ -32,6 +41,11 @@ public:
 private:
   void serve();
   void handle(int fd);
+  /// Answers `fd`'s requests until it ends; `rank` and `host` once it
+  /// announced itself.
+  void serveRequests(int fd, int &rank, std::string &host);
+  /// An announced connection ended: the first one is recorded.
+  void departed(int rank, const std::string &host);
 
   int listenFd = -1;
   std::thread acceptor;
@@ -50,6 +64,13 @@ public:
 
   void set(const std::string &key, const std::vector<char> &data) override;
   std::vector<char> get(const std::string &key) override;
+  /// Tells the server that this connection is rank `rank`'s, so that its
+  /// end is recorded as that rank leaving.
+  void announce(int rank);
+  /// The first rank that left the run, as "rank R (HOST)"; "rank 0
+  /// (HOST)" when the server itself is gone; "" while none has. Never
+  /// throws.
+  std::string departed();
   void wait(const std::vector<std::string> &keys) override;
   void wait(const std::vector<std::string> &keys,
             const std::chrono::milliseconds &timeout) override;

@@ -11,11 +11,10 @@
 #include "data/Npy.h"
 #include "device/Cuda.h"
 #include "dist/Bootstrap.h"
-#include "dist/NcclCommunicator.h"
-#include "dist/Timeouts.h"
 #include "program/DataSources.h"
 #include "program/Evaluator.h"
 #include "program/Parameters.h"
+#include "program/RunCollectives.h"
 #include "program/StepPlan.h"
 #include "program/Trainer.h"
 #include "runtime/config/ConfigLoader.h"
@@ -297,15 +296,7 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
                 " ranks, or recompile with --set parallel.world_size=" +
                 std::to_string(world->size));
   Expected<std::unique_ptr<Communicator>> comm =
-      connectWorld(*world, kCollectiveTimeoutSeconds);
-  // A CUDA run's device buffers are summed by NCCL, its host values by Gloo.
-  if (comm.ok() && step->plan.device == "cuda" && world->size > 1)
-    comm = connectNccl ? connectNccl(*world, std::move(comm.value()),
-                                     step->buffers.device().workQueue(),
-                                     kCollectiveTimeoutSeconds)
-                       : Expected<std::unique_ptr<Communicator>>(Status::error(
-                             "internal error: this CUDA program was linked "
-                             "without NCCL's communicator"));
+      connectRun(cfg, *world, step->buffers.device());
   if (!comm.ok())
     return fail(comm.message());
   StepRun evalRun = eval ? eval->run() : StepRun();

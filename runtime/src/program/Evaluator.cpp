@@ -121,7 +121,7 @@ Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
   if (!prefetcher.ok())
     return prefetcher.status();
   TrainStepWorld world;
-  world.comm = comm && comm->size() > 1 ? comm : nullptr;
+  world.comm = comm && comm->runsCollectives() ? comm : nullptr;
   world.rank = comm ? uint64_t(comm->rank()) : 0;
   double lossSum = 0;
   std::vector<double> metricSums;

@@ -52,6 +52,7 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
   result.phase = step.phase();
   result.optimizer = step.optimizer();
   result.worldSize = step.world_size() > 0 ? uint64_t(step.world_size()) : 0;
+  result.memory = plan::planMemory(step);
   result.device = step.device().empty() ? "cpu" : step.device();
   if (result.device != "cpu" && result.device != "cuda")
     return Status::error("internal error: the plan's device is '" +

@@ -10,6 +10,7 @@
 #define SINTER_RT_PROGRAM_STEPPLAN_H
 
 #include "device/Device.h"
+#include "runtime/contract/PlanMemory.h"
 #include "sinter/rt/DType.h"
 #include "sinter/rt/Shape.h"
 #include "sinter/rt/Status.h"
@@ -71,6 +72,8 @@ struct StepPlan {
   uint64_t worldSize = 0;
   std::vector<BufferSpec> buffers;
   std::vector<GradientBucket> buckets;
+  /// What a rank allocates for the step, by use (the plan's own account).
+  plan::PlanMemory memory;
 
   /// Parses and checks the embedded bytes (an internal error if the object
   /// and the runtime disagree).

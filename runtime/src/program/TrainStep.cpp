@@ -8,10 +8,10 @@
 #include "runtime/contract/abi.h"
 
 #include <algorithm>
-#include <map>
-#include <optional>
-#include <memory>
 #include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 
@@ -24,25 +24,27 @@ struct ActiveStep {
   BufferSet *buffers = nullptr;
   const TrainStepWorld *world = nullptr;
   Status error = Status::success(); ///< the first failure inside the step
-  /// Started, each with its bucket and start time, in order.
-  struct Bucket {
-    Pending pending;
-    int64_t bucket;
-    std::chrono::steady_clock::time_point started;
-  };
-  std::vector<Bucket> buckets;
-  /// Started and not yet waited for: each one's pending result and rows.
+  /// A collective the step started: what it is, and its bucket (-1 for a
+  /// sharded strategy's collective).
   struct Collective {
     Pending pending;
-    const void *scratch = nullptr;
     const char *name = "";
+    int64_t bucket = -1;
+    const void *scratch = nullptr; ///< the rows a sharded one started with
     std::chrono::steady_clock::time_point started;
+    bool gradientSum = false; ///< a bucket's all-reduce or a reduce-scatter
   };
-  std::map<int64_t, Collective> collectives;
-  std::vector<bool> started;
-  /// For CommunicationTimes: gradient collectives started, when the first
-  /// started, when the backward pass ended, and when the last was done.
-  uint64_t gradientCollectives = 0;
+  /// The buckets' all-reduces, in the order they started.
+  std::vector<Collective> buckets;
+  std::vector<bool> started; ///< per bucket of the plan
+  /// Sharded collectives started and not yet waited for, by id.
+  std::map<int64_t, Collective> inFlight;
+  /// Collectives the step's work waits for, which the host has not: the
+  /// step's end does, for their failures and times.
+  std::vector<Collective> waitedInQueue;
+  /// For CommunicationTimes: the collectives of each kind, when the first
+  /// gradient sum started, and when the backward pass ended.
+  uint64_t allReduces = 0, reduceScatters = 0, allGathers = 0, gradientSums = 0;
   std::chrono::steady_clock::time_point firstStart, backwardEnd, lastDone;
   bool backwardEnded = false;
   /// The ranks' agreement on stopping, started at one micro-batch and read
@@ -50,33 +52,50 @@ struct ActiveStep {
   /// previous micro-batch left in flight to overlap this one.
   std::unique_ptr<int64_t> stopSignal = std::make_unique<int64_t>(0);
   std::optional<Pending> agreeing;
-  void startCollective() {
-    if (gradientCollectives++ == 0)
-      firstStart = std::chrono::steady_clock::now();
+
+  void fail(const Status &st) {
+    if (!st.ok() && error.ok())
+      error = st;
   }
-  /// For the trace: a collective that finished, from when it ran on the
-  /// communicator's thread (or from `started` until now, if not recorded).
-  void traceCollective(const Pending &p, std::string name, int64_t bucket,
-                       std::chrono::steady_clock::time_point started) {
+  /// Notes a collective just started.
+  void count(const Collective &c) {
+    if (c.gradientSum && gradientSums++ == 0)
+      firstStart = c.started;
+  }
+  /// Makes the step's later work wait for `c`, which the host waits for at
+  /// the step's end.
+  void awaitInQueue(Collective c) {
+    fail(c.pending.waitInQueue());
+    waitedInQueue.push_back(std::move(c));
+  }
+  /// The host waits for `c`: its failure, its time on the trace, and when
+  /// the gradient sums were done.
+  void settle(const Collective &c) {
+    fail(c.pending.wait());
+    auto now = std::chrono::steady_clock::now();
+    const CollectiveSpan *span = c.pending.span();
+    if (c.gradientSum)
+      lastDone = std::max(lastDone, span ? span->ended : now);
     if (!world->events)
       return;
-    StepEvents::Collective c{std::move(name), bucket, started,
-                             std::chrono::steady_clock::now()};
-    if (const CollectiveSpan *span = p.span()) {
-      c.begin = span->began;
-      c.end = span->ended;
+    StepEvents::Collective e{c.name, c.bucket, c.started, now};
+    if (span) {
+      e.begin = span->began;
+      e.end = span->ended;
     }
-    world->events->collectives.push_back(std::move(c));
+    world->events->collectives.push_back(std::move(e));
   }
 };
 
-/// Adds a step's gradient communication to `t`.
+/// Adds a step's communication to `t`.
 void countTimes(const ActiveStep &s, CommunicationTimes *t) {
   if (!t || !s.world->comm || !s.backwardEnded || !s.error.ok())
     return;
   ++t->steps;
-  t->buckets += s.gradientCollectives;
-  if (s.gradientCollectives == 0)
+  t->allReduces += s.allReduces;
+  t->reduceScatters += s.reduceScatters;
+  t->allGathers += s.allGathers;
+  if (s.gradientSums == 0)
     return;
   auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
   // Without overlap the sums start just before the backward pass is marked
@@ -101,7 +120,7 @@ ActiveStep &current() {
 bool mayStart(ActiveStep &s, int64_t id) {
   if (!s.error.ok())
     return false;
-  if (s.collectives.count(id)) {
+  if (s.inFlight.count(id)) {
     s.error = Status::error("internal error: the step started collective " +
                             std::to_string(id) + " twice");
     return false;
@@ -172,13 +191,17 @@ Status runStep(StepFn fn, const StepPlan &plan, BufferSet &buffers,
     (void)step.agreeing->wait(); // before its integer goes
   if (world.events)
     world.events->end = std::chrono::steady_clock::now();
-  // A failed step may have left collectives started (gradients_ready does
-  // not wait for buckets once the step failed): they finish before their
-  // buffers can be reused or freed. Those already waited for return at once.
-  for (auto &[id, collective] : step.collectives)
-    (void)collective.pending.wait();
-  for (const ActiveStep::Bucket &b : step.buckets)
-    (void)b.pending.wait();
+  // Every collective the step started, waited for by the host: a device's
+  // wait in queue returns before the collective is done, a failed step may
+  // have left some in flight, and none may outlive the buffers it writes.
+  for (auto &[id, collective] : step.inFlight)
+    step.settle(collective);
+  for (const ActiveStep::Collective &c : step.waitedInQueue)
+    step.settle(c);
+  for (const ActiveStep::Collective &b : step.buckets)
+    step.settle(b);
+  if (world.events && step.gradientSums > 0)
+    world.events->summed = std::max(step.lastDone, world.events->backwardEnd);
   countTimes(step, world.times);
   // A device's errors (a failed launch) surface when its work is done.
   Status done = buffers.device().synchronize();
@@ -256,11 +279,15 @@ static Status ownRow(ActiveStep &s, float *to, const float *from, int64_t count)
   return s.buffers->device().copy(to, from, uint64_t(count) * sizeof(float));
 }
 
+/// A collective the step's later work reads at once: the step waits for it
+/// in queue.
 static void allReduceNow(void *data, DType dtype, int64_t count) {
   ActiveStep &s = current();
-  if (s.world->comm && s.error.ok())
-    s.error = s.world->comm->allReduce(data, dtype, uint64_t(count), ReduceOp::Sum)
-                  .wait();
+  if (!s.world->comm || !s.error.ok())
+    return;
+  ++s.allReduces;
+  s.awaitInQueue({s.world->comm->allReduce(data, dtype, uint64_t(count), ReduceOp::Sum),
+                  "all-reduce", -1, nullptr, std::chrono::steady_clock::now()});
 }
 
 void sinter_rt_all_reduce_sum_f32(float *data, int64_t count) {
@@ -281,13 +308,14 @@ void sinter_rt_bucket_ready(int64_t bucket) {
                             std::to_string(bucket) + " twice or out of range");
     return;
   }
-  s.startCollective();
   s.started[b] = true;
+  ++s.allReduces;
   s.buckets.push_back({s.world->comm->allReduce(s.buffers->bucketData(b),
                                                 s.plan->buckets[b].dtype,
-                                                s.buffers->bucketElements(b),
-                                                ReduceOp::Sum),
-                       bucket, std::chrono::steady_clock::now()});
+                                                s.buffers->bucketElements(b), ReduceOp::Sum),
+                       "all-reduce", bucket, nullptr, std::chrono::steady_clock::now(),
+                       /*gradientSum=*/true});
+  s.count(s.buckets.back());
 }
 
 int64_t sinter_rt_rank(void) { return int64_t(current().world->rank); }
@@ -300,7 +328,9 @@ void sinter_rt_all_gather_f32(const float *shard, float *rows, int64_t count) {
     s.error = ownRow(s, rows, shard, count);
     return;
   }
-  s.error = s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)).wait();
+  ++s.allGathers;
+  s.awaitInQueue({s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)),
+                  "all-gather", -1, nullptr, std::chrono::steady_clock::now()});
 }
 
 void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
@@ -312,10 +342,12 @@ void sinter_rt_reduce_scatter_start_f32(int64_t id, float *rows, float *shard,
     s.error = ownRow(s, shard, rows, count);
     return;
   }
-  s.startCollective();
-  s.collectives[id] = {s.world->comm->reduceScatter(rows, shard, DType::F32,
-                                                    uint64_t(count), ReduceOp::Sum),
-                       rows, "reduce-scatter", std::chrono::steady_clock::now()};
+  ++s.reduceScatters;
+  ActiveStep::Collective &c = s.inFlight[id];
+  c = {s.world->comm->reduceScatter(rows, shard, DType::F32, uint64_t(count),
+                                    ReduceOp::Sum),
+       "reduce-scatter", -1, rows, std::chrono::steady_clock::now(), /*gradientSum=*/true};
+  s.count(c);
 }
 
 void sinter_rt_all_gather_start_f32(int64_t id, const float *shard, float *rows,
@@ -327,24 +359,22 @@ void sinter_rt_all_gather_start_f32(int64_t id, const float *shard, float *rows,
     s.error = ownRow(s, rows, shard, count);
     return;
   }
-  s.collectives[id] = {s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)),
-                       shard, "all-gather", std::chrono::steady_clock::now()};
+  ++s.allGathers;
+  s.inFlight[id] = {s.world->comm->allGather(shard, rows, DType::F32, uint64_t(count)),
+                    "all-gather", -1, shard, std::chrono::steady_clock::now()};
 }
 
 void sinter_rt_collective_wait(int64_t id, const void *scratch) {
   ActiveStep &s = current();
-  auto it = s.collectives.find(id);
-  if (it == s.collectives.end())
+  auto it = s.inFlight.find(id);
+  if (it == s.inFlight.end())
     return; // never started: an earlier failure, or one rank alone
-  Status st = it->second.pending.wait();
-  if (st.ok() && scratch != it->second.scratch)
-    st = Status::error("internal error: collective " + std::to_string(id) +
-                       " waited for with other rows than it started with");
-  s.traceCollective(it->second.pending, it->second.name, -1, it->second.started);
-  s.collectives.erase(it);
-  s.lastDone = std::chrono::steady_clock::now();
-  if (!st.ok() && s.error.ok())
-    s.error = st;
+  ActiveStep::Collective c = std::move(it->second);
+  s.inFlight.erase(it);
+  if (scratch != c.scratch)
+    s.fail(Status::error("internal error: collective " + std::to_string(id) +
+                         " waited for with other rows than it started with"));
+  s.awaitInQueue(std::move(c));
 }
 
 double sinter_rt_hyperparameter(int64_t which) {
@@ -373,15 +403,10 @@ void sinter_rt_gradients_ready(void) {
   for (size_t b = 0; b < s.plan->buckets.size(); ++b)
     if (!s.started[b])
       sinter_rt_bucket_ready(int64_t(b));
-  for (const ActiveStep::Bucket &b : s.buckets) {
-    Status st = b.pending.wait();
-    if (!st.ok() && s.error.ok())
-      s.error = st;
-    s.traceCollective(b.pending, "all-reduce", b.bucket, b.started);
-  }
-  s.lastDone = std::chrono::steady_clock::now();
-  if (s.world->events)
-    s.world->events->summed = s.lastDone;
+  // The update reads the sums: it waits for them in the step's queue (on a
+  // GPU, without the host waiting); the step's end waits on the host.
+  for (const ActiveStep::Collective &b : s.buckets)
+    s.fail(b.pending.waitInQueue());
 }
 
 } // extern "C"

@@ -27,9 +27,11 @@ using StepFn = void (*)(void **);
 /// started, and how long the step then waited for the rest.
 struct CommunicationTimes {
   uint64_t steps = 0;
-  uint64_t buckets = 0;
-  double overlappedSeconds = 0; ///< first bucket start to end of backward
-  double waitedSeconds = 0;     ///< end of backward to last bucket done
+  /// The step's collectives of each kind: the buckets' all-reduces, and a
+  /// sharded strategy's reduce-scatters and all-gathers.
+  uint64_t allReduces = 0, reduceScatters = 0, allGathers = 0;
+  double overlappedSeconds = 0; ///< first gradient sum's start to end of backward
+  double waitedSeconds = 0;     ///< end of backward to the last one done
 };
 
 /// When the parts of one train step ran, for traces.
@@ -56,7 +58,8 @@ struct TrainStepWorld {
   uint64_t seed = 0;
   uint64_t step = 0; ///< 0-based optimizer step
   uint64_t rank = 0;
-  /// Sums gradients and counts over the ranks; null for one process.
+  /// Sums gradients and counts over the ranks; null when no collective
+  /// runs (one process without an engine).
   Communicator *comm = nullptr;
   CommunicationTimes *times = nullptr; ///< optional
   StepEvents *events = nullptr;        ///< optional

@@ -8,6 +8,7 @@
 #include "program/Checkpoint.h"
 #include "program/Convert.h"
 #include "program/ReportWindow.h"
+#include "program/RunDescription.h"
 #include "program/TrainStep.h"
 #include "runtime/config/ConfigLoader.h"
 
@@ -242,13 +243,15 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
       stateOut.push_back(i);
   }
 
+  log.message(describeParallelism(cfg, comm));
+  log.message(describePlanMemory(plan));
   log.message(describeLearningRate(cfg) + "; " + std::to_string(comm.size()) +
               (comm.size() == 1 ? " rank, " : " ranks, ") + std::to_string(k) +
               " micro-batches of " + std::to_string(b) + " per rank and step");
   auto trainingStart = std::chrono::steady_clock::now();
   CommunicationTimes times;
   ReportWindow window(uint64_t(cfg.batch().global()), tokensPerSampleOf(cfg, plan),
-                      comm.size() > 1 ? &times : nullptr);
+                      comm.runsCollectives() ? &times : nullptr);
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
@@ -263,7 +266,7 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     world.seed = cfg.seed();
     world.step = uint64_t(step);
     world.rank = uint64_t(comm.rank());
-    world.comm = comm.size() > 1 ? &comm : nullptr;
+    world.comm = comm.runsCollectives() ? &comm : nullptr;
     world.times = &times;
     StepEvents events;
     world.events = trace ? &events : nullptr;
@@ -395,24 +398,11 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
       SINTER_RT_RETURN_IF_ERROR(log.eval({step + 1, r->loss, r->metrics}));
     }
   }
-  if (comm.size() > 1 && times.steps > 0) {
-    double n = double(times.steps);
-    char text[256];
-    // Compiled with parallel.overlap false, the sums start after backward:
-    // the few microseconds between the first and the end are not overlap.
-    char when[96] = "all started after backward (parallel.overlap false)";
-    if (cfg.parallel().overlap())
-      std::snprintf(when, sizeof when, "the first started %.3f ms before the end of backward",
-                    1e3 * times.overlappedSeconds / n);
-    std::snprintf(text, sizeof text,
-                  "communication: %.3f ms per step (%llu steps, %.3f ms each); "
-                  "%.1f buckets per step, %s; %.3f ms waited after it",
-                  1e3 * (times.overlappedSeconds + times.waitedSeconds) / n,
-                  (unsigned long long)times.steps,
-                  1e3 * seconds(trainingStart, Clock::now()) / n,
-                  double(times.buckets) / n, when, 1e3 * times.waitedSeconds / n);
-    log.message(text);
-  }
+  if (comm.runsCollectives() && times.steps > 0)
+    log.message(describeCommunication(times, cfg.parallel().overlap(),
+                                      seconds(trainingStart, Clock::now())));
+  if (std::string activity = comm.activity(); !activity.empty())
+    log.message(activity);
   if (std::string activity = buffers.device().activity(); !activity.empty())
     log.message(activity);
   if (trace)

@@ -1,0 +1,145 @@
+# Part "base" of scripts/gpu-check.sh (sourced by it, with its helpers):
+#   - every op's forward and gradient against the CPU program on the same
+#     inputs (f32: relative 1e-5; with compute: BF16, 2e-2), and the bf16
+#     gradients again under compute-sanitizer's memcheck where it is;
+#   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
+#     program's parameters (relative 1e-4); 10 of ResNet-18 (width 16) at
+#     batch 32 (cuDNN's convolutions and batch-norm; 1e-3). A tensor that
+#     training makes chaotic (a sum that cancels: the key bias, whose
+#     gradient is zero but for rounding) may instead be within 4 times its
+#     float32 noise floor: how far the CPU's own run moves from a start
+#     perturbed at float32's rounding;
+#   - CUDA graphs: gpt_tiny (f32, and bf16 with cuDNN's fused attention) and
+#     ResNet-18 again with every kernel launched direct
+#     (SINTER_CUDA_GRAPHS=0), against their runs with graphs (1e-6), which
+#     must have replayed some;
+#   - GPT-2 124M, T=1024, 30 steps in f32 (micro-batch 16) and with
+#     compute: BF16 (the largest micro-batch the bundle found to fit):
+#     tokens/s and MFU (6N + 6LCT FLOPs per token over 989 TFLOP/s dense
+#     bf16), beside PyTorch eager and torch.compile on the same batches
+#     (f32, and bf16 autocast); and where the bf16 step's GPU time goes,
+#     by kernel and library call (SINTER_CUDA_PROFILE).
+
+# Every library a program needs must resolve here; the first that does not
+# is named in the table.
+for prog in "$here"/ops/ops "$here"/gpt124m/gpt124m_bf16 "$here"/bin/sinter-run; do
+  "${bundled[@]}" --list "$prog" >"$logs/libraries_$(basename "$prog").log" 2>&1
+  missing=$(grep -m1 'not found' "$logs/libraries_$(basename "$prog").log")
+  [ -n "$missing" ] && row "libraries of $(basename "$prog")" "MISSING: $missing"
+done
+stage "ops forward" "$logs/ops_eval.log" 45  "$here/ops/ops" --config "$here/ops/ops.pbtxt" \
+  --eval --init "$here/ops/init.safetensors" --outputs "$here/got/ops_outputs" &&
+  row "ops forward (f32, 1e-5)" "$(compare npy "$here/got/ops_outputs" "$here/ref/ops_outputs" 1e-5)"
+stage "ops gradients" "$logs/ops_grad.log" 45  "$here/ops/ops" --config "$here/ops/ops.pbtxt" \
+  --init "$here/ops/init.safetensors" --gradients "$here/got/ops_gradients" &&
+  row "ops gradients (f32, 1e-5)" "$(compare npy "$here/got/ops_gradients" "$here/ref/ops_gradients" 1e-5)"
+stage "ops forward, bf16" "$logs/ops_bf16_eval.log" 45  "$here/ops/ops_bf16" \
+  --config "$here/ops/ops.pbtxt" --eval --init "$here/ops/init.safetensors" \
+  --outputs "$here/got/ops_bf16_outputs" &&
+  row "ops forward (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_outputs" "$here/ref/ops_bf16_outputs" 2e-2)"
+stage "ops gradients, bf16" "$logs/ops_bf16_grad.log" 45  "$here/ops/ops_bf16" \
+  --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+  --gradients "$here/got/ops_bf16_gradients" &&
+  row "ops gradients (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_gradients" "$here/ref/ops_bf16_gradients" 2e-2)"
+stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
+  --save "$here/got/mlp.safetensors" &&
+  row "mlp, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/mlp.safetensors" "$here/ref/mlp.safetensors" 1e-4 "$here/ref/mlp_floor.json")"
+stage "gpt_tiny, 20 steps" "$logs/gpt_tiny.log" 45  "$here/gpt_tiny/gpt_tiny" \
+  --save "$here/got/gpt_tiny.safetensors" &&
+  row "gpt_tiny, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/ref/gpt_tiny.safetensors" 1e-4 "$here/ref/gpt_tiny_floor.json")"
+# CUDA graphs: each program below runs again with every kernel launched
+# direct (SINTER_CUDA_GRAPHS=0). A graph replays the same work (cuBLASLt,
+# cuDNN's convolutions, batch-norm and fused attention, the generated
+# kernels), so the parameters agree to rounding (1e-6); the run with
+# graphs must have replayed some.
+graphs_vs_direct() { # NAME PROGRAM LOG_OF_GRAPHS_RUN SAVED_BY_IT ARGS...
+  local name=$1 prog=$2 log=$3 saved=$4 replays
+  shift 4
+  [ -f "$saved" ] || return 0 # the run with graphs failed, and says so
+  replays=$(grep -m1 -o 'CUDA graphs: [0-9]* captured, [0-9]* replays' "$log" | awk '{print $5}')
+  if [ "${replays:-0}" -eq 0 ]; then
+    row "$name, CUDA graphs" "FAILED: no replays ($(grep -m1 'CUDA graphs' "$log" || echo 'no report'))"
+    return
+  fi
+  SINTER_CUDA_GRAPHS=0 stage "$name, no graphs" "${log%.log}_direct.log" 90 "$prog" \
+    "$@" --save "${saved%.safetensors}_direct.safetensors" &&
+    row "$name, $replays replays vs direct" "$(compare safetensors "$saved" "${saved%.safetensors}_direct.safetensors" 1e-6)"
+}
+graphs_vs_direct gpt_tiny "$here/gpt_tiny/gpt_tiny" "$logs/gpt_tiny.log" "$here/got/gpt_tiny.safetensors"
+stage "gpt_tiny bf16, 20 steps" "$logs/gpt_tiny_bf16.log" 45 "$here/gpt_tiny/gpt_tiny_bf16" \
+  --save "$here/got/gpt_tiny_bf16.safetensors" &&
+  graphs_vs_direct "gpt_tiny bf16" "$here/gpt_tiny/gpt_tiny_bf16" "$logs/gpt_tiny_bf16.log" \
+    "$here/got/gpt_tiny_bf16.safetensors"
+# ResNet-18 (width 16) at batch 32: its batch statistics and convolutions are summed
+# in another order than the CPU's, and a ReLU near 0 may go either way, so
+# 1e-3; a batch-norm bias behind another batch-norm is a sum that cancels,
+# held to its noise floor.
+stage "ResNet-18, 10 steps" "$logs/resnet.log" 90  "$here/resnet/resnet" \
+  --save "$here/got/resnet.safetensors" &&
+  row "ResNet-18/16, 10 steps (f32, 1e-3)" "$(compare safetensors "$here/got/resnet.safetensors" "$here/ref/resnet.safetensors" 1e-3 "$here/ref/resnet_floor.json")"
+graphs_vs_direct ResNet-18/16 "$here/resnet/resnet" "$logs/resnet.log" "$here/got/resnet.safetensors"
+
+declare -A sinter_tps=() # Sinter's tokens/s, to set PyTorch's beside
+declare -A micros=([f32]=$(cat "$here/gpt124m/micro") [bf16]=$(cat "$here/gpt124m/micro_bf16"))
+for precision in f32 bf16; do
+  micro=${micros[$precision]}
+  prog="$here/gpt124m/gpt124m"
+  [ "$precision" = bf16 ] && prog="$here/gpt124m/gpt124m_bf16"
+  stage "GPT-2 124M $precision" "$logs/gpt124m_$precision.log" 150 "$prog" || continue
+  # From step 6: start-up (module load, library plans) left out.
+  read -r tps mfu < <("$py" - "$logs/gpt124m_$precision.log" "$micro" <<'PY'
+import re, statistics, sys
+rates = [float(m.group(2)) for m in
+         (re.match(r"step (\d+)/\d+ .* ([0-9.]+) samples/s", l) for l in open(sys.argv[1]))
+         if m and int(m.group(1)) > 5]
+n, L, C, T = 124439808, 12, 768, 1024
+tokens = statistics.median(rates) * T if rates else 0.0
+print(f"{tokens:.0f} {100 * tokens * (6 * n + 6 * L * C * T) / 989e12:.2f}")
+PY
+)
+  row "GPT-2 124M $precision, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
+  sinter_tps[$precision]=$tps
+done
+# PyTorch on the same batches as Sinter's two programs.
+for precision in f32 bf16; do
+  micro=${micros[$precision]}
+  if [ "${GPU_CHECK_PEERS:-1}" = 0 ]; then
+    row "PyTorch $precision" "skipped: GPU_CHECK_PEERS=0"
+  elif [ "$SECONDS" -gt "$deadline" ]; then
+    row "PyTorch $precision" "skipped: past the check's deadline (${deadline} s)"
+  elif PYTHONPATH="$here" timeout 150 "$py" "$here/torch_gpt2.py" "$micro" 15 "$precision" \
+      >"$logs/torch_$precision.log" 2>"$logs/torch_${precision}_stderr.log"; then
+    # Its rows on stdout, NAME<tab>TOKENS_PER_S; warnings go to stderr.
+    while IFS=$'\t' read -r name value; do
+      ratio=$(awk -v s="${sinter_tps[$precision]:-0}" -v p="$value" \
+        'BEGIN { if (p + 0 > 0 && s > 0) printf " (Sinter %.2fx)", s / p }')
+      row "$name, B=$micro x 1024" "$value tokens/s$ratio"
+    done <"$logs/torch_$precision.log"
+  else
+    row "PyTorch $precision" "FAILED: $(tail -n 1 "$logs/torch_${precision}_stderr.log" | cut -c1-100)"
+  fi
+done
+
+# Where the bf16 step's GPU time goes: every kernel and library call timed
+# over 6 steps (SINTER_CUDA_PROFILE, its 60 costliest; no graphs then), printed after the
+# table; last, so that it cannot push the stages above past the deadline.
+SINTER_CUDA_PROFILE=60 stage "GPT-2 124M bf16, profiled" "$logs/gpt124m_bf16_profile.log" 90 \
+  "$here/gpt124m/gpt124m_bf16" --set steps=6 &&
+  row "GPT-2 124M bf16, profiled" "$(grep -m1 -o 'GPU time: .* calls' "$logs/gpt124m_bf16_profile.log")"
+
+# Out-of-bounds and misaligned accesses of the generated kernels and the
+# library calls, over every op's gradient with compute: BF16 (small shapes:
+# compute-sanitizer's memcheck is slow), where the machine has the tool;
+# last of the stages, as a diagnosis.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
+              /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -n 1)
+if [ -z "$sanitizer" ]; then
+  row "memcheck, ops gradients (bf16)" "skipped: no compute-sanitizer here"
+elif [ "$SECONDS" -le "$deadline" ]; then
+  timeout 90 "$sanitizer" --tool memcheck --print-limit 5 "${bundled[@]}" \
+    "$here/ops/ops_bf16" --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+    --gradients "$here/got/ops_bf16_memcheck" >"$logs/memcheck.log" 2>&1
+  summary=$(grep -m1 'ERROR SUMMARY' "$logs/memcheck.log" | sed 's/^========= //')
+  first=$(grep -m1 -E 'Invalid|Misaligned|Out of bounds' "$logs/memcheck.log" | sed 's/^========= //')
+  row "memcheck, ops gradients (bf16)" "${summary:-no summary: $(tail -n 1 "$logs/memcheck.log" | cut -c1-100)}${first:+; first: ${first:0:120}}"
+fi

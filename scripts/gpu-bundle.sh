@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds, here, the folder that scripts/gpu-check.sh (every part) runs in on a GPU
-# machine that has only the NVIDIA driver and CUDA's libraries (cuBLASLt,
-# cuDNN as Python packages): the CUDA programs of the checks, the CPU
-# results they are compared with (computed here), and every other shared
-# library the programs need, with the loader of the glibc they were built
-# for. At most 60 MiB.
+# Builds, here, the folder that one part of scripts/gpu-check.sh runs in on
+# a GPU machine that has only the NVIDIA driver and CUDA's libraries
+# (cuBLASLt, cuDNN as Python packages): the CUDA programs of the part's
+# checks, the CPU results they are compared with (computed here), and every
+# other shared library the programs need, with the loader of the glibc they
+# were built for. At most 60 MiB a part.
 #
-#   scripts/gpu-bundle.sh [DIR]       (default: build/gpu-bundle)
+#   scripts/gpu-bundle.sh [PART [DIR]]   PART: base (default), multi or
+#                                        sanitize; DIR: build/gpu-bundle-PART
 #
 # GPT-2 124M is compiled for a micro-batch of $GPT124M_MICRO (default 16)
 # sequences of 1024 tokens in f32, and with compute: BF16 for the largest
@@ -15,7 +16,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-out=${1:-build/gpu-bundle}
+part=${1:-base}
+case "$part" in
+  base | multi | sanitize) ;;
+  *) echo "usage: $0 [base | multi | sanitize] [DIR]" >&2; exit 2 ;;
+esac
+out=${2:-build/gpu-bundle-$part}
+wants() { # PART...: whether this bundle's part is one of them
+  local p
+  for p in "$@"; do [ "$p" = "$part" ] && return 0; done
+  return 1
+}
 micro=${GPT124M_MICRO:-16}
 scripts/setup.sh >/dev/null
 scripts/build.sh >/dev/null
@@ -35,6 +46,7 @@ cp test/E2E/sinter_testing.py bench/gpu/checks.py bench/models_torch.py \
    bench/gpu/torch_gpt2.py bench/gpu/check_*.sh scripts/gpu-check.sh "$out/"
 PYTHONPATH=test/E2E "$python" bench/gpu/checks.py prepare "$work"
 
+if wants base; then
 echo "gpu-bundle: the ops check (forward and gradient of every op)"
 cp -r "$work/ops" "$out/ops"
 (cd "$out/ops" && "$sinterc" --config ops.pbtxt -o "$work/ops_cpu" &&
@@ -50,6 +62,8 @@ cp -r "$work/ops" "$out/ops"
   --outputs "$out/ref/ops_bf16_outputs" >/dev/null
 "$work/ops_bf16_cpu" --config "$out/ops/ops.pbtxt" --init "$out/ops/init.safetensors" \
   --gradients "$out/ref/ops_bf16_gradients" >/dev/null
+
+fi
 
 # A training check's float32 noise floor, each tensor's: how far the CPU
 # program's run moves from its reference when it starts from its start
@@ -85,6 +99,7 @@ mkdir -p "$out/gpt_tiny"
 "$work/gpt_tiny_cpu" --save "$out/ref/gpt_tiny.safetensors" >/dev/null
 noise_floor gpt_tiny "$work/gpt_tiny_cpu"
 
+if wants base; then
 # At a quarter of its width (0.7M parameters): the same layers and library
 # calls, and a reference that keeps the bundle small.
 echo "gpu-bundle: 10 training steps of ResNet-18 at width 16 (cuDNN's convolutions and batch-norm)"
@@ -118,18 +133,24 @@ echo "gpu-bundle: GPT-2 124M bf16, micro-batch $micro_bf16 x 1024 tokens ($mib M
   --set precision.compute=BF16 -o "$out/gpt124m/gpt124m_bf16"
 echo "$micro_bf16" > "$out/gpt124m/micro_bf16"
 
+fi
+
 # The collectives' part (gpu-check.sh multi, sanitize): gpt_tiny under each
 # sharded strategy for 2 ranks, and under FULL_SHARD for 1 (NCCL's calls for
 # one rank); GPT-2 124M bf16 at micro-batch 8 and global batch 16, under DDP
 # (one rank: 2 micro-batches) and FULL_SHARD for 2 ranks, with the memory
 # report's total of the latter (MiB per rank).
+if wants multi sanitize; then
 echo "gpu-bundle: the collectives' programs (gpt_tiny sharded, GPT-2 124M FULL_SHARD)"
 mkdir -p "$out/multi"
-for strategy in ZERO1 ZERO2 FULL_SHARD; do
+strategies=(FULL_SHARD)
+wants multi && strategies=(ZERO1 ZERO2 FULL_SHARD)
+for strategy in "${strategies[@]}"; do
   "$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set device=CUDA \
     --set parallel.strategy=$strategy --set parallel.world_size=2 \
     -o "$out/multi/gpt_tiny_$strategy"
 done
+if wants multi; then
 "$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set device=CUDA \
   --set parallel.strategy=FULL_SHARD --set parallel.world_size=1 -o "$out/multi/gpt_tiny_fsdp1"
 gpt2_small=(--config examples/gpt/gpt124m.pbtxt --set device=CUDA --set precision.compute=BF16
@@ -139,7 +160,9 @@ gpt2_small=(--config examples/gpt/gpt124m.pbtxt --set device=CUDA --set precisio
 "$sinterc" "${gpt2_small[@]}" --set parallel.strategy=FULL_SHARD --set parallel.world_size=2 \
   -o "$out/multi/gpt124m_bf16_fsdp"
 "$sinterc" "${gpt2_small[@]}" --report-memory --world 2 |
-  awk '$1 == "total" { print int($8) }' >"$out/multi/gpt124m_fsdp_report_mib"
+  awk '$1 == "total" { print int($8) }' >"$out/multi/report_fsdp_mib"
+fi
+fi
 
 # Every shared library the programs load but CUDA's (found on the GPU
 # machine), and the loader they were linked for: they then run on any
@@ -147,8 +170,12 @@ gpt2_small=(--config examples/gpt/gpt124m.pbtxt --set device=CUDA --set precisio
 # The launcher, for runs of several ranks where the machine has the GPUs.
 mkdir -p "$out/bin"
 cp build/bin/sinter-run "$out/bin/"
-programs=("$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny*
-          "$out"/resnet/resnet "$out"/gpt124m/gpt124m* "$out"/multi/gpt* "$out"/bin/sinter-run)
+programs=()
+for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny* \
+            "$out"/resnet/resnet "$out"/gpt124m/gpt124m "$out"/gpt124m/gpt124m_bf16 \
+            "$out"/multi/gpt_tiny_* "$out"/multi/gpt124m_* "$out"/bin/sinter-run; do
+  [ -f "$prog" ] && [ -x "$prog" ] && programs+=("$prog")
+done
 for prog in "${programs[@]}"; do
   ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
 done | sort -u | grep -v -E 'libcublas|libcudnn|libnccl|libcuda\.|libnvidia|^$' | while read -r lib; do
@@ -160,7 +187,8 @@ done
 strip "${programs[@]}"
 
 size=$(du -sm "$out" | cut -f1)
-echo "gpu-bundle: $out, $size MiB"
+echo "$part" >"$out/part"
+echo "gpu-bundle: $out ($part), $size MiB"
 if [ "$size" -gt 60 ]; then
   echo "gpu-bundle: the bundle is over 60 MiB" >&2
   exit 1

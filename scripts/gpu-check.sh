@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The checks of Sinter's CUDA target on one NVIDIA GPU, run in the folder
-# scripts/gpu-bundle.sh made (copied to the GPU machine), in parts of under
-# 8 minutes each:
+# The checks of Sinter's CUDA target on one NVIDIA GPU, in parts of under 8
+# minutes each, each run in the folder `scripts/gpu-bundle.sh PART` made
+# (copied to the GPU machine):
 #   ./gpu-check.sh [base]   every op, training against the CPU, CUDA graphs,
 #                           GPT-2 124M's speed beside PyTorch, the profile
 #                           (check_base.sh says what and how);
@@ -26,6 +26,11 @@ case "$part" in
   base | multi | sanitize) ;;
   *) echo "usage: $0 [base | multi | sanitize]" >&2; exit 2 ;;
 esac
+if [ "$(cat "$here/part" 2>/dev/null)" != "$part" ]; then
+  echo "gpu-check: this folder was bundled for part '$(cat "$here/part" 2>/dev/null)';" \
+    "make one for $part with scripts/gpu-bundle.sh $part" >&2
+  exit 2
+fi
 logs=${OUT:-$here/logs}
 # What this run writes; nothing of an earlier run's.
 rm -rf "$here/got"

@@ -10,6 +10,8 @@
 #     and shards through pinned host memory): gpt_tiny under DDP, ZERO1,
 #     ZERO2 and FULL_SHARD, 20 steps, against the CPU's one rank over the
 #     same global batch (1e-4, or 4 times the tensor's float32 noise floor);
+#     FULL_SHARD's checkpoint of step 10 (each rank's pieces) resumed by one
+#     rank of DDP to the same step 20;
 #   - GPT-2 124M with compute: BF16 under FULL_SHARD on those 2 ranks, 5
 #     steps, against one rank of DDP on the GPU (2e-2, or 4 times the bf16
 #     run's own noise floor, from a start perturbed at float32's rounding);
@@ -27,32 +29,36 @@ gloo=(--set parallel.collectives=GLOO)
 nccl=(--set parallel.collectives=NCCL)
 
 # 1. NCCL for one rank, against no collectives.
-nccl_for_one() { # NAME PROGRAM ARGS...
-  local name=$1 prog=$2
-  shift 2
-  stage "$name, no collectives" "$logs/${name}_none.log" 60 "$prog" "$@" "${gloo[@]}" \
-    --save "$here/got/${name}_none.safetensors" || return
-  stage "$name, NCCL for 1 rank" "$logs/${name}_nccl.log" 60 "$prog" "$@" "${nccl[@]}" \
-    --save "$here/got/${name}_nccl.safetensors" || return
-  if ! grep -q 'collectives: NCCL' "$logs/${name}_nccl.log"; then
+nccl_for_one() { # TAG NAME PROGRAM ARGS...: TAG names its files
+  local tag=$1 name=$2 prog=$3
+  shift 3
+  stage "$name, no collectives" "$logs/${tag}_none.log" 60 "$prog" "$@" "${gloo[@]}" \
+    --save "$here/got/${tag}_none.safetensors" || return
+  stage "$name, NCCL for 1 rank" "$logs/${tag}_nccl.log" 60 "$prog" "$@" "${nccl[@]}" \
+    --save "$here/got/${tag}_nccl.safetensors" || return
+  if ! grep -q 'collectives: NCCL' "$logs/${tag}_nccl.log"; then
     row "$name, NCCL for 1 rank" "FAILED: its log does not say it ran NCCL"
     return
   fi
-  row "$name, NCCL for 1 rank vs none" "$(compare safetensors "$here/got/${name}_nccl.safetensors" \
-    "$here/got/${name}_none.safetensors" 0)"
+  row "$name, NCCL for 1 rank vs none" "$(compare safetensors "$here/got/${tag}_nccl.safetensors" \
+    "$here/got/${tag}_none.safetensors" 0)"
 }
-nccl_for_one mlp "$here/mlp/mlp" --config "$here/mlp/train.pbtxt"
-nccl_for_one gpt_tiny "$here/gpt_tiny/gpt_tiny"
-nccl_for_one "gpt_tiny FULL_SHARD/1" "$multi/gpt_tiny_fsdp1"
+nccl_for_one mlp mlp "$here/mlp/mlp" --config "$here/mlp/train.pbtxt"
+nccl_for_one gpt_tiny gpt_tiny "$here/gpt_tiny/gpt_tiny"
+nccl_for_one gpt_tiny_fsdp1 "gpt_tiny FULL_SHARD for 1" "$multi/gpt_tiny_fsdp1"
 
 # 2. Two ranks on the one GPU, every strategy, against the CPU's one rank.
 for strategy in DDP ZERO1 ZERO2 FULL_SHARD; do
   prog=$multi/gpt_tiny_$strategy
   [ "$strategy" = DDP ] && prog=$here/gpt_tiny/gpt_tiny
   log=$logs/gpt_tiny_${strategy}_2ranks.log
+  # FULL_SHARD's ranks also write their pieces of a checkpoint at step 10.
+  pieces=()
+  [ "$strategy" = FULL_SHARD ] &&
+    pieces=(--set checkpoint.dir="$here/got/ck_fsdp" --set checkpoint.every=10)
   stage "gpt_tiny $strategy, 2 ranks on 1 GPU" "$log" 90 "$here/bin/sinter-run" -n 2 \
-    "${bundled[@]}" "$prog" "${gloo[@]}" --save "$here/got/gpt_tiny_${strategy}_2.safetensors" ||
-    continue
+    "${bundled[@]}" "$prog" "${gloo[@]}" "${pieces[@]}" \
+    --save "$here/got/gpt_tiny_${strategy}_2.safetensors" || continue
   if ! grep -q 'on 2 ranks.*collectives: Gloo over TCP, through pinned host buffers' "$log"; then
     row "gpt_tiny $strategy, 2 ranks" "FAILED: its log does not say how it ran"
     continue
@@ -61,6 +67,19 @@ for strategy in DDP ZERO1 ZERO2 FULL_SHARD; do
     "$here/got/gpt_tiny_${strategy}_2.safetensors" "$here/ref/gpt_tiny.safetensors" 1e-4 \
     "$here/ref/gpt_tiny_floor.json")"
 done
+
+# A sharded checkpoint does not depend on the world size: FULL_SHARD's
+# step 10, resumed by one rank of DDP, reaches its step 20.
+if [ -f "$here/got/ck_fsdp/step-10.safetensors" ]; then
+  mkdir -p "$here/got/ck_resumed"
+  cp "$here/got/ck_fsdp"/step-10.* "$here/got/ck_resumed/"
+  stage "FULL_SHARD's checkpoint, resumed" "$logs/gpt_tiny_resumed.log" 60 \
+    "$here/gpt_tiny/gpt_tiny" --set checkpoint.dir="$here/got/ck_resumed" \
+    --set checkpoint.resume=true --save "$here/got/gpt_tiny_resumed.safetensors" &&
+    row "FULL_SHARD/2 step 10 resumed on 1 rank" "$(compare safetensors \
+      "$here/got/gpt_tiny_resumed.safetensors" "$here/got/gpt_tiny_FULL_SHARD_2.safetensors" \
+      1e-4 "$here/ref/gpt_tiny_floor.json")"
+fi
 
 # 3. GPT-2 124M bf16 under FULL_SHARD on 2 ranks of the GPU, against DDP on
 # one, and its memory.
@@ -121,7 +140,7 @@ if [ -f "$here/got/gpt124m_fsdp2.safetensors" ]; then
   [ -f "$here/got/gpt124m_floor.json" ] && floor=("$here/got/gpt124m_floor.json")
   row "GPT-2 124M bf16 FULL_SHARD, 2 ranks vs 1 (2e-2)" "$(compare safetensors \
     "$here/got/gpt124m_fsdp2.safetensors" "$here/got/gpt124m_ddp1.safetensors" 2e-2 "${floor[@]}")"
-  planned=$(cat "$multi/gpt124m_fsdp_report_mib")
+  planned=$(cat "$multi/report_fsdp_mib")
   work=$(workspaces_of "$log")
   measured=$(( ($(peak_of "$logs/memory_fsdp.txt") - idle) / 2 ))
   expected=$(( planned + ${work:-0} + own ))
@@ -143,21 +162,21 @@ fi
 
 # 5. Two GPUs: NCCL between them.
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-two_gpus() { # NAME PROGRAM REFERENCE FLOOR ARGS...
-  local name=$1 prog=$2 ref=$3 floor=$4
-  shift 4
+two_gpus() { # TAG NAME PROGRAM REFERENCE NOISE_FLOOR ARGS...
+  local tag=$1 name=$2 prog=$3 ref=$4 noise=$5
+  shift 5
   if [ "$gpus" -lt 2 ]; then
     row "$name, 2 GPUs on NCCL" "skipped: $gpus GPU here; NCCL needs one per rank"
     return
   fi
-  stage "$name, 2 GPUs" "$logs/${name// /_}_2gpus.log" 90 "$here/bin/sinter-run" -n 2 \
-    "${bundled[@]}" "$prog" "${nccl[@]}" "$@" --save "$here/got/${name// /_}_2gpus.safetensors" &&
+  stage "$name, 2 GPUs" "$logs/${tag}_2gpus.log" 90 "$here/bin/sinter-run" -n 2 \
+    "${bundled[@]}" "$prog" "${nccl[@]}" "$@" --save "$here/got/${tag}_2gpus.safetensors" &&
     row "$name, 2 GPUs on NCCL (1e-4)" "$(compare safetensors \
-      "$here/got/${name// /_}_2gpus.safetensors" "$ref" 1e-4 "$floor")"
+      "$here/got/${tag}_2gpus.safetensors" "$ref" 1e-4 "$noise")"
 }
-two_gpus mlp "$here/mlp/mlp" "$here/ref/mlp.safetensors" "$here/ref/mlp_floor.json" \
+two_gpus mlp mlp "$here/mlp/mlp" "$here/ref/mlp.safetensors" "$here/ref/mlp_floor.json" \
   --config "$here/mlp/train.pbtxt"
-two_gpus gpt_tiny "$here/gpt_tiny/gpt_tiny" "$here/ref/gpt_tiny.safetensors" \
+two_gpus gpt_tiny gpt_tiny "$here/gpt_tiny/gpt_tiny" "$here/ref/gpt_tiny.safetensors" \
   "$here/ref/gpt_tiny_floor.json"
-two_gpus "gpt_tiny FULL_SHARD" "$multi/gpt_tiny_FULL_SHARD" "$here/ref/gpt_tiny.safetensors" \
-  "$here/ref/gpt_tiny_floor.json"
+two_gpus gpt_tiny_fsdp "gpt_tiny FULL_SHARD" "$multi/gpt_tiny_FULL_SHARD" \
+  "$here/ref/gpt_tiny.safetensors" "$here/ref/gpt_tiny_floor.json"

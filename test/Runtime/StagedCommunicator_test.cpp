@@ -245,6 +245,50 @@ TEST(StagedCommunicatorBuffers, LostRankIsNamed) {
       << error;
 }
 
+/// Host staging queues whose host buffers run out past `limit` bytes.
+class ScarceQueues final : public StagingQueues {
+public:
+  explicit ScarceQueues(uint64_t limit) : limit(limit) {}
+  Expected<void *> allocateHost(uint64_t bytes) override {
+    if (bytes > limit)
+      return Status::error("no host memory for " + std::to_string(bytes) + " bytes");
+    return inner->allocateHost(bytes);
+  }
+  void releaseHost(void *p) override { inner->releaseHost(p); }
+  Expected<Mark> markStep() override { return inner->markStep(); }
+  Expected<Mark> download(void *h, const void *d, uint64_t n, const Mark &m) override {
+    return inner->download(h, d, n, m);
+  }
+  Expected<Mark> upload(void *d, const void *h, uint64_t n, const Mark &m) override {
+    return inner->upload(d, h, n, m);
+  }
+  Status waitHost(const Mark &m) override { return inner->waitHost(m); }
+  Status waitStep(const Mark &m) override { return inner->waitStep(m); }
+  bool passed(const Mark &m) override { return inner->passed(m); }
+  bool isDeviceMemory(const void *p) const override { return inner->isDeviceMemory(p); }
+
+private:
+  uint64_t limit;
+  std::unique_ptr<StagingQueues> inner = createHostStagingQueues();
+};
+
+// A collective that cannot start (no host buffer) fails in its turn, and
+// every later one with it: the rank is out of step with the others.
+TEST(StagedCommunicatorBuffers, AFailureToStartFailsWhatFollows) {
+  ScarceQueues queues(1024);
+  auto staged = createStagedCommunicator(createLocalCommunicator(), queues, "test buffers");
+  Floats small(16, 1.0f), large(1000, 1.0f);
+  EXPECT_TRUE(staged->allReduce(small.data(), DType::F32, 16, ReduceOp::Sum).wait().ok());
+  Status failed = staged->allReduce(large.data(), DType::F32, 1000, ReduceOp::Sum).wait();
+  EXPECT_NE(failed.message().find("rank 0 of 1: all-reduce through host memory: no host "
+                                  "memory for 4000 bytes"),
+            std::string::npos)
+      << failed.message();
+  EXPECT_EQ(staged->allReduce(small.data(), DType::F32, 16, ReduceOp::Sum).wait().message(),
+            failed.message());
+  EXPECT_EQ(staged->barrier().wait().message(), failed.message());
+}
+
 // The rendezvous records the first rank whose connection ended.
 TEST(TcpStore, RecordsTheRankThatLeft) {
   int port = test::freeLoopbackPort();

@@ -58,15 +58,18 @@ Expected<Event> newEvent() {
   return Event(e, [](cudaEvent_t e) { cudaEventDestroy(e); });
 }
 
-/// How often the watchdog looks at the collectives in flight, and after
-/// how long without progress it asks the rendezvous whether a rank left.
-constexpr auto kPollInterval = std::chrono::microseconds(100);
+/// How often the watchdog looks at a collective in flight (more often once
+/// it runs, for the host's waits), and after how long without progress it
+/// asks the rendezvous whether a rank left.
+constexpr auto kPollInterval = std::chrono::microseconds(200);
+constexpr auto kPollWhileQueued = std::chrono::milliseconds(1);
 constexpr auto kAskAfter = std::chrono::seconds(1);
 
 /// The communicator and what guards it: every NCCL call holds `calls`, and
 /// none is made once `aborted` (ncclCommAbort freed the communicator).
 struct NcclHandle {
-  ncclComm_t comm = nullptr;
+  explicit NcclHandle(ncclComm_t comm) : comm(comm) {}
+  ncclComm_t comm;
   std::mutex calls;
   bool aborted = false;
   Status abortedBy; ///< why, once aborted
@@ -105,11 +108,9 @@ public:
   NcclCommunicator(WorldInfo world, int gpu, ncclComm_t comm, cudaStream_t stream,
                    cudaStream_t compute, int timeoutSeconds,
                    std::function<std::string()> lostPeer)
-      : world(std::move(world)), gpu(gpu), stream(stream), compute(compute),
+      : world(std::move(world)), gpu(gpu), handle(comm), stream(stream), compute(compute),
         timeout(timeoutSeconds), askLostPeer(std::move(lostPeer)),
-        watchdog([this] { watch(); }) {
-    handle.comm = comm;
-  }
+        watchdog([this] { watch(); }) {}
 
   ~NcclCommunicator() override {
     {
@@ -177,16 +178,19 @@ private:
     if (!ncclTypeOf(dtype, t))
       return Pending::done(Status::error("internal error: no NCCL type for " +
                                          std::string(dtypeName(dtype))));
+    // Both events first: once NCCL has the collective, nothing may fail
+    // without aborting it (the step would read buffers NCCL writes, and
+    // the peers would wait for a collective this rank skipped).
+    Expected<Event> inputs = newEvent(), done = newEvent();
+    if (!inputs.ok() || !done.ok())
+      return failed(deviceFailure(what, (inputs.ok() ? done : inputs).message()));
     // NCCL's stream starts after the work the step queued so far, which
     // made the collective's input.
-    Expected<Event> inputs = newEvent();
-    if (!inputs.ok())
-      return Pending::done(deviceFailure(what, inputs.message()));
     cudaError_t e = cudaEventRecord(inputs->get(), compute);
     if (e == cudaSuccess)
       e = cudaStreamWaitEvent(stream, inputs->get(), 0);
     if (e != cudaSuccess)
-      return Pending::done(deviceFailure(what, cudaGetErrorString(e)));
+      return failed(deviceFailure(what, cudaGetErrorString(e)));
     ncclResult_t r;
     {
       std::lock_guard<std::mutex> lock(handle.calls);
@@ -197,17 +201,11 @@ private:
     // Non-blocking: the call may still be queueing its work.
     if (r == ncclInProgress)
       r = settle(what, Clock::now() + std::chrono::seconds(timeout));
-    if (r != ncclSuccess) {
-      abort(failure(what, r == ncclInProgress ? "no progress within the deadline"
-                                              : ncclGetErrorString(r)));
-      std::lock_guard<std::mutex> lock(handle.calls);
-      return Pending::done(handle.abortedBy); // the first cause
-    }
-    Expected<Event> done = newEvent();
-    if (!done.ok())
-      return Pending::done(deviceFailure(what, done.message()));
+    if (r != ncclSuccess)
+      return failed(failure(what, r == ncclInProgress ? "no progress within the deadline"
+                                                      : ncclGetErrorString(r)));
     if ((e = cudaEventRecord(done->get(), stream)) != cudaSuccess)
-      return Pending::done(deviceFailure(what, cudaGetErrorString(e)));
+      return failed(deviceFailure(what, cudaGetErrorString(e)));
     auto outcome = std::make_shared<std::promise<Status>>();
     auto span = std::make_shared<CollectiveSpan>();
     Pending pending(std::make_shared<NcclStarted>(outcome->get_future().share(), *done,
@@ -218,6 +216,14 @@ private:
     }
     wake.notify_one();
     return pending;
+  }
+
+  /// A collective that could not start: NCCL is aborted, so this rank and
+  /// every later collective fail with the first cause.
+  Pending failed(const Status &why) {
+    abort(why);
+    std::lock_guard<std::mutex> lock(handle.calls);
+    return Pending::done(handle.abortedBy);
   }
 
   /// The communicator's state, polled until it is no longer in progress
@@ -299,7 +305,7 @@ private:
         continue;
       }
       if (!settled) {
-        std::this_thread::sleep_for(kPollInterval);
+        std::this_thread::sleep_for(front->inputsReady ? kPollInterval : kPollWhileQueued);
         continue;
       }
       std::lock_guard<std::mutex> lock(mutex);
@@ -312,6 +318,18 @@ private:
   /// a failure when it cannot end.
   Status check(InFlight &f, Clock::time_point &asked) {
     auto now = Clock::now();
+    // NCCL's own word first: a collective whose event passed after NCCL
+    // failed (or was aborted) did not sum anything.
+    ncclResult_t async = ncclSuccess;
+    {
+      std::lock_guard<std::mutex> lock(handle.calls);
+      if (handle.aborted)
+        return handle.abortedBy;
+      if (ncclCommGetAsyncError(handle.comm, &async) != ncclSuccess)
+        async = ncclInternalError;
+    }
+    if (async != ncclSuccess && async != ncclInProgress)
+      return failure(f.what, ncclGetErrorString(async));
     if (!f.inputsReady) {
       cudaError_t e = cudaEventQuery(f.inputs.get());
       if (e == cudaSuccess) {
@@ -319,28 +337,17 @@ private:
         f.span->began = now;
       } else if (e != cudaErrorNotReady) {
         return deviceFailure(f.what, cudaGetErrorString(e));
+      } else {
+        return Status::success(); // the step's work before it still runs
       }
     }
-    if (f.inputsReady) {
-      cudaError_t e = cudaEventQuery(f.done.get());
-      if (e == cudaSuccess) {
-        f.span->ended = now;
-        return Status::success();
-      }
-      if (e != cudaErrorNotReady)
-        return deviceFailure(f.what, cudaGetErrorString(e));
+    cudaError_t e = cudaEventQuery(f.done.get());
+    if (e == cudaSuccess) {
+      f.span->ended = now;
+      return Status::success();
     }
-    ncclResult_t async = ncclSuccess;
-    {
-      std::lock_guard<std::mutex> lock(handle.calls);
-      if (handle.aborted)
-        return handle.abortedBy;
-      ncclCommGetAsyncError(handle.comm, &async);
-    }
-    if (async != ncclSuccess && async != ncclInProgress)
-      return failure(f.what, ncclGetErrorString(async));
-    if (!f.inputsReady)
-      return Status::success(); // the step's work is still running
+    if (e != cudaErrorNotReady)
+      return deviceFailure(f.what, cudaGetErrorString(e));
     auto waited = now - *f.inputsReady;
     if (waited > kAskAfter && now - asked > kAskAfter) {
       asked = now;
@@ -512,8 +519,11 @@ connectNccl(const WorldInfo &world, std::unique_ptr<Communicator> host,
   config.blocking = 0; // no call may hang this thread (see the top)
   ncclComm_t comm = nullptr;
   ncclResult_t r = ncclCommInitRankConfig(&comm, world.size, id, world.rank, &config);
-  if (r != ncclSuccess && r != ncclInProgress)
+  if (r != ncclSuccess && r != ncclInProgress) {
+    if (comm)
+      ncclCommAbort(comm);
     return Status::error(where(world) + ": NCCL's set-up failed: " + ncclGetErrorString(r));
+  }
   SINTER_RT_RETURN_IF_ERROR(awaitSetUp(world, comm, r, timeoutSeconds, *host));
   cudaStream_t stream;
   if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) {

@@ -124,7 +124,11 @@ public:
                  [=](char *i, char *o) { return host->allGather(i, o, dtype, count).wait(); });
   }
   Pending barrier() override {
-    return onThread([this] { return Outcome{host->barrier().wait(), nullptr}; }, nullptr);
+    return onThread(
+        [this] {
+          return Outcome{broken.ok() ? host->barrier().wait() : broken, nullptr};
+        },
+        nullptr);
   }
 
 private:
@@ -148,7 +152,15 @@ private:
                                                     span));
     {
       std::lock_guard<std::mutex> lock(mutex);
-      jobs.push_back([promise, job = std::move(job)] { promise->set_value(job()); });
+      jobs.push_back([this, promise, job = std::move(job)] {
+        // After one failure the host engine's connections are gone, and a
+        // collective this rank could not start leaves it out of step with
+        // the others: every later one fails at once with the first cause.
+        Outcome o = job();
+        if (!o.status.ok() && broken.ok())
+          broken = o.status;
+        promise->set_value(std::move(o));
+      });
     }
     ready.notify_one();
     return pending;
@@ -160,12 +172,14 @@ private:
   Pending start(const char *what, Region in, Region out, uint64_t outAt, HostPart part) {
     bool staged = queues.isDeviceMemory(in.data);
     if (staged != queues.isDeviceMemory(out.data))
-      return Pending::done(Status::error(std::string("internal error: a staged ") + what +
+      return failedToStart(Status::error(std::string("internal error: a staged ") + what +
                                          " between host and device memory"));
     auto span = std::make_shared<CollectiveSpan>();
     if (!staged)
       return onThread(
           [=] {
+            if (!broken.ok())
+              return Outcome{broken, nullptr};
             span->began = Clock::now();
             Status s = part(static_cast<char *>(in.data), static_cast<char *>(out.data));
             span->ended = Clock::now();
@@ -175,19 +189,23 @@ private:
     uint64_t bytes = std::max(in.bytes, outAt + out.bytes);
     Expected<size_t> buffer = takeBuffer(bytes);
     if (!buffer.ok())
-      return Pending::done(failure(what, buffer.status()));
+      return failedToStart(failure(what, buffer.status()));
     char *at = static_cast<char *>(bufferData(*buffer));
     Expected<Mark> begin = queues.markStep();
     Expected<Mark> down = begin.ok() ? queues.download(at, in.data, in.bytes, *begin)
                                      : Expected<Mark>(begin.status());
     if (!down.ok()) {
       giveBack(*buffer, nullptr);
-      return Pending::done(failure(what, down.status()));
+      return failedToStart(failure(what, down.status()));
     }
     Mark after = *begin, copied = *down;
     size_t index = *buffer;
     return onThread(
         [=] {
+          if (!broken.ok()) {
+            giveBack(index, nullptr);
+            return Outcome{broken, nullptr};
+          }
           // The deadline (the host engine's) starts once the input is here.
           Status s = queues.waitHost(copied);
           span->began = Clock::now();
@@ -206,6 +224,12 @@ private:
           return Outcome{s, back};
         },
         span);
+  }
+
+  /// A collective that could not start fails in its turn on the
+  /// collectives' thread, and so does every later one.
+  Pending failedToStart(Status why) {
+    return onThread([why] { return Outcome{why, nullptr}; }, nullptr);
   }
 
   Status failure(const char *what, const Status &why) const {
@@ -270,6 +294,7 @@ private:
   std::condition_variable ready;
   std::deque<std::function<void()>> jobs;
   bool stopping = false;
+  Status broken; ///< the first failure; the collectives' thread only
   std::thread worker;
 };
 

@@ -21,6 +21,7 @@
 #include <netinet/tcp.h>
 #include <stdexcept>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 namespace sinter::rt {
@@ -122,6 +123,13 @@ void TcpStoreServer::serve() {
         continue;
       return; // shut down
     }
+    // A client whose machine went away sends no reset: keep-alive probes
+    // end its connection within about 10 s, which records its departure.
+    int one = 1, idle = 4, interval = 2, probes = 3;
+    ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
     std::lock_guard<std::mutex> lock(mutex);
     clients.emplace_back(fd, std::thread([this, fd] { handle(fd); }));
   }
@@ -226,6 +234,12 @@ TcpStore::TcpStore(const std::string &host, int port,
   ::freeaddrinfo(found);
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // The server answers at once: a request that waits longer is one to a
+  // machine that went away, and must fail, not block its asker for the
+  // minutes TCP would retry.
+  timeval limit{kRequestTimeoutSeconds, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
 }
 
 TcpStore::~TcpStore() {
@@ -243,18 +257,25 @@ void TcpStore::set(const std::string &key, const std::vector<char> &data) {
 
 bool TcpStore::tryGet(const std::string &key, std::vector<char> &out) {
   std::lock_guard<std::mutex> lock(mutex);
-  char op = 'G';
-  sendAll(fd, &op, 1);
-  sendBytes(fd, key);
-  char found = 0;
-  if (!recvAll(fd, &found, 1))
-    throw std::runtime_error("rendezvous: rank 0's store at " + where +
-                             " closed the connection");
-  if (!found)
-    return false;
-  std::string value = recvBytes(fd);
-  out.assign(value.begin(), value.end());
-  return true;
+  try {
+    char op = 'G';
+    sendAll(fd, &op, 1);
+    sendBytes(fd, key);
+    char found = 0;
+    if (!recvAll(fd, &found, 1))
+      throw std::runtime_error("rendezvous: rank 0's store at " + where +
+                               " closed the connection");
+    if (!found)
+      return false;
+    std::string value = recvBytes(fd);
+    out.assign(value.begin(), value.end());
+    return true;
+  } catch (const std::exception &) {
+    // A reply that comes late would answer the next request: no request
+    // goes on this connection again.
+    ::shutdown(fd, SHUT_RDWR);
+    throw;
+  }
 }
 
 void TcpStore::announce(int rank) {

@@ -29,6 +29,9 @@
 namespace sinter::rt {
 
 /// The server side, run by rank 0 for the life of the process.
+/// How long a request to the store may take before it counts as lost.
+inline constexpr int kRequestTimeoutSeconds = 5;
+
 /// The key under which the server records the first rank that left.
 inline constexpr const char *kGoneKey = "sinter/gone";
 

@@ -2,6 +2,8 @@
 
 #include "compiler/Target/CUDA/BufferAccesses.h"
 
+#include "dialects/Sinter/IR/SinterAttrs.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -92,8 +94,8 @@ bool isBase(Value root) { return isAllocation(root) || argumentOf(root); }
 
 bool isWorkspace(Value root) {
   func::FuncOp function = argumentOf(root);
-  return function && function.getArgAttr(cast<BlockArgument>(root).getArgNumber(),
-                                         "sinter.workspace");
+  return function &&
+         attrs::workspace.getArg(function, cast<BlockArgument>(root).getArgNumber());
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 #include "compiler/Target/CUDA/ArgumentSlots.h"
 #include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/Host/CallBuilder.h"
+#include "runtime/contract/AbiNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,12 +50,7 @@ enum class Role {
 };
 
 /// The runtime's calls that queue a library's device work and nothing else.
-bool isLibraryCall(StringRef callee) {
-  return llvm::any_of(ArrayRef<StringRef>{"sinter_cuda_matmul_", "sinter_cuda_conv2d_",
-                                          "sinter_cuda_attention_",
-                                          "sinter_cuda_batch_norm_"},
-                      [&](StringRef prefix) { return callee.starts_with(prefix); });
-}
+bool isLibraryCall(StringRef callee) { return abi::isLibraryCall("cuda", callee); }
 
 class Roles {
 public:
@@ -68,7 +64,7 @@ public:
       if (isLibraryCall(callee))
         return Role::Device;
       // The site a library call's failure names: host bookkeeping only.
-      if (callee == "sinter_rt_library_site")
+      if (callee == abi::sinter_rt_library_site)
         return Role::Pure;
       auto f = module.lookupSymbol<func::FuncOp>(callee);
       return f && onlyDeviceWork(f) ? Role::Device : Role::Host;
@@ -233,11 +229,11 @@ private:
       memref::StoreOp::create(b, loc, *slot, signature,
                               ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
     }
-    cb.call(loc, "sinter_cuda_graph_begin",
+    cb.call(loc, abi::sinter_cuda_graph_begin,
             {cb.constant(loc, id), cb.pointer(signature),
              cb.constant(loc, int64_t(inputs.size()))});
     host::CallBuilder after(module, run.last->getNextNode());
-    after.call(run.last->getLoc(), "sinter_cuda_graph_end",
+    after.call(run.last->getLoc(), abi::sinter_cuda_graph_end,
                {after.constant(run.last->getLoc(), id)});
     return success();
   }

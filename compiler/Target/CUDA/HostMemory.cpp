@@ -2,6 +2,7 @@
 
 #include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/Host/CallBuilder.h"
+#include "runtime/contract/AbiNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -66,7 +67,7 @@ void readThroughRuntime(ModuleOp module, memref::LoadOp load) {
   Value base = cb.pointer(meta.getBaseBuffer());
   Value offset = byteOffset(b, load, meta);
   int64_t bytes = (et.getIntOrFloatBitWidth() + 7) / 8;
-  cb.call(loc, "sinter_cuda_read",
+  cb.call(loc, abi::sinter_cuda_read,
           {cb.pointer(slot), base, offset, cb.constant(loc, bytes)});
   Value value = memref::LoadOp::create(b, loc, slot, ValueRange{});
   load.replaceAllUsesWith(value);

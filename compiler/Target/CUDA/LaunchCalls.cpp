@@ -4,6 +4,7 @@
 #include "compiler/Target/CUDA/Passes.h"
 #include "compiler/Target/Host/CallBuilder.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
+#include "runtime/contract/AbiNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,7 +52,7 @@ LogicalResult lowerLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
                            b, loc, b.getI64Type(),
                            launch.getDynamicSharedMemorySize()))
                      : cb.constant(loc, 0);
-  cb.call(loc, "sinter_cuda_launch",
+  cb.call(loc, abi::sinter_cuda_launch,
           {cb.constant(loc, it->second), asI64(grid.x), asI64(grid.y),
            asI64(grid.z), asI64(block.x), asI64(block.y), asI64(block.z),
            shared, cb.constant(loc, int64_t(operands.size())),
@@ -88,9 +89,9 @@ struct CUDALaunchCalls : public impl::CUDALaunchCallsBase<CUDALaunchCalls> {
       names.push_back('\0');
     }
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    host::addByteConstant(b, binary.getLoc(), "sinter_cuda_module",
+    host::addByteConstant(b, binary.getLoc(), abi::sinter_cuda_module,
                           object.getObject().getValue());
-    host::addByteConstant(b, binary.getLoc(), "sinter_cuda_kernel_names", names);
+    host::addByteConstant(b, binary.getLoc(), abi::sinter_cuda_kernel_names, names);
     llvm::MapVector<func::FuncOp, int64_t> mostArguments;
     for (gpu::LaunchFuncOp launch : launches) {
       int64_t &most = mostArguments[launch->getParentOfType<func::FuncOp>()];

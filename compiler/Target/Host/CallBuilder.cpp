@@ -4,6 +4,7 @@
 
 #include "compiler/Target/Host/SourceText.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
+#include "runtime/contract/AbiNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -63,7 +64,7 @@ void CallBuilder::libraryCall(Location loc, StringRef name, ValueRange args) {
     sites.push_back(site);
     attrs::librarySites.set(module, b.getArrayAttr(sites));
   }
-  call(loc, "sinter_rt_library_site", {constant(loc, index)});
+  call(loc, abi::sinter_rt_library_site, {constant(loc, index)});
   call(loc, name, args);
 }
 

@@ -10,6 +10,7 @@
 #include "compiler/Target/Host/Passes.h"
 #include "compiler/Target/Host/StepPlan.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
+#include "runtime/contract/AbiNames.h"
 #include "runtime/contract/abi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -67,7 +68,7 @@ LogicalResult addEntryPoint(LLVM::LLVMFuncOp step, StringRef phase) {
   takeBufferTable(step);
   OpBuilder b(step);
   Location loc = step.getLoc();
-  auto entry = LLVM::LLVMFuncOp::create(b, loc, ("sinter_step_" + phase).str(),
+  auto entry = LLVM::LLVMFuncOp::create(b, loc, phase == "train" ? abi::sinter_step_train : abi::sinter_step_eval,
                                         step.getFunctionType());
   Block *body = entry.addEntryBlock(b);
   b.setInsertionPointToStart(body);
@@ -83,19 +84,19 @@ void addProgramConstants(ModuleOp module) {
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   Location loc = module.getLoc();
   LLVM::GlobalOp::create(b, loc, b.getI64Type(), /*isConstant=*/true,
-                         LLVM::Linkage::External, "sinter_abi_version",
+                         LLVM::Linkage::External, abi::sinter_abi_version,
                          b.getI64IntegerAttr(SINTER_ABI_VERSION));
   auto text = [](StringAttr value) {
     return value ? value.getValue() : StringRef();
   };
-  addByteConstant(b, loc, "sinter_config", text(attrs::config.get(module)));
-  addByteConstant(b, loc, "sinter_config_dir", text(attrs::configDir.get(module)));
+  addByteConstant(b, loc, abi::sinter_config, text(attrs::config.get(module)));
+  addByteConstant(b, loc, abi::sinter_config_dir, text(attrs::configDir.get(module)));
   // Each library call's op, by the index the call names (CallBuilder).
   if (ArrayAttr sites = attrs::librarySites.get(module)) {
     std::string table;
     for (Attribute site : sites)
       table += cast<StringAttr>(site).getValue().str() + '\0';
-    addByteConstant(b, loc, "sinter_library_sites", table);
+    addByteConstant(b, loc, abi::sinter_library_sites, table);
   }
 }
 
@@ -112,8 +113,8 @@ struct EntryPoints : public impl::EntryPointsBase<EntryPoints> {
         return signalPassFailure();
       std::string bytes = *completePlan(step);
       OpBuilder b(step);
-      addByteConstant(b, step.getLoc(), ("sinter_plan_" + phase.getValue()).str(),
-                  bytes);
+      addByteConstant(b, step.getLoc(),
+                      phase == "train" ? abi::sinter_plan_train : abi::sinter_plan_eval, bytes);
     }
   }
 };

@@ -8,6 +8,7 @@
 
 #include "compiler/Target/Host/CallBuilder.h"
 #include "compiler/Target/Host/Passes.h"
+#include "runtime/contract/AbiNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,7 +28,7 @@ namespace {
 /// Whether `loop`'s own body (not a nested one) loads a micro-batch.
 bool loadsMicroBatch(scf::ForOp loop) {
   for (auto call : loop.getBody()->getOps<func::CallOp>())
-    if (call.getCallee() == "sinter_rt_load_input")
+    if (call.getCallee() == abi::sinter_rt_load_input)
       return true;
   return false;
 }
@@ -42,7 +43,7 @@ void guardBody(ModuleOp module, scf::ForOp loop) {
   OpBuilder &b = cb.builder();
   Value micro = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                            loop.getInductionVar());
-  Value begin = cb.call(loc, "sinter_rt_micro_batch_begin", {micro},
+  Value begin = cb.call(loc, abi::sinter_rt_micro_batch_begin, {micro},
                         {b.getI64Type()})[0];
   Value go = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, begin,
                                    cb.constant(loc, 0));
@@ -74,7 +75,7 @@ void guardBody(ModuleOp module, scf::ForOp loop) {
 /// step's results are never used.
 void announceUnguarded(ModuleOp module, func::CallOp firstLoad) {
   CallBuilder cb(module, firstLoad);
-  cb.call(firstLoad.getLoc(), "sinter_rt_micro_batch_begin",
+  cb.call(firstLoad.getLoc(), abi::sinter_rt_micro_batch_begin,
           {firstLoad.getOperand(1)}, {cb.builder().getI64Type()});
 }
 
@@ -91,7 +92,7 @@ struct InterruptibleMicroBatches
     // such micro-batch (the last), however its index was computed.
     SmallVector<func::CallOp> unguarded;
     module.walk([&](func::CallOp call) {
-      if (call.getCallee() != "sinter_rt_load_input")
+      if (call.getCallee() != abi::sinter_rt_load_input)
         return;
       auto loop = dyn_cast<scf::ForOp>(call->getParentOp());
       if (loop && loadsMicroBatch(loop))

@@ -6,6 +6,7 @@
 #include "compiler/Target/Host/MatmulForm.h"
 #include "compiler/Target/Host/MemoryOpBefore.h"
 #include "compiler/Target/Host/Passes.h"
+#include "runtime/contract/AbiNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -143,11 +144,10 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
   if (pitched)
     for (int64_t ld : {lda, ldb, ldc})
       args.push_back(cb.constant(loc, ld));
-  cb.libraryCall(loc,
-                 ("sinter_" + device + "_matmul_" + (pitched ? "pitched_" : "") +
-                  matmulInputs(op, device))
-                     .str(),
-                 args);
+  std::string call = ("matmul_" + Twine(pitched ? "pitched_" : "") + matmulInputs(op, device)).str();
+  std::string_view name = abi::libraryCall(device, call);
+  assert(!name.empty() && "a matmul abi_names.def does not list");
+  cb.libraryCall(loc, name, args);
   op->erase();
 }
 
@@ -173,7 +173,7 @@ void callConv(ModuleOp module, StringRef device, linalg::Conv2DNchwFchwOp op) {
        {xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3], strides[0],
         strides[1], dilations[0], dilations[1], noPadding, noPadding})
     args.push_back(cb.constant(loc, v));
-  cb.libraryCall(loc, ("sinter_" + device + "_conv2d_f32").str(), args);
+  cb.libraryCall(loc, abi::libraryCall(device, "conv2d_f32"), args);
   op->erase();
 }
 

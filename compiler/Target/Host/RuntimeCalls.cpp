@@ -10,6 +10,7 @@
 #include "compiler/Target/Host/Passes.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "dialects/Train/IR/TrainOps.h"
+#include "runtime/contract/AbiNames.h"
 #include "runtime/contract/abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -153,32 +154,34 @@ LogicalResult lower(ModuleOp module, Operation *op) {
   // The device library's function: sinter_cpu_conv2d_f32, sinter_cuda_...
   auto library = [&](StringRef function) {
     StringAttr device = attrs::device.get(module);
-    return ("sinter_" + (device ? device.getValue() : StringRef("cpu")) + "_" + function)
-        .str();
+    std::string_view name =
+        abi::libraryCall(device ? device.getValue() : "cpu", function);
+    assert(!name.empty() && "a library call abi_names.def does not list");
+    return std::string(name);
   };
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](MicroBatchCountOp c) {
         c.replaceAllUsesWith(
-            asIndex(cb.call(loc, "sinter_rt_micro_batch_count", {}, {i64})[0]));
+            asIndex(cb.call(loc, abi::sinter_rt_micro_batch_count, {}, {i64})[0]));
         return success();
       })
       .Case([&](GlobalBatchOp g) {
         g.replaceAllUsesWith(
-            asIndex(cb.call(loc, "sinter_rt_global_batch", {}, {i64})[0]));
+            asIndex(cb.call(loc, abi::sinter_rt_global_batch, {}, {i64})[0]));
         return success();
       })
       .Case([&](RandomKeyOp r) {
         r.replaceAllUsesWith(
-            cb.call(loc, "sinter_rt_random_key", {asI64(r.getMicroBatch())}, {i64})[0]);
+            cb.call(loc, abi::sinter_rt_random_key, {asI64(r.getMicroBatch())}, {i64})[0]);
         return success();
       })
       .Case([&](SumOverRanksOp r) {
         r.replaceAllUsesWith(
-            cb.call(loc, "sinter_rt_sum_over_ranks", {r.getValue()}, {i64})[0]);
+            cb.call(loc, abi::sinter_rt_sum_over_ranks, {r.getValue()}, {i64})[0]);
         return success();
       })
       .Case([&](LoadInputOp l) {
-        cb.call(loc, "sinter_rt_load_input",
+        cb.call(loc, abi::sinter_rt_load_input,
                 {cb.pointer(l.getBuffer()), asI64(l.getMicroBatch())});
         return success();
       })
@@ -187,7 +190,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         // live in its slot: the step's gradient argument of that name.
         auto func = r->getParentOfType<func::FuncOp>();
         auto layout = attrs::buckets.get(func);
-        auto names = layout && r.getBucket() < int64_t(layout.size())
+        auto names = layout && r.getBucket() < layout.size()
                          ? cast<ArrayAttr>(layout[r.getBucket()])
                          : ArrayAttr();
         if (!names || names.size() != r.getGradients().size())
@@ -199,7 +202,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
             return r.emitError("internal error: gradient ")
                    << name << " is not computed in its bucket slot";
         }
-        cb.call(loc, "sinter_rt_bucket_ready", {cb.constant(loc, r.getBucket())});
+        cb.call(loc, abi::sinter_rt_bucket_ready, {cb.constant(loc, r.getBucket())});
         return success();
       })
       .Case([&](AllReduceSumOp r) -> LogicalResult {
@@ -208,13 +211,13 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         if (!et.isF32() && !et.isF64())
           return r.emitError("synchronized statistics need f32 or f64, not ") << et;
         cb.call(loc,
-                et.isF32() ? "sinter_rt_all_reduce_sum_f32"
-                           : "sinter_rt_all_reduce_sum_f64",
+                et.isF32() ? abi::sinter_rt_all_reduce_sum_f32
+                           : abi::sinter_rt_all_reduce_sum_f64,
                 {cb.pointer(r.getInput()), cb.constant(loc, type.getNumElements())});
         return success();
       })
       .Case([&](RankOp r) {
-        r.replaceAllUsesWith(asIndex(cb.call(loc, "sinter_rt_rank", {}, {i64})[0]));
+        r.replaceAllUsesWith(asIndex(cb.call(loc, abi::sinter_rt_rank, {}, {i64})[0]));
         return success();
       })
       .Case([&](AllGatherOp g) -> LogicalResult {
@@ -227,7 +230,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
           return g.emitError("internal error: an all-gather of a strided shard");
         markCommunication(g.getShard());
         markCommunication(g.getDest());
-        cb.call(loc, "sinter_rt_all_gather_f32",
+        cb.call(loc, abi::sinter_rt_all_gather_f32,
                 {cb.pointer(g.getShard()), cb.pointer(g.getDest()),
                  cb.constant(loc, shard.getNumElements())});
         return success();
@@ -241,7 +244,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
             !cast<MemRefType>(g.getRows().getType()).getLayout().isIdentity())
           return g.emitError("internal error: an all-gather of a strided shard");
         markCommunication(g.getRows());
-        cb.call(loc, "sinter_rt_all_gather_start_f32",
+        cb.call(loc, abi::sinter_rt_all_gather_start_f32,
                 {cb.constant(loc, g.getId()), cb.pointer(g.getShard()),
                  cb.pointer(g.getRows()), cb.constant(loc, shard.getNumElements())});
         return success();
@@ -256,7 +259,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
           return r.emitError("internal error: a reduce-scatter of strided buffers");
         markCommunication(r.getRows());
         markCommunication(r.getShard());
-        cb.call(loc, "sinter_rt_reduce_scatter_start_f32",
+        cb.call(loc, abi::sinter_rt_reduce_scatter_start_f32,
                 {cb.constant(loc, r.getId()), cb.pointer(r.getRows()),
                  cb.pointer(r.getShard()), cb.constant(loc, shard.getNumElements())});
         return success();
@@ -264,7 +267,7 @@ LogicalResult lower(ModuleOp module, Operation *op) {
       .Case([&](CollectiveWaitOp w) {
         // The rows are the collective's until here: using them here keeps
         // the memory plan from giving their bytes to anything before.
-        cb.call(loc, "sinter_rt_collective_wait",
+        cb.call(loc, abi::sinter_rt_collective_wait,
                 {cb.constant(loc, w.getId()), cb.pointer(w.getKeep())});
         return success();
       })
@@ -303,12 +306,12 @@ LogicalResult lower(ModuleOp module, Operation *op) {
         ArrayRef<StringRef> names = HyperparameterOp::knownNames();
         static_assert(SINTER_HP_COUNT == 11, "a hyperparameter without a name");
         int64_t id = llvm::find(names, h.getName()) - names.begin();
-        h.replaceAllUsesWith(cb.call(loc, "sinter_rt_hyperparameter",
+        h.replaceAllUsesWith(cb.call(loc, abi::sinter_rt_hyperparameter,
                                      {cb.constant(loc, id)}, {b.getF64Type()})[0]);
         return success();
       })
       .Case([&](GradientsReadyOp) {
-        cb.call(loc, "sinter_rt_gradients_ready", {});
+        cb.call(loc, abi::sinter_rt_gradients_ready, {});
         return success();
       })
       .Default([&](Operation *) {

@@ -6,15 +6,13 @@
 #include "observe/RunLog.h"
 #include "observe/Trace.h"
 #include "program/Checkpoint.h"
-#include "program/Convert.h"
 #include "program/ReportWindow.h"
 #include "program/RunDescription.h"
+#include "program/StepValues.h"
 #include "program/TrainStep.h"
 #include "runtime/config/ConfigLoader.h"
 
 #include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -36,40 +34,10 @@ Status copyParameters(const StepPlan &from, BufferSet &src, const StepPlan &to,
 
 namespace {
 
-std::vector<double> asDoubles(const void *p, DType t, uint64_t n) {
-  std::vector<double> v(n);
-  (void)convertElements(p, t, v.data(), DType::F64, n);
-  return v;
-}
+using Clock = std::chrono::steady_clock;
 
-/// What one train step returned, in f64.
-struct StepValues {
-  double loss = 0;
-  std::vector<double> metrics;
-  double gradNorm = 0;
-  double nonFinite = 0; ///< summed over ranks: how many saw one
-};
-
-/// What was not finite, for the message: the first gradient with a
-/// non-finite element, or under ZERO2 (which keeps each rank's slices of a
-/// bucket) the first such bucket of this rank; else a rank's loss.
-std::string whatWasNotFinite(const StepPlan &plan, BufferSet &buffers) {
-  bool sliced = false;
-  if (buffers.download({BufferKind::Gradient, BufferKind::GradientSlices}).ok())
-    for (size_t i = 0; i < plan.buffers.size(); ++i) {
-      const BufferSpec &b = plan.buffers[i];
-      if (b.kind != BufferKind::Gradient && b.kind != BufferKind::GradientSlices)
-        continue;
-      sliced |= b.kind == BufferKind::GradientSlices;
-      uint64_t n = b.byteSize / dtypeSize(b.dtype);
-      std::vector<double> v = asDoubles(buffers.data(i), b.dtype, n);
-      for (double x : v)
-        if (!std::isfinite(x))
-          return b.kind == BufferKind::Gradient
-                     ? "the gradient of '" + b.name + "'"
-                     : "a gradient of " + b.name + " (this rank's slice of it)";
-    }
-  return sliced ? "a rank's loss or its slice of a gradient" : "a rank's loss";
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
 }
 
 /// The tokens of one sample when data.train is a token stream (its `idx`
@@ -82,14 +50,6 @@ uint64_t tokensPerSampleOf(const config::TrainConfig &cfg, const StepPlan &plan)
   for (size_t d = 1; d < idx->shape.size(); ++d)
     n *= idx->shape[d];
   return n;
-}
-
-/// The index of the first buffer of `kind`, if the plan has one.
-std::optional<size_t> bufferOf(const StepPlan &plan, BufferKind kind) {
-  for (size_t i = 0; i < plan.buffers.size(); ++i)
-    if (plan.buffers[i].kind == kind)
-      return i;
-  return std::nullopt;
 }
 
 /// Rank 0's params and states on every rank.
@@ -110,69 +70,70 @@ Status broadcastParameters(Communicator &comm, const StepPlan &plan,
   return buffers.upload({BufferKind::Param, BufferKind::State});
 }
 
-/// The step's values over all ranks: the loss is the sum of the ranks'
-/// shares, metrics and new floating-point states the mean of the ranks'
-/// (equal-sized) means, the non-finite flags a count.
-Status reduceStepValues(Communicator &comm, const StepPlan &plan,
-                        BufferSet &buffers, const std::vector<size_t> &stateOut,
-                        StepValues &step) {
-  if (comm.size() == 1)
-    return Status::success();
-  double &loss = step.loss;
-  std::vector<double> &metrics = step.metrics;
-  std::vector<double> values = {loss, step.nonFinite};
-  values.insert(values.end(), metrics.begin(), metrics.end());
-  std::vector<Pending> started = {
-      comm.allReduce(values.data(), DType::F64, values.size(), ReduceOp::Sum)};
-  std::vector<std::vector<double>> states;
-  for (size_t i : stateOut) {
-    const BufferSpec &b = plan.buffers[i];
-    if (!isFloatingPoint(b.dtype))
-      continue; // integer states move alike on every rank
-    states.push_back(asDoubles(buffers.data(i), b.dtype,
-                               b.byteSize / dtypeSize(b.dtype)));
-    started.push_back(comm.allReduce(states.back().data(), DType::F64,
-                                     states.back().size(), ReduceOp::Sum));
-  }
-  SINTER_RT_RETURN_IF_ERROR(waitAll(started)); // before `values` can go
-  double ranks = double(comm.size());
-  loss = values[0];
-  step.nonFinite = values[1];
-  for (size_t m = 0; m < metrics.size(); ++m)
-    metrics[m] = values[m + 2] / ranks;
-  size_t s = 0;
-  for (size_t i : stateOut) {
-    const BufferSpec &b = plan.buffers[i];
-    if (!isFloatingPoint(b.dtype))
-      continue;
-    for (double &x : states[s])
-      x /= ranks;
-    SINTER_RT_RETURN_IF_ERROR(convertElements(states[s].data(), DType::F64,
-                                              buffers.data(i), b.dtype,
-                                              states[s].size()));
-    ++s;
-  }
-  return Status::success();
-}
+/// One training run: what it keeps from step to step, and the parts of a
+/// step the loop below calls in order.
+class Training {
+public:
+  Training(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
+           StepRun *evalRun, std::shared_ptr<const BatchSource> evalData)
+      : cfg(cfg), ck(cfg.checkpoint()), comm(comm), run(run), plan(*run.plan),
+        buffers(*run.buffers), evalRun(evalRun), evalData(std::move(evalData)),
+        outputs(plan),
+        checkpointDir(ck.dir().empty() ? "checkpoints" : ck.dir()) {}
 
-} // namespace
+  /// Checks the config against the program, opens the logs, resumes and
+  /// starts the data; false in `more` when the run has no step left.
+  Status start(std::shared_ptr<const BatchSource> trainData, bool &more);
+  Status loop();
 
-Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
-             std::shared_ptr<const BatchSource> trainData, StepRun *evalRun,
-             std::shared_ptr<const BatchSource> evalData) {
-  const StepPlan &plan = *run.plan;
-  const bool lead = comm.rank() == 0; // logs and writes checkpoints
-  BufferSet &buffers = *run.buffers;
+private:
+  Status resume();
+  /// Step `step`'s micro-batches of this rank into `world`.
+  Status takeMicroBatches(TrainStepWorld &world);
+  /// A step interrupted at a micro-batch: dropped, the last complete one
+  /// checkpointed.
+  Status dropped(int64_t step, const Status &interrupted);
+  StepReport reportOf(int64_t step, const StepValues &values,
+                      const TrainStepWorld &world);
+  /// The checkpoint of step `step` + 1 when due or asked for by `signal`;
+  /// then the run stops (kInterrupted) if it was the signal's.
+  Status checkpointIfDue(int64_t step, int signal, const StepReport &report);
+  Status evaluateIfDue(int64_t step);
+  Status finish();
+
+  const config::TrainConfig &cfg;
+  const config::TrainConfig::Checkpoint &ck;
+  Communicator &comm;
+  StepRun run;
+  const StepPlan &plan;
+  BufferSet &buffers;
+  StepRun *evalRun;
+  std::shared_ptr<const BatchSource> evalData;
+  StepOutputs outputs;
+  std::string checkpointDir;
+  int64_t microBatches = 0; ///< k, per rank and step
+  std::optional<Sampler> sampler;
+  std::optional<RunLog> log;
+  std::unique_ptr<Trace> trace;
+  std::unique_ptr<Prefetcher> batches;
+  std::optional<ReportWindow> window;
+  CommunicationTimes times;
+  Clock::time_point trainingStart;
+  int64_t updates = 0; ///< applied so far, over the whole run
+  int64_t first = 0;   ///< the first step this run takes
+  int64_t saved = -1;  ///< the step of checkpoint.dir's newest checkpoint, if ours
+};
+
+Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more) {
   uint64_t b = plan.microBatch();
   if (int64_t(b) != cfg.batch().micro())
     return Status::error("batch.micro is " + std::to_string(cfg.batch().micro()) +
                          " but the program was compiled for micro-batches of " +
                          std::to_string(b) + "; recompile with the new value");
   std::string error;
-  int64_t k = config::accumulationSteps(cfg, comm.size(), error);
-  if (k < 1)
+  microBatches = config::accumulationSteps(cfg, comm.size(), error);
+  if (microBatches < 1)
     return Status::error(error);
-
   SamplerOptions order;
   order.numSamples = trainData->numSamples();
   order.globalBatch = uint64_t(cfg.batch().global());
@@ -181,82 +142,63 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
   order.shuffle = cfg.data().shuffle();
   order.dropLast = cfg.data().drop_last();
   order.worldSize = uint64_t(comm.size());
-  Expected<Sampler> sampler = Sampler::create(order);
-  if (!sampler.ok())
-    return sampler.status().withPrefix("data.train: ");
+  Expected<Sampler> made = Sampler::create(order);
+  if (!made.ok())
+    return made.status().withPrefix("data.train: ");
+  sampler.emplace(made.take());
   SINTER_RT_RETURN_IF_ERROR(checkCompiledOptimizer(cfg, plan));
-  Expected<RunLog> opened = RunLog::open(cfg, lead);
+  Expected<RunLog> opened = RunLog::open(cfg, comm.rank() == 0);
   if (!opened.ok())
     return opened.status();
-  RunLog log = opened.take();
-  std::unique_ptr<Trace> trace;
+  log.emplace(opened.take());
   if (!cfg.log().trace_file().empty()) {
-    auto made = Trace::open(cfg.log().trace_file(), comm.rank(), comm.size());
-    if (!made.ok())
-      return made.status();
-    trace = made.take();
+    auto opened = Trace::open(cfg.log().trace_file(), comm.rank(), comm.size());
+    if (!opened.ok())
+      return opened.status();
+    trace = opened.take();
   }
-  int64_t updates = 0; // applied so far, over the whole run
-
-  // Resume: the newest checkpoint of checkpoint.dir, when asked to.
-  const auto &ck = cfg.checkpoint();
-  int64_t first = 0;
-  int64_t saved = -1; // the step of checkpoint.dir's newest checkpoint, if ours
-  if (ck.resume() && !ck.dir().empty()) {
-    std::string latest = latestCheckpoint(ck.dir());
-    if (!latest.empty()) {
-      Expected<int64_t> step =
-          loadCheckpoint(latest, cfg.seed(), plan, buffers, updates,
-                         uint64_t(comm.rank()));
-      if (!step.ok())
-        return step.status().withPrefix("resuming: ");
-      first = saved = *step;
-      log.message("resumed from " + latest + " at step " + std::to_string(first));
-    }
-  }
+  SINTER_RT_RETURN_IF_ERROR(resume());
   // Every rank starts from rank 0's parameters and states (DOMAIN.md 3).
   SINTER_RT_RETURN_IF_ERROR(broadcastParameters(comm, plan, buffers));
-  if (first >= cfg.steps())
+  more = first < cfg.steps();
+  if (!more)
     return Status::success();
-
   PrefetcherOptions ahead;
   ahead.rank = uint64_t(comm.rank());
   ahead.start = sampler->positionOf(uint64_t(first));
   ahead.numSteps = uint64_t(cfg.steps() - first);
-  auto batches = Prefetcher::start(sampler.take(), trainData, ahead);
-  if (!batches.ok())
-    return batches.status();
-  std::vector<size_t> metricBuffers, stateOut;
-  std::vector<std::string> metricNames;
-  size_t lossBuffer = 0;
-  std::optional<size_t> gradNormBuffer = bufferOf(plan, BufferKind::GradNorm);
-  std::optional<size_t> nonFiniteBuffer = bufferOf(plan, BufferKind::NonFinite);
-  for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    const BufferSpec &spec = plan.buffers[i];
-    if (spec.kind == BufferKind::Loss)
-      lossBuffer = i;
-    if (spec.kind == BufferKind::Metric) {
-      metricBuffers.push_back(i);
-      metricNames.push_back(spec.name);
-    }
-    if (spec.kind == BufferKind::StateOut)
-      stateOut.push_back(i);
-  }
+  auto prefetcher = Prefetcher::start(std::move(*sampler), trainData, ahead);
+  if (!prefetcher.ok())
+    return prefetcher.status();
+  batches = prefetcher.take();
+  log->message(describeParallelism(cfg, comm));
+  log->message(describePlanMemory(plan));
+  log->message(describeLearningRate(cfg) + "; " + std::to_string(comm.size()) +
+               (comm.size() == 1 ? " rank, " : " ranks, ") + std::to_string(microBatches) +
+               " micro-batches of " + std::to_string(b) + " per rank and step");
+  window.emplace(uint64_t(cfg.batch().global()), tokensPerSampleOf(cfg, plan),
+                 comm.runsCollectives() ? &times : nullptr);
+  trainingStart = Clock::now();
+  return Status::success();
+}
 
-  log.message(describeParallelism(cfg, comm));
-  log.message(describePlanMemory(plan));
-  log.message(describeLearningRate(cfg) + "; " + std::to_string(comm.size()) +
-              (comm.size() == 1 ? " rank, " : " ranks, ") + std::to_string(k) +
-              " micro-batches of " + std::to_string(b) + " per rank and step");
-  auto trainingStart = std::chrono::steady_clock::now();
-  CommunicationTimes times;
-  ReportWindow window(uint64_t(cfg.batch().global()), tokensPerSampleOf(cfg, plan),
-                      comm.runsCollectives() ? &times : nullptr);
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double>(b - a).count();
-  };
-  std::string checkpointDir = ck.dir().empty() ? "checkpoints" : ck.dir();
+/// The newest checkpoint of checkpoint.dir, when asked to resume.
+Status Training::resume() {
+  if (!ck.resume() || ck.dir().empty())
+    return Status::success();
+  std::string latest = latestCheckpoint(ck.dir());
+  if (latest.empty())
+    return Status::success();
+  Expected<int64_t> step =
+      loadCheckpoint(latest, cfg.seed(), plan, buffers, updates, uint64_t(comm.rank()));
+  if (!step.ok())
+    return step.status().withPrefix("resuming: ");
+  first = saved = *step;
+  log->message("resumed from " + latest + " at step " + std::to_string(first));
+  return Status::success();
+}
+
+Status Training::loop() {
   for (int64_t step = first; step < cfg.steps(); ++step) {
     // The step loops over its k micro-batches itself; it sums the loss and
     // gradients (each micro-batch's loss is its exact share of the global
@@ -271,143 +213,138 @@ Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
     StepEvents events;
     world.events = trace ? &events : nullptr;
     auto dataBegin = Clock::now();
-    for (int64_t micro = 0; micro < k; ++micro) {
-      Expected<MicroBatch> batch = (*batches)->next();
-      if (!batch.ok())
-        return batch.status();
-      world.microBatches.push_back(std::move(batch->tensors));
-    }
+    SINTER_RT_RETURN_IF_ERROR(takeMicroBatches(world));
     auto dataEnd = Clock::now();
-    window.addDataWait(seconds(dataBegin, dataEnd));
+    window->addDataWait(seconds(dataBegin, dataEnd));
     world.update = updateScalars(cfg, step, updates + 1);
     Status ran = runTrainStep(run.fn, plan, buffers, world);
-    if (!ran.ok() && ran.message() == kInterrupted) {
-      // Dropped at a micro-batch: nothing of it was applied, so the buffers
-      // hold the last complete step, which is what a resume continues from.
-      std::string dropped =
-          "interrupted in step " + std::to_string(step + 1) + ": the step was dropped; ";
-      if (step == saved || step == 0) {
-        log.message(dropped + (step == 0 ? "no step was complete, so nothing was saved"
-                                         : "its checkpoint is the newest already"));
-        return ran;
-      }
-      Expected<std::string> written =
-          saveCheckpoint(checkpointDir, ck.keep(), step, cfg.seed(), plan,
-                         buffers, updates, &comm);
-      if (!written.ok())
-        return written.status();
-      log.message(dropped + "checkpoint " + *written + " of step " +
-                  std::to_string(step) + " written; set checkpoint { dir: \"" +
-                  checkpointDir + "\" resume: true } to continue");
-      return ran;
-    }
+    if (!ran.ok() && ran.message() == kInterrupted)
+      return dropped(step, ran);
     SINTER_RT_RETURN_IF_ERROR(ran);
     if (trace)
       trace->step(step + 1, dataBegin, dataEnd, events);
-    SINTER_RT_RETURN_IF_ERROR(buffers.download(
-        {BufferKind::Loss, BufferKind::Metric, BufferKind::GradNorm,
-         BufferKind::NonFinite, BufferKind::StateOut}));
-    StepValues sums;
-    sums.loss = asDoubles(buffers.data(lossBuffer),
-                          plan.buffers[lossBuffer].dtype, 1)[0];
-    for (size_t m : metricBuffers)
-      sums.metrics.push_back(
-          asDoubles(buffers.data(m), plan.buffers[m].dtype, 1)[0]);
-    if (gradNormBuffer)
-      sums.gradNorm = asDoubles(buffers.data(*gradNormBuffer), DType::F64, 1)[0];
-    if (nonFiniteBuffer)
-      sums.nonFinite = asDoubles(buffers.data(*nonFiniteBuffer),
-                                 plan.buffers[*nonFiniteBuffer].dtype, 1)[0];
-    // The global loss, metrics, new states and non-finite flags, and
-    // whether any rank was asked to stop: every rank decides alike.
-    SINTER_RT_RETURN_IF_ERROR(
-        reduceStepValues(comm, plan, buffers, stateOut, sums));
-    // A step that saw a non-finite loss or gradient changed no parameter;
-    // the run stops with its last checkpoint as it was.
-    if (!std::isfinite(sums.loss))
-      return Status::error("step " + std::to_string(step + 1) + ": the loss is " +
-                           std::to_string(sums.loss) +
-                           "; lower the learning rate or check the data");
-    if (sums.nonFinite > 0) {
-      return Status::error(
-          "step " + std::to_string(step + 1) + ": " + whatWasNotFinite(plan, buffers) +
-          " is not finite; lower the learning rate or clip gradients "
-          "(clip_grad_norm)");
-    }
+    Expected<StepValues> values = outputs.read(comm, buffers, step);
+    if (!values.ok())
+      return values.status();
     ++updates;
     int signal = agreeOnInterrupt(&comm);
-    // States move once per step, to the mean the step computed (DOMAIN.md 4).
-    for (size_t i : stateOut) {
-      const BufferSpec &spec = plan.buffers[i];
-      if (const BufferSpec *state = plan.find(spec.name, BufferKind::State)) {
-        size_t s = size_t(state - plan.buffers.data());
-        std::memcpy(buffers.data(s), buffers.data(i), spec.byteSize);
-        SINTER_RT_RETURN_IF_ERROR(buffers.upload(s));
-      }
-    }
-    bool last = step + 1 == cfg.steps();
-    StepReport report;
-    report.step = step + 1;
-    report.steps = cfg.steps();
-    report.logged = (step + 1) % cfg.log().every() == 0 || last;
-    report.loss = sums.loss;
-    for (size_t m = 0; m < metricNames.size(); ++m)
-      report.metrics.emplace_back(metricNames[m], sums.metrics[m]);
-    report.lr = world.update[SINTER_HP_LR];
-    report.gradNorm = sums.gradNorm;
-    window.fill(report);
-
-    bool periodic = ck.every() > 0 && (step + 1) % ck.every() == 0;
-    if ((!ck.dir().empty() && (periodic || last)) || signal) {
-      // Every rank takes part (each writes its shards' piece); rank 0 writes
-      // the rest.
-      auto began = Clock::now();
-      Expected<std::string> wrote =
-          saveCheckpoint(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan,
-                         buffers, updates, &comm);
-      if (!wrote.ok())
-        return wrote.status();
-      if (trace)
-        trace->span("checkpoint", began, Clock::now());
-      std::string written = *wrote;
-      saved = step + 1;
-      if (signal) {
-        SINTER_RT_RETURN_IF_ERROR(log.step(report));
-        log.message("interrupted at step " + std::to_string(step + 1) +
-                    ": checkpoint " + written + " written; set checkpoint { dir: \"" +
-                    checkpointDir + "\" resume: true } to continue");
-        return Status::error(kInterrupted);
-      }
-    }
-    SINTER_RT_RETURN_IF_ERROR(log.step(report));
+    SINTER_RT_RETURN_IF_ERROR(outputs.moveStates(buffers));
+    StepReport report = reportOf(step, *values, world);
+    SINTER_RT_RETURN_IF_ERROR(checkpointIfDue(step, signal, report));
+    SINTER_RT_RETURN_IF_ERROR(log->step(report));
     if (trace)
       SINTER_RT_RETURN_IF_ERROR(trace->flush());
-    bool evalNow = evalRun && evalData && cfg.eval().every() > 0 &&
-                   ((step + 1) % cfg.eval().every() == 0 || last);
-    if (evalNow) {
-      auto began = Clock::now();
-      SINTER_RT_RETURN_IF_ERROR(
-          copyParameters(plan, buffers, *evalRun->plan, *evalRun->buffers));
-      Expected<EvalResult> r =
-          evaluate(*evalRun->plan, *evalRun->buffers, evalRun->fn, evalData,
-                   uint64_t(cfg.eval().batches()), false, &comm);
-      if (!r.ok())
-        return r.status();
-      if (trace)
-        trace->span("eval", began, Clock::now());
-      SINTER_RT_RETURN_IF_ERROR(log.eval({step + 1, r->loss, r->metrics}));
-    }
+    SINTER_RT_RETURN_IF_ERROR(evaluateIfDue(step));
   }
+  return finish();
+}
+
+Status Training::takeMicroBatches(TrainStepWorld &world) {
+  for (int64_t micro = 0; micro < microBatches; ++micro) {
+    Expected<MicroBatch> batch = batches->next();
+    if (!batch.ok())
+      return batch.status();
+    world.microBatches.push_back(std::move(batch->tensors));
+  }
+  return Status::success();
+}
+
+Status Training::dropped(int64_t step, const Status &interrupted) {
+  // Nothing of the step was applied, so the buffers hold the last complete
+  // step, which is what a resume continues from.
+  std::string dropped =
+      "interrupted in step " + std::to_string(step + 1) + ": the step was dropped; ";
+  if (step == saved || step == 0) {
+    log->message(dropped + (step == 0 ? "no step was complete, so nothing was saved"
+                                      : "its checkpoint is the newest already"));
+    return interrupted;
+  }
+  Expected<std::string> written = saveCheckpoint(checkpointDir, ck.keep(), step, cfg.seed(),
+                                                 plan, buffers, updates, &comm);
+  if (!written.ok())
+    return written.status();
+  log->message(dropped + "checkpoint " + *written + " of step " + std::to_string(step) +
+               " written; set checkpoint { dir: \"" + checkpointDir +
+               "\" resume: true } to continue");
+  return interrupted;
+}
+
+StepReport Training::reportOf(int64_t step, const StepValues &values,
+                              const TrainStepWorld &world) {
+  StepReport report;
+  report.step = step + 1;
+  report.steps = cfg.steps();
+  report.logged = (step + 1) % cfg.log().every() == 0 || step + 1 == cfg.steps();
+  report.loss = values.loss;
+  for (size_t m = 0; m < outputs.metricNames().size(); ++m)
+    report.metrics.emplace_back(outputs.metricNames()[m], values.metrics[m]);
+  report.lr = world.update[SINTER_HP_LR];
+  report.gradNorm = values.gradNorm;
+  window->fill(report);
+  return report;
+}
+
+Status Training::checkpointIfDue(int64_t step, int signal, const StepReport &report) {
+  bool periodic = ck.every() > 0 && (step + 1) % ck.every() == 0;
+  bool last = step + 1 == cfg.steps();
+  if ((ck.dir().empty() || !(periodic || last)) && !signal)
+    return Status::success();
+  // Every rank takes part (each writes its shards' piece); rank 0 writes
+  // the rest.
+  auto began = Clock::now();
+  Expected<std::string> written = saveCheckpoint(checkpointDir, ck.keep(), step + 1,
+                                                 cfg.seed(), plan, buffers, updates, &comm);
+  if (!written.ok())
+    return written.status();
+  if (trace)
+    trace->span("checkpoint", began, Clock::now());
+  saved = step + 1;
+  if (!signal)
+    return Status::success();
+  SINTER_RT_RETURN_IF_ERROR(log->step(report));
+  log->message("interrupted at step " + std::to_string(step + 1) + ": checkpoint " +
+               *written + " written; set checkpoint { dir: \"" + checkpointDir +
+               "\" resume: true } to continue");
+  return Status::error(kInterrupted);
+}
+
+Status Training::evaluateIfDue(int64_t step) {
+  if (!evalRun || !evalData || cfg.eval().every() <= 0 ||
+      ((step + 1) % cfg.eval().every() != 0 && step + 1 != cfg.steps()))
+    return Status::success();
+  auto began = Clock::now();
+  SINTER_RT_RETURN_IF_ERROR(copyParameters(plan, buffers, *evalRun->plan, *evalRun->buffers));
+  Expected<EvalResult> r = evaluate(*evalRun->plan, *evalRun->buffers, evalRun->fn,
+                                    evalData, uint64_t(cfg.eval().batches()), false, &comm);
+  if (!r.ok())
+    return r.status();
+  if (trace)
+    trace->span("eval", began, Clock::now());
+  return log->eval({step + 1, r->loss, r->metrics});
+}
+
+Status Training::finish() {
   if (comm.runsCollectives() && times.steps > 0)
-    log.message(describeCommunication(times, cfg.parallel().overlap(),
-                                      seconds(trainingStart, Clock::now())));
+    log->message(describeCommunication(times, cfg.parallel().overlap(),
+                                       seconds(trainingStart, Clock::now())));
   if (std::string activity = comm.activity(); !activity.empty())
-    log.message(activity);
+    log->message(activity);
   if (std::string activity = buffers.device().activity(); !activity.empty())
-    log.message(activity);
+    log->message(activity);
   if (trace)
     SINTER_RT_RETURN_IF_ERROR(trace->close());
   return Status::success();
+}
+
+} // namespace
+
+Status train(const config::TrainConfig &cfg, Communicator &comm, StepRun run,
+             std::shared_ptr<const BatchSource> trainData, StepRun *evalRun,
+             std::shared_ptr<const BatchSource> evalData) {
+  Training training(cfg, comm, run, evalRun, std::move(evalData));
+  bool more = false;
+  SINTER_RT_RETURN_IF_ERROR(training.start(std::move(trainData), more));
+  return more ? training.loop() : Status::success();
 }
 
 } // namespace sinter::rt

@@ -1,8 +1,11 @@
 //===- Elaborator.h - Internal: the interpreter behind Sema ---------------===//
 //
-// Private to the frontend. Sema.cpp walks statements and expressions;
+// Private to the frontend. The Sema*.cpp files walk declarations
+// (SemaDecls.cpp), statements (SemaStmts.cpp), expressions (SemaExprs.cpp)
+// and calls (SemaCalls.cpp), building the graph through SemaGraph.cpp;
 // Builtins.cpp implements the operations of LANGUAGE.md section 7 and the
-// initialisers of section 6 on top of the helpers declared here.
+// initialisers of section 6 on top of the helpers declared here
+// (SemaGraph.cpp, SemaArgs.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_FRONTEND_ELABORATOR_H
@@ -86,6 +89,13 @@ public:
   std::optional<int> tensorArg(const Value &v, Loc loc, const char *what);
 
 private:
+  /// Bounds that turn runaway programs into errors instead of hangs.
+  static constexpr uint64_t kMaxSteps = 5'000'000;
+  static constexpr size_t kMaxNodes = 4'000'000;
+  static constexpr size_t kMaxCallDepth = 64;
+  static constexpr int64_t kMaxRepeat = 100'000;
+  static constexpr int64_t kMaxElements = int64_t(1) << 48;
+
   struct Frame {
     std::unordered_map<std::string, Value> vars;
     /// Local name of each `state` declared in this frame -> its full name.
@@ -110,6 +120,11 @@ private:
   bool execAssign(const ast::AssignStmt &stmt);
   bool execStateUpdate(const ast::StateUpdateStmt &stmt);
   bool execRepeat(const ast::RepeatStmt &stmt);
+  bool execIf(const ast::IfStmt &stmt);
+  bool execReturn(const ast::ReturnStmt &stmt);
+  bool execLoss(const ast::LossStmt &stmt);
+  bool execOutput(const ast::OutputStmt &stmt);
+  bool execMetric(const ast::MetricStmt &stmt);
   /// Replaces the nodes one iteration of `stmt` added (from `firstNode`,
   /// values from `firstValue`) by a call of the block they form, shared
   /// with every equal iteration; leaves them unrolled when they cannot form

@@ -23,6 +23,17 @@ private:
   std::unique_ptr<ast::Model> parseModel();
   bool parseBlock(ast::Block &block, bool inModel);
   ast::StmtPtr parseStmt(bool inModel);
+  // One statement each, from its first token.
+  ast::StmtPtr parseInput(bool inModel);
+  ast::StmtPtr parseParam();
+  ast::StmtPtr parseLoss(bool inModel);
+  ast::StmtPtr parseMetric(bool inModel);
+  ast::StmtPtr parseReturn(bool inModel);
+  /// A statement that starts with a name: a binding, a state update or
+  /// `output NAME = EXPR`.
+  ast::StmtPtr parseNameStmt(bool inModel);
+  /// `output NAME = EXPR` after `output`, which started at `loc`.
+  ast::StmtPtr parseOutput(Loc loc, bool inModel);
   ast::StmtPtr parseRepeat(bool inModel);
   ast::StmtPtr parseIf(bool inModel);
   bool parseType(ast::TypeExpr &type);

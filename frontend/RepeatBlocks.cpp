@@ -115,7 +115,7 @@ std::string structuralKey(const BlockGraph &block,
 }
 
 /// Whether `v` holds a tensor for which `isNew` holds, looking into lists.
-template <typename Pred> bool holdsTensor(const Value &v, Pred isNew) {
+template <typename Pred> bool holdsTensor(const Value &v, const Pred &isNew) {
   if (v.isTensor())
     return isNew(v.tensor);
   for (const Value &item : v.list)
@@ -124,62 +124,95 @@ template <typename Pred> bool holdsTensor(const Value &v, Pred isNew) {
   return false;
 }
 
-} // namespace
-
-void Elaborator::outlineIteration(const ast::RepeatStmt &stmt,
-                                  size_t firstNode, int firstValue,
-                                  int64_t firstIndex) {
-  std::vector<Node> added(graph_.nodes.begin() + firstNode, graph_.nodes.end());
+/// The values an iteration made, as opposed to those it received: the
+/// values of its declarations stay the model's.
+struct NewValues {
+  int firstValue;
   std::unordered_set<int> declared;
+  bool operator()(int id) const {
+    return id >= firstValue && !declared.count(id);
+  }
+};
+
+/// What an iteration's nodes become: a block, and what its call needs.
+struct IterationBlock {
+  BlockGraph block;
+  /// The values from before the iteration that the block receives.
+  std::vector<int> captured;
+  /// The argument that carries the dropouts' stream offset; -1 for none.
+  int offsetArg = -1;
+  /// The variables the iteration bound to new tensors, by name.
+  std::vector<std::string> boundNames;
+  std::vector<const Node *> stateUpdates;
+  /// The values the block's results stand for, in order.
+  std::vector<int> returned;
+};
+
+/// The scalar type of the dropouts' stream offset.
+TensorType offsetType() { return {shape::DType::I64, {}}; }
+
+/// The new values of the nodes `added` (from `firstValue`); nullopt when the
+/// nodes cannot form a block or compute nothing.
+std::optional<NewValues> newValuesOf(const std::vector<Node> &added,
+                                     int firstValue) {
+  NewValues isNew{firstValue, {}};
   bool computes = false;
   for (const Node &node : added) {
     if (preventsBlock(node))
-      return;
+      return std::nullopt;
     if (isDeclaration(node))
-      declared.insert(node.firstResult);
+      isNew.declared.insert(node.firstResult);
     else
       computes |= node.op != "state_update";
   }
   if (!computes)
-    return;
-  auto isNew = [&](int id) { return id >= firstValue && !declared.count(id); };
+    return std::nullopt;
+  return isNew;
+}
 
-  // Results: the variables the iteration bound to new tensors, by name
-  // (deterministic), then the new values of updated states.
-  Frame &frame = frames_.back();
-  std::vector<std::string> boundNames;
-  for (const auto &[name, value] : frame.vars) {
+/// Results: the variables the iteration bound to new tensors, by name
+/// (deterministic). False when a variable holds a list of new tensors.
+bool collectBoundNames(const std::unordered_map<std::string, Value> &vars,
+                       const NewValues &isNew,
+                       std::vector<std::string> &boundNames) {
+  for (const auto &[name, value] : vars) {
     if (!holdsTensor(value, isNew))
       continue;
     if (!value.isTensor())
-      return; // A list of new tensors: no block result can stand for it.
+      return false; // A list of new tensors: no block result can stand for it.
     boundNames.push_back(name);
   }
   std::sort(boundNames.begin(), boundNames.end());
-  std::vector<const Node *> stateUpdates;
+  return true;
+}
 
+/// Moves the nodes `added` into `out.block`, which then returns the bound
+/// variables (`out.boundNames`, looked up in `vars`) and then the new values
+/// of updated states. False when they cannot form a block.
+bool buildBlock(const std::vector<Node> &added,
+                const std::vector<TensorType> &values, const NewValues &isNew,
+                int64_t firstIndex,
+                const std::unordered_map<std::string, Value> &vars,
+                IterationBlock &out) {
   // Arguments first, in order of first use; then the new values.
-  BlockGraph block;
+  BlockGraph &block = out.block;
   std::unordered_map<int, int> local;
-  std::vector<int> captured;
   for (const Node &node : added) {
     if (isDeclaration(node))
       continue;
     for (int id : node.operands) {
       if (isNew(id) || local.count(id))
         continue;
-      local[id] = int(captured.size());
-      captured.push_back(id);
-      block.values.push_back(graph_.values[id]);
+      local[id] = int(out.captured.size());
+      out.captured.push_back(id);
+      block.values.push_back(values[id]);
     }
   }
   // The dropouts' stream offset: the last argument.
-  const TensorType offsetType{shape::DType::I64, {}};
-  int offsetArg = -1;
   if (std::any_of(added.begin(), added.end(),
                   [](const Node &node) { return node.op == "dropout"; })) {
-    offsetArg = int(block.values.size());
-    block.values.push_back(offsetType);
+    out.offsetArg = int(block.values.size());
+    block.values.push_back(offsetType());
   }
   block.numArgs = int(block.values.size());
   for (const Node &node : added) {
@@ -187,15 +220,15 @@ void Elaborator::outlineIteration(const ast::RepeatStmt &stmt,
       continue;
     if (node.op == "state_update") {
       if (!isNew(node.operands[0]))
-        return; // `s <- t` of an older tensor: nothing new to return.
-      stateUpdates.push_back(&node);
+        return false; // `s <- t` of an older tensor: nothing new to return.
+      out.stateUpdates.push_back(&node);
       continue;
     }
     Node copy = node;
     for (int &id : copy.operands)
       id = local.at(id);
     if (node.op == "dropout") {
-      copy.operands.push_back(offsetArg);
+      copy.operands.push_back(out.offsetArg);
       for (auto &[name, value] : copy.attrs)
         if (name == "stream")
           value = std::get<int64_t>(value) - firstIndex;
@@ -203,32 +236,58 @@ void Elaborator::outlineIteration(const ast::RepeatStmt &stmt,
     copy.firstResult = int(block.values.size());
     for (int i = 0; i < node.numResults; ++i) {
       local[node.firstResult + i] = int(block.values.size());
-      block.values.push_back(graph_.values[node.firstResult + i]);
+      block.values.push_back(values[node.firstResult + i]);
     }
     block.nodes.push_back(std::move(copy));
   }
-  std::vector<int> returned;
-  for (const std::string &name : boundNames)
-    returned.push_back(frame.vars.at(name).tensor);
-  for (const Node *update : stateUpdates)
-    returned.push_back(update->operands[0]);
-  for (int id : returned)
+  for (const std::string &name : out.boundNames)
+    out.returned.push_back(vars.at(name).tensor);
+  for (const Node *update : out.stateUpdates)
+    out.returned.push_back(update->operands[0]);
+  for (int id : out.returned)
     block.results.push_back(local.at(id));
+  return true;
+}
 
-  std::string key = structuralKey(block, boundNames);
+/// `base`, or `base_N` with the first N that no block of `blocks` is named.
+std::string freshBlockName(const std::vector<BlockGraph> &blocks,
+                           const std::string &base) {
+  std::string name = base;
+  for (int n = 1; std::any_of(blocks.begin(), blocks.end(),
+                              [&](const BlockGraph &b) { return b.name == name; });
+       ++n)
+    name = base + "_" + std::to_string(n);
+  return name;
+}
+
+} // namespace
+
+void Elaborator::outlineIteration(const ast::RepeatStmt &stmt,
+                                  size_t firstNode, int firstValue,
+                                  int64_t firstIndex) {
+  std::vector<Node> added(graph_.nodes.begin() + firstNode, graph_.nodes.end());
+  std::optional<NewValues> isNew = newValuesOf(added, firstValue);
+  if (!isNew)
+    return;
+  Frame &frame = frames_.back();
+  IterationBlock outlined;
+  if (!collectBoundNames(frame.vars, *isNew, outlined.boundNames) ||
+      !buildBlock(added, graph_.values, *isNew, firstIndex, frame.vars,
+                  outlined))
+    return;
+  const std::vector<std::string> &boundNames = outlined.boundNames;
+  const std::vector<const Node *> &stateUpdates = outlined.stateUpdates;
+  const std::vector<int> &returned = outlined.returned;
+
+  std::string key = structuralKey(outlined.block, boundNames);
   key += "|states:" + std::to_string(stateUpdates.size());
   auto [known, isFirst] = blockKeys_.emplace(key, graph_.blocks.size());
   if (isFirst) {
     std::string parent = scopes_.back().path;
     std::string base = (parent.empty() ? "" : parent + ".") + stmt.scope;
-    std::string name = base;
-    for (int n = 1; std::any_of(graph_.blocks.begin(), graph_.blocks.end(),
-                                [&](const BlockGraph &b) { return b.name == name; });
-         ++n)
-      name = base + "_" + std::to_string(n);
-    block.name = name;
-    block.where = stackAt(stmt.loc());
-    graph_.blocks.push_back(std::move(block));
+    outlined.block.name = freshBlockName(graph_.blocks, base);
+    outlined.block.where = stackAt(stmt.loc());
+    graph_.blocks.push_back(std::move(outlined.block));
   }
   const BlockGraph &callee = graph_.blocks[known->second];
 
@@ -243,16 +302,16 @@ void Elaborator::outlineIteration(const ast::RepeatStmt &stmt,
     graph_.nodes.push_back(std::move(node));
   Node call;
   call.op = "call";
-  call.operands = captured;
+  call.operands = outlined.captured;
   call.where = stackAt(stmt.loc());
-  if (offsetArg >= 0) {
+  if (outlined.offsetArg >= 0) {
     Node offset;
     offset.op = "constant";
     offset.attrs = {{"value", double(firstIndex)}};
     offset.firstResult = int(graph_.values.size());
     offset.numResults = 1;
     offset.where = call.where;
-    graph_.values.push_back(offsetType);
+    graph_.values.push_back(offsetType());
     graph_.nodes.push_back(offset);
     call.operands.push_back(offset.firstResult);
   }

@@ -14,6 +14,7 @@ config.test_exec_root = os.path.join(config.sinter_obj_root, "test")
 config.environment["PATH"] = os.pathsep.join(
     [config.sinter_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%sinter_src", config.sinter_src_root))
+config.substitutions.append(("%sinter_obj", config.sinter_obj_root))
 config.substitutions.append(("%std", os.path.join(config.sinter_src_root, "std")))
 config.substitutions.append(("%python", config.python))
 config.environment["PYTHONPATH"] = os.path.join(config.sinter_src_root, "test", "E2E")

@@ -2,22 +2,13 @@
 
 #include "runtime/contract/PlanMemory.h"
 
+#include "runtime/contract/DType.h"
 #include "runtime/contract/sinter_plan.pb.h"
 
 #include <algorithm>
 
 namespace sinter::plan {
 namespace {
-
-uint64_t elementBytes(DType t) {
-  switch (t) {
-  case F64: case I64: return 8;
-  case F32: case I32: return 4;
-  case BF16: case F16: return 2;
-  case BOOL: return 1;
-  }
-  return 4;
-}
 
 uint64_t product(const google::protobuf::RepeatedField<int64_t> &dims) {
   uint64_t n = 1;
@@ -31,7 +22,7 @@ uint64_t product(const google::protobuf::RepeatedField<int64_t> &dims) {
 PlanMemory planMemory(const Step &step) {
   PlanMemory out;
   for (const Buffer &b : step.buffers()) {
-    uint64_t bytes = allocatedBytes(product(b.shape()) * elementBytes(b.dtype()));
+    uint64_t bytes = allocatedBytes(product(b.shape()) * dtypeSize(sinter::DType(int(b.dtype()))));
     switch (b.kind()) {
     case PARAM:
       // Ψ counts whole parameters, of which a FULL_SHARD rank holds shards.

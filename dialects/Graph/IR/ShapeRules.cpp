@@ -6,33 +6,6 @@
 
 namespace sinter::shape {
 
-const char *dtypeName(DType t) {
-  switch (t) {
-  case DType::F64: return "f64";
-  case DType::F32: return "f32";
-  case DType::BF16: return "bf16";
-  case DType::F16: return "f16";
-  case DType::I64: return "i64";
-  case DType::I32: return "i32";
-  case DType::Bool: return "bool";
-  }
-  return "?";
-}
-
-std::optional<DType> parseDType(const std::string &name) {
-  for (DType t : {DType::F64, DType::F32, DType::BF16, DType::F16, DType::I64,
-                  DType::I32, DType::Bool})
-    if (name == dtypeName(t))
-      return t;
-  return std::nullopt;
-}
-
-bool isFloat(DType t) {
-  return t == DType::F64 || t == DType::F32 || t == DType::BF16 ||
-         t == DType::F16;
-}
-bool isInteger(DType t) { return t == DType::I64 || t == DType::I32; }
-
 //===----------------------------------------------------------------------===//
 // Dim
 //===----------------------------------------------------------------------===//

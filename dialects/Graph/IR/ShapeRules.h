@@ -10,6 +10,8 @@
 #ifndef SINTER_GRAPH_SHAPERULES_H
 #define SINTER_GRAPH_SHAPERULES_H
 
+#include "runtime/contract/DType.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,13 +19,12 @@
 
 namespace sinter::shape {
 
-/// Element types of LANGUAGE.md section 4.
-enum class DType { F64, F32, BF16, F16, I64, I32, Bool };
-
-const char *dtypeName(DType t);
-std::optional<DType> parseDType(const std::string &name);
-bool isFloat(DType t);
-bool isInteger(DType t);
+/// Element types of LANGUAGE.md section 4 (runtime/contract/DType.h).
+using sinter::DType;
+using sinter::dtypeName;
+using sinter::isInteger;
+using sinter::parseDType;
+inline bool isFloat(DType t) { return isFloatingPoint(t); }
 
 /// One dimension: a product `coef * S1 * S2 ...` of named shape symbols, or
 /// unknown (a dynamic dimension coming from IR, compatible with anything).

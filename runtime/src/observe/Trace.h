@@ -12,7 +12,8 @@
 #ifndef SINTER_RT_OBSERVE_TRACE_H
 #define SINTER_RT_OBSERVE_TRACE_H
 
-#include "program/TrainStep.h"
+#include "observe/StepEvents.h"
+#include "sinter/rt/Status.h"
 
 #include <cstdio>
 #include <memory>

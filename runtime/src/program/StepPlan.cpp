@@ -29,18 +29,14 @@ const char *bufferKindName(BufferKind kind) {
   return "buffer";
 }
 
-static DType fromPlan(plan::DType t) {
-  switch (t) {
-  case plan::F64: return DType::F64;
-  case plan::F32: return DType::F32;
-  case plan::BF16: return DType::BF16;
-  case plan::F16: return DType::F16;
-  case plan::I64: return DType::I64;
-  case plan::I32: return DType::I32;
-  case plan::BOOL: return DType::Bool;
-  }
-  return DType::F32;
-}
+// The plan names element types by their numbers (runtime/contract/DType.h).
+static_assert(int(plan::F64) == int(DType::F64) && int(plan::F32) == int(DType::F32) &&
+                  int(plan::BF16) == int(DType::BF16) && int(plan::F16) == int(DType::F16) &&
+                  int(plan::I64) == int(DType::I64) && int(plan::I32) == int(DType::I32) &&
+                  int(plan::BOOL) == int(DType::Bool),
+              "sinter_plan.proto's DType and runtime/contract/DType.h disagree");
+
+static DType fromPlan(plan::DType t) { return DType(int(t)); }
 
 Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
   plan::Step step;

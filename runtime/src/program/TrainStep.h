@@ -11,6 +11,7 @@
 
 #include "data/BatchSource.h"
 #include "dist/Communicator.h"
+#include "observe/StepEvents.h"
 #include "program/Optimizer.h"
 #include "program/StepPlan.h"
 
@@ -32,23 +33,6 @@ struct CommunicationTimes {
   uint64_t allReduces = 0, reduceScatters = 0, allGathers = 0;
   double overlappedSeconds = 0; ///< first gradient sum's start to end of backward
   double waitedSeconds = 0;     ///< end of backward to the last one done
-};
-
-/// When the parts of one train step ran, for traces.
-struct StepEvents {
-  using Clock = std::chrono::steady_clock;
-  /// Each micro-batch as it began (its index, the time); it ran until the
-  /// next one began or the backward pass ended.
-  std::vector<std::pair<int64_t, Clock::time_point>> microBatches;
-  Clock::time_point backwardEnd; ///< the gradients were final
-  Clock::time_point summed;      ///< and summed over the ranks
-  Clock::time_point end;         ///< the step (with its update) returned
-  struct Collective {
-    std::string name;
-    int64_t bucket = -1; ///< its bucket, or -1 for a sharded collective
-    Clock::time_point begin, end;
-  };
-  std::vector<Collective> collectives;
 };
 
 struct TrainStepWorld {

@@ -1,40 +1,65 @@
 #!/usr/bin/env bash
-# Fuzzes the lexer, parser and semantic analysis with libFuzzer under
-# AddressSanitizer and UndefinedBehaviorSanitizer.
-#   scripts/fuzz.sh [SECONDS]   fuzz (default 300 s); new inputs collect in
-#                               build-fuzz/corpus, crashes in build-fuzz/crash-*
-#   scripts/fuzz.sh --replay    run every input of test/Fuzz/corpus once
-# Copy a crash, once fixed, into test/Fuzz/corpus: the suite replays it forever.
+# Fuzzes Sinter with libFuzzer under AddressSanitizer and UBSan, in a build
+# of its own (build-fuzz: clang 22, SINTER_ENABLE_FUZZ, the fuzzers of
+# test/Fuzz):
+#   scripts/fuzz.sh frontend [SECONDS]  the lexer, parser and semantic analysis
+#   scripts/fuzz.sh runtime [SECONDS]   the .npy, token-file and safetensors readers
+#   scripts/fuzz.sh --replay            every input of both corpora, once
+# SECONDS defaults to 300. New inputs collect in build-fuzz/corpus-TARGET,
+# crashes in build-fuzz/crash-*; copy a crash, once fixed, into the target's
+# corpus (test/Fuzz/corpus, test/Runtime/corpus): the suite replays it
+# forever.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 out=build-fuzz
-mkdir -p "$out/corpus"
-# SinterFrontend's sources: every frontend/*.cpp but the MLIR translation.
-src=($(ls frontend/*.cpp | grep -v '^frontend/MLIR')
-     frontend/fuzz/FrontendFuzzer.cpp frontend/fuzz/LibFuzzerMain.cpp
-     dialects/Graph/IR/ShapeRules.cpp)
-fuzzer="$out/frontend-fuzzer"
-if [ ! -x "$fuzzer" ] || [ -n "$(find "${src[@]}" frontend/*.h dialects/Graph/IR/ShapeRules.h -newer "$fuzzer")" ]; then
-  echo "fuzz: building $fuzzer"
-  clang++-22 -std=c++17 -O1 -g -I. -DSINTER_STDLIB_DIR="\"$PWD/std\"" \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    "${src[@]}" -o "$fuzzer.tmp"
-  mv "$fuzzer.tmp" "$fuzzer"
+if [ ! -f "$out/build.ninja" ]; then
+  cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DSINTER_ENABLE_FUZZ=ON -DSINTER_ENABLE_COMPILER=OFF -DSINTER_ENABLE_TESTS=OFF \
+    -DSINTER_ENABLE_CUDA=OFF >/dev/null
 fi
 
+# The fuzzer of each target, its corpus and its options.
+fuzzer() { case $1 in frontend) echo sinter-frontend-fuzzer ;; runtime) echo sinter-reader-fuzzer ;; esac; }
+corpus() { # TARGET: its committed inputs
+  case $1 in
+    frontend) ls test/Fuzz/corpus/* examples/*/*.sn std/*.sn ;;
+    runtime) ls test/Runtime/corpus/* ;;
+  esac
+}
+options() {
+  case $1 in
+    frontend) echo "-max_len=4096" ;;
+    runtime) echo "-max_len=65536 -dict=$root/test/Fuzz/reader.dict" ;;
+  esac
+}
+
 if [ "${1:-}" = "--replay" ]; then
-  inputs=(test/Fuzz/corpus/* examples/*/*.sn std/*.sn)
-  if ! "$fuzzer" -runs=0 "${inputs[@]}" > "$out/replay.log" 2>&1; then
-    cat "$out/replay.log"
-    echo "fuzz: an input of the corpus crashed the frontend" >&2
-    exit 1
-  fi
-  echo "fuzz: replayed ${#inputs[@]} inputs under ASan and UBSan without a crash"
+  cmake --build "$out" --target sinter-frontend-fuzzer sinter-reader-fuzzer >/dev/null
+  for target in frontend runtime; do
+    mapfile -t inputs < <(corpus "$target")
+    if ! "$out/bin/$(fuzzer "$target")" -runs=0 "${inputs[@]}" >"$out/replay-$target.log" 2>&1; then
+      cat "$out/replay-$target.log"
+      echo "fuzz: an input of the $target corpus crashed it" >&2
+      exit 1
+    fi
+    echo "fuzz: $target: replayed ${#inputs[@]} inputs under ASan and UBSan without a crash"
+  done
   exit 0
 fi
 
-seconds=${1:-300}
-cp -n test/Fuzz/corpus/* examples/*/*.sn std/*.sn "$out/corpus/" 2>/dev/null || true
+target=${1:-}
+if [ -z "$(fuzzer "$target")" ]; then
+  echo "usage: scripts/fuzz.sh frontend|runtime [SECONDS] | --replay" >&2
+  exit 2
+fi
+seconds=${2:-300}
+cmake --build "$out" --target "$(fuzzer "$target")"
+mkdir -p "$out/corpus-$target"
+corpus "$target" | xargs -I{} cp -n {} "$out/corpus-$target/" 2>/dev/null || true
 cd "$out"
-./frontend-fuzzer -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-  -rss_limit_mb=4096 -print_final_stats=1 corpus
+# shellcheck disable=SC2046
+"bin/$(fuzzer "$target")" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+  -print_final_stats=1 -artifact_prefix="crash-$target-" $(options "$target") \
+  "corpus-$target"

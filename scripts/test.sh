@@ -10,7 +10,6 @@ scripts/build.sh
 # The fuzz corpus once more, under ASan and UBSan (the lit suite replays it
 # without sanitizers, through the dialect verifiers as well).
 scripts/fuzz.sh --replay
-scripts/fuzz-runtime.sh --replay
 cd build
 status=0
 ctest --output-on-failure 2>&1 | tee ctest.out || status=$?

@@ -3,7 +3,7 @@
 // Every file in test/Runtime/corpus (fuzzing seeds and inputs that once
 // crashed a reader) goes through all three readers, as in ReaderFuzzer.cpp;
 // each must be accepted or rejected with a message, never crash. The same
-// corpus is replayed under ASan and UBSan by scripts/fuzz-runtime.sh --replay.
+// corpus is replayed under ASan and UBSan by scripts/fuzz.sh --replay.
 
 #include "checkpoint/Safetensors.h"
 #include "data/Npy.h"

@@ -1,8 +1,9 @@
-//===- LibFuzzerMain.cpp - libFuzzer entry point for the frontend ---------===//
+//===- FrontendFuzzerMain.cpp - libFuzzer entry point for the frontend ----===//
 //
-// Built by scripts/fuzz.sh with clang's -fsanitize=fuzzer,address,undefined.
+// Built with clang's -fsanitize=fuzzer,address,undefined (SINTER_ENABLE_FUZZ)
+// and run by scripts/fuzz.sh.
 
-#include "frontend/fuzz/FrontendFuzzer.h"
+#include "test/Fuzz/FrontendFuzzer.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 //===- FrontendFuzzer.h - One fuzz input through the whole frontend -------===//
-#ifndef SINTER_FRONTEND_FUZZ_FRONTENDFUZZER_H
-#define SINTER_FRONTEND_FUZZ_FRONTENDFUZZER_H
+#ifndef SINTER_TEST_FUZZ_FRONTENDFUZZER_H
+#define SINTER_TEST_FUZZ_FRONTENDFUZZER_H
 
 #include "frontend/Program.h"
 
@@ -19,4 +19,4 @@ std::optional<std::vector<ModelGraph>> runFrontend(const std::string &text,
 
 } // namespace sinter::fuzz
 
-#endif // SINTER_FRONTEND_FUZZ_FRONTENDFUZZER_H
+#endif // SINTER_TEST_FUZZ_FRONTENDFUZZER_H

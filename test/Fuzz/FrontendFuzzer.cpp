@@ -1,6 +1,6 @@
 //===- FrontendFuzzer.cpp - One fuzz input through the whole frontend -----===//
 
-#include "frontend/fuzz/FrontendFuzzer.h"
+#include "test/Fuzz/FrontendFuzzer.h"
 
 #include "frontend/Sema.h"
 

@@ -4,8 +4,9 @@
 // widths, safetensors): each must accept it or reject it with a message that
 // names the file, never crash, hang or read outside the input. Accepted
 // inputs are read in full (so ASan sees any out-of-range view), and written
-// back and re-read, which must give the same header. Built and run by
-// scripts/fuzz-runtime.sh with -fsanitize=fuzzer,address,undefined.
+// back and re-read, which must give the same header. Built with
+// -fsanitize=fuzzer,address,undefined (SINTER_ENABLE_FUZZ) and run by
+// scripts/fuzz.sh.
 //
 //===----------------------------------------------------------------------===//
 

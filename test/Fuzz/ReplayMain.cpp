@@ -11,7 +11,7 @@
 #include "compiler/InitAll.h"
 #include "frontend/MLIRDiagnostics.h"
 #include "frontend/MLIRGen.h"
-#include "frontend/fuzz/FrontendFuzzer.h"
+#include "test/Fuzz/FrontendFuzzer.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmarks against PyTorch and JAX (not part of the tests: timings are
-# never asserted). Builds Sinter, sets up a Python with torch and jax in
-# .venv-bench, and prints tables with ratios:
+# never asserted). Builds Sinter, runs in the peers' Python environment
+# (scripts/peers-env.sh), and prints tables with ratios:
 #   scripts/bench.sh [STEPS] [--models mlp,resnet18,gpt,gpt2,gpt-bf16,gpt2-bf16]
 #                                    the suite: whole training steps of mlp,
 #                                    ResNet-18 and a small GPT against
@@ -38,16 +38,13 @@ if [ "${1:-}" = "train-step" ]; then
   shift
   exec python3 bench/train_step.py "$@"
 fi
-if ! .venv-bench/bin/python3 -c "import torch, jax, numpy" 2>/dev/null; then
-  python3 -m venv .venv-bench
-  .venv-bench/bin/pip install -q --disable-pip-version-check numpy jax torch
-fi
+python=$(scripts/peers-env.sh)
 if [ "${1:-}" = "data-parallel" ]; then
   shift
-  exec .venv-bench/bin/python3 bench/data_parallel.py "$@"
+  exec "$python" bench/data_parallel.py "$@"
 fi
 if [ "${1:-}" = "forward" ]; then
   shift
-  exec .venv-bench/bin/python3 bench/forward.py "$@"
+  exec "$python" bench/forward.py "$@"
 fi
-exec .venv-bench/bin/python3 bench/train_vs_peers.py "$@"
+exec "$python" bench/train_vs_peers.py "$@"

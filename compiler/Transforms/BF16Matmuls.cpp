@@ -20,14 +20,12 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_BF16MATMULS
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_BF16MATMULS
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 bool isF32Tensor(Value v) {

@@ -7,14 +7,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_DISTINCTRESULTS
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_DISTINCTRESULTS
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// Whether `v` is a buffer of its own that only this result may take over:

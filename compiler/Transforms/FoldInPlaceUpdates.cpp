@@ -16,14 +16,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_FOLDINPLACEUPDATES
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_FOLDINPLACEUPDATES
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 Value stripCasts(Value v) {

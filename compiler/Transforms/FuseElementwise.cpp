@@ -14,14 +14,12 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_FUSEELEMENTWISE
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_FUSEELEMENTWISE
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// Whether the producer only moves data (a broadcast, a transpose, a copy):

@@ -20,14 +20,12 @@
 
 #include <algorithm>
 
-namespace sinter {
-#define GEN_PASS_DEF_MERGEPADDEDSUMS
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_MERGEPADDEDSUMS
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// A box of a tensor: static offsets and sizes, unit strides.

@@ -19,14 +19,12 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_MERGESIBLINGREDUCTIONS
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_MERGESIBLINGREDUCTIONS
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// Whether every output of `op` is a plain fold: the yielded value is an

@@ -23,14 +23,12 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_NARROWCALLBOUNDARIES
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_NARROWCALLBOUNDARIES
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// Operands a chain's op may take besides the value it copies: a static

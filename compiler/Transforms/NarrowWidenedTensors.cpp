@@ -22,14 +22,12 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_NARROWWIDENEDTENSORS
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_NARROWWIDENEDTENSORS
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 bool hasElement(Value v, bool (Type::*is)() const) {

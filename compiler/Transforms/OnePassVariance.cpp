@@ -20,14 +20,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_ONEPASSVARIANCE
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_ONEPASSVARIANCE
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// What a sum of squared deviations reads: x (each element once) and m

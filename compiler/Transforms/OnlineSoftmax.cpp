@@ -24,14 +24,12 @@
 
 #include <limits>
 
-namespace sinter {
-#define GEN_PASS_DEF_ONLINESOFTMAX
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_ONLINESOFTMAX
+#include "compiler/Transforms/Passes.h.inc"
+
 
 Value expOfDifference(OpBuilder &b, Location loc, Value a, Value max) {
   auto type = cast<FloatType>(a.getType());

@@ -11,14 +11,12 @@
 
 #include <limits>
 
-namespace sinter {
-#define GEN_PASS_DEF_PARALLELREDUCTIONS
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_PARALLELREDUCTIONS
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// Parallel loops first, in their order, then the reductions.

@@ -12,14 +12,12 @@
 
 #include <algorithm>
 
-namespace sinter {
-#define GEN_PASS_DEF_PLANMEMORY
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// Bytes of a static memref.

@@ -28,14 +28,12 @@
 
 #include <functional>
 
-namespace sinter {
-#define GEN_PASS_DEF_ROWREDUCTIONSACROSSCALLS
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_ROWREDUCTIONSACROSSCALLS
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// A fill of a constant into a static tensor.empty: an init that can be

@@ -23,14 +23,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_SLICESINPLACE
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_SLICESINPLACE
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// insert_slice(collapse_shape(x)) into d  ->  collapse_shape(insert_slice x

@@ -17,14 +17,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_SPLITEMPTYTENSORS
-#include "compiler/Transforms/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 
 namespace sinter {
+#define GEN_PASS_DEF_SPLITEMPTYTENSORS
+#include "compiler/Transforms/Passes.h.inc"
+
 namespace {
 
 /// A fill that several ops write into (CSE'd accumulators of reductions)

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from sinter_testing import compile_program, read_safetensors, relative_error, run
+from sinter_testing import read_safetensors, relative_error, run
 
 C, G, K, STEPS = 3, 16, 4, 3
 SOURCE = f"""import "std/nn.sn"

@@ -28,7 +28,7 @@ import numpy as np
 
 import check_gradients_f32 as f32check
 import models_jax  # also enables float64 in JAX
-from sinter_testing import compile_program, relative_error, test_seed, write_safetensors
+from sinter_testing import compile_program, relative_error, seeded_rng, write_safetensors
 
 FACTOR = 3
 LOSS_TOL = 2e-2
@@ -138,9 +138,7 @@ def check_models(workdir, examples, rng, seed):
 
 def main():
     workdir, examples = sys.argv[1], sys.argv[2]
-    seed = test_seed(sys.argv, 3)
-    print(f"seed {seed} (rerun with: check_bf16.py WORKDIR EXAMPLES_DIR {seed})")
-    rng = np.random.default_rng(seed)
+    seed, rng = seeded_rng(sys.argv, 3, "check_bf16.py WORKDIR EXAMPLES_DIR")
     check_one_matmul(os.path.join(workdir, "one"), rng)
     check_models(workdir, examples, rng, seed)
 

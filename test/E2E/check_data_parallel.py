@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from sinter_testing import npy_feeds, read_safetensors, relative_error, run
+from sinter_testing import npy_feeds, read_safetensors, relative_error, run, write_text
 
 G, STEPS, TOL = 16, 20, 1e-5
 LAYOUTS = [(1, 1, 16), (2, 2, 4), (4, 1, 4)]  # (W, k, b)
@@ -31,10 +31,6 @@ model s {
 """
 
 
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-
 
 def models(work, examples, rng):
     """(name, model file, config lines without batch, data arrays)."""
@@ -49,7 +45,7 @@ def models(work, examples, rng):
         targets[i, (i * 13) % 33:] = -1
     gpt = {"idx": idx, "targets": targets}
     sum_file = os.path.join(work, "sum.sn")
-    write(sum_file, SUM_MODEL)
+    write_text(sum_file, SUM_MODEL)
     gpt_sets = ('set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
                 'set { key: "dim" value: "64" } set { key: "heads" value: "4" } '
                 'set { key: "layers" value: "2" } shapes { key: "T" value: 32 }\n')
@@ -78,7 +74,7 @@ def main():
         for w, k, b in LAYOUTS:
             tag = f"w{w}k{k}b{b}"
             cfg = os.path.join(base, tag + ".pbtxt")
-            write(cfg, f'model: "{model}"\n{lines}'
+            write_text(cfg, f'model: "{model}"\n{lines}'
                        f"batch {{ global: {G} micro: {b} }}\n"
                        f"data {{ train {{ {feeds}}} shuffle: true }}\n"
                        f"steps: {STEPS}\nlog {{ every: {STEPS} }}\neval {{ every: 0 }}\n"
@@ -136,7 +132,7 @@ def check_overlap(work, examples):
     with parallel { overlap: false }, the parameters are the same bit for
     bit."""
     cfg = os.path.join(work, "overlap.pbtxt")
-    write(cfg, f'model: "{examples}/gpt/gpt.sn"\n'
+    write_text(cfg, f'model: "{examples}/gpt/gpt.sn"\n'
                'set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
                'set { key: "dim" value: "256" } set { key: "heads" value: "4" } '
                'set { key: "layers" value: "2" } shapes { key: "T" value: 32 }\n'

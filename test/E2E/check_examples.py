@@ -12,7 +12,8 @@ import sys
 import numpy as np
 
 import models_jax
-from sinter_testing import check_close, read_safetensors, run, run_eval, test_seed
+from sinter_testing import (check_close, npy_feeds, read_safetensors, run, run_eval,
+                            seeded_rng)
 
 TOL = 1e-5
 
@@ -21,11 +22,7 @@ def check(name, workdir, config, data, batches, micro, reference, seed):
     """Compiles the example `config` with B = `micro`, evaluates `batches`
     micro-batches of `data` and compares with `reference(params, *inputs)`."""
     work = os.path.join(workdir, name)
-    os.makedirs(work, exist_ok=True)
-    npy = ""
-    for input_name, array in data.items():
-        np.save(os.path.join(work, input_name + ".npy"), array)
-        npy += f'npy {{ input: "{input_name}" path: "{input_name}.npy" }} '
+    npy = npy_feeds(work, data)
     overlay = os.path.join(work, "eval.pbtxt")
     with open(overlay, "w") as f:
         f.write(f"data {{ eval {{ {npy}}} }}\neval {{ batches: {batches} }}\n"
@@ -53,9 +50,7 @@ def check(name, workdir, config, data, batches, micro, reference, seed):
 
 def main():
     workdir, examples = sys.argv[1], sys.argv[2]
-    seed = test_seed(sys.argv, 3)
-    print(f"seed {seed}")
-    rng = np.random.default_rng(seed)
+    seed, rng = seeded_rng(sys.argv, 3)
 
     check("mlp", workdir, os.path.join(examples, "mlp/mlp.pbtxt"),
           {"x": rng.uniform(0, 1, (96, 64)).astype(np.float32),

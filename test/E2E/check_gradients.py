@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from sinter_testing import compile_program, run, write_safetensors, test_seed
+from sinter_testing import run, test_seed, write_safetensors
 
 B = 2
 # (name, parameter shape, expression of `w`, shape of one sample of the

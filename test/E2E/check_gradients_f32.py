@@ -80,7 +80,8 @@ import numpy as np
 import check_gradients
 import check_training
 import models_jax  # also enables float64 in JAX
-from sinter_testing import read_safetensors, relative_error, run, write_safetensors, test_seed
+from sinter_testing import (npy_feeds, read_safetensors, relative_error, run, test_seed,
+                            write_safetensors)
 
 jax.config.update("jax_enable_x64", True)
 
@@ -273,11 +274,7 @@ def sinter_gradients(prog, workdir, *args):
 def write_data(workdir, data):
     """Writes {input: array} as npy files and data.pbtxt, a config that reads
     them, in order, for training and evaluation; returns its path."""
-    os.makedirs(workdir, exist_ok=True)
-    npy = ""
-    for name, value in data.items():
-        np.save(os.path.join(workdir, name + ".npy"), value)
-        npy += f'npy {{ input: "{name}" path: "{name}.npy" }} '
+    npy = npy_feeds(workdir, data)
     path = os.path.join(workdir, "data.pbtxt")
     with open(path, "w") as f:
         f.write(f"data {{ train {{ {npy}}} eval {{ {npy}}} shuffle: false }}\n")

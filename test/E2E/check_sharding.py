@@ -20,18 +20,12 @@ import sys
 
 import numpy as np
 
-from sinter_testing import npy_feeds, read_safetensors, relative_error, run
+from sinter_testing import (TINY_GPT_SETS, npy_feeds, read_safetensors, relative_error, run,
+                            write_text)
 
 G, STEPS, TOL = 16, 20, 1e-5
 LAYOUTS = [(2, 1), (2, 2), (4, 1), (4, 2)]  # (W, k)
-GPT_SETS = ('set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
-            'set { key: "dim" value: "64" } set { key: "heads" value: "4" } '
-            'set { key: "layers" value: "2" } shapes { key: "T" value: 32 }\n')
 
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
 
 
 def models(examples, rng):
@@ -48,7 +42,7 @@ def models(examples, rng):
     # micro-batch over the ranks, then over micro-batches).
     sgd = "optimizer { sgd { lr: 0.1 momentum: 0.9 } }\n"
     return [("mlp", os.path.join(examples, "mlp", "mlp.sn"), adamw, mlp),
-            ("gpt_tiny", os.path.join(examples, "gpt", "gpt.sn"), GPT_SETS + sgd, gpt)]
+            ("gpt_tiny", os.path.join(examples, "gpt", "gpt.sn"), TINY_GPT_SETS + sgd, gpt)]
 
 
 class Runs:
@@ -61,7 +55,7 @@ class Runs:
     def config(self, tag, strategy, w, b, steps, resume=False, cap=25):
         cfg = os.path.join(self.base, tag + ".pbtxt")
         world = f" world_size: {w}" if strategy != "DDP" else ""
-        write(cfg, f'model: "{self.model}"\n{self.lines}'
+        write_text(cfg, f'model: "{self.model}"\n{self.lines}'
                    "clip_grad_norm: 1.0\n"
                    f"batch {{ global: {G} micro: {b} }}\n"
                    f"parallel {{ strategy: {strategy}{world} bucket_cap_mb: {cap} }}\n"

@@ -20,19 +20,12 @@ import sys
 
 import numpy as np
 
-from sinter_testing import npy_feeds, run
+from sinter_testing import TINY_GPT_SETS, npy_feeds, run, write_text
 
 G, STEPS = 12, 5
 LAYOUTS = [(2, 1), (3, 2)]  # (W, k)
 STRATEGIES = ["DDP", "ZERO1", "ZERO2", "FULL_SHARD"]
-GPT_SETS = ('set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
-            'set { key: "dim" value: "64" } set { key: "heads" value: "4" } '
-            'set { key: "layers" value: "2" } shapes { key: "T" value: 32 }\n')
 
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
 
 
 SHARDED = {"DDP": None, "ZERO1": "optimizer state",
@@ -79,7 +72,7 @@ def main():
     models = [("mlp", os.path.join(examples, "mlp", "mlp.sn"),
                "optimizer { adamw { lr: 0.001 weight_decay: 0.1 } }\n", mlp, 25),
               ("gpt_tiny", os.path.join(examples, "gpt", "gpt.sn"),
-               GPT_SETS + "optimizer { sgd { lr: 0.1 momentum: 0.9 } }\n", gpt, 1 / 64)]
+               TINY_GPT_SETS + "optimizer { sgd { lr: 0.1 momentum: 0.9 } }\n", gpt, 1 / 64)]
     staged_env = dict(os.environ, SINTER_STAGED_COLLECTIVES="1")
     for name, model, lines, arrays, cap in models:
         feeds = npy_feeds(os.path.join(work, name + "_data"), arrays)
@@ -91,7 +84,7 @@ def main():
                 os.makedirs(base, exist_ok=True)
                 world = f" world_size: {w}" if strategy != "DDP" else ""
                 cfg = os.path.join(base, "train.pbtxt")
-                write(cfg, f'model: "{model}"\n{lines}clip_grad_norm: 1.0\n'
+                write_text(cfg, f'model: "{model}"\n{lines}clip_grad_norm: 1.0\n'
                            f"batch {{ global: {G} micro: {b} }}\n"
                            f"parallel {{ strategy: {strategy}{world} bucket_cap_mb: {cap} }}\n"
                            f"data {{ train {{ {feeds}}} shuffle: true }}\n"

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import models_jax
-from sinter_testing import read_safetensors, relative_error, run, test_seed
+from sinter_testing import read_safetensors, relative_error, run, seeded_rng
 
 STEPS = 20
 TOL = 1e-5
@@ -191,9 +191,7 @@ def check(name, workdir, config, micro, data, loss_fn, seed, source=None):
 
 def main():
     workdir, examples = sys.argv[1], sys.argv[2]
-    seed = test_seed(sys.argv, 3)
-    print(f"seed {seed}")
-    rng = np.random.default_rng(seed)
+    seed, rng = seeded_rng(sys.argv, 3)
     check("mlp", workdir, os.path.join(examples, "mlp/mlp.pbtxt"), 16,
           {"x": rng.uniform(0, 1, (32 * STEPS, 64)).astype(np.float32),
            "y": rng.integers(0, 10, 32 * STEPS).astype(np.int32)},

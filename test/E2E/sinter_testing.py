@@ -16,6 +16,17 @@ SAFETENSORS_DTYPES = {
 }
 
 
+# gpt.sn at a size the tests train in seconds.
+TINY_GPT_SETS = ('set { key: "vocab" value: "256" } set { key: "ctx" value: "64" } '
+                 'set { key: "dim" value: "64" } set { key: "heads" value: "4" } '
+                 'set { key: "layers" value: "2" } shapes { key: "T" value: 32 }\n')
+
+
+def write_text(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def test_seed(args, index):
     """The seed of a randomized test: args[index] when given, else
     SINTER_TEST_SEED ("random" draws one from the clock), else a fixed seed,
@@ -26,6 +37,14 @@ def test_seed(args, index):
     if chosen == "random":
         return time.time_ns() % 2**32
     return int(chosen) if chosen else 20261201
+
+
+def seeded_rng(args, index, rerun=""):
+    """The test's seed (see test_seed) and a NumPy generator drawn from it;
+    prints the seed, and `rerun`, the command that repeats the draw."""
+    seed = test_seed(args, index)
+    print(f"seed {seed}" + (f" (rerun with: {rerun} {seed})" if rerun else ""))
+    return seed, np.random.default_rng(seed)
 
 
 def write_safetensors(path, tensors, metadata=None):

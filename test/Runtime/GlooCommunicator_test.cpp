@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LocalWorld.h"
 #include "TestUtil.h"
 #include "dist/Bootstrap.h"
 
@@ -24,18 +25,11 @@ namespace {
 /// Runs `body(comm)` on ranks 0 and 1 of a new two-rank world.
 template <typename F> void onTwoRanks(F body) {
   int port = test::freeLoopbackPort();
-  auto rank = [&](int r) {
-    WorldInfo w;
-    w.rank = r;
-    w.size = 2;
-    w.masterPort = port;
-    Expected<std::unique_ptr<Communicator>> comm = connectWorld(w, 20);
+  test::onRanks(2, [&](int r) {
+    Expected<std::unique_ptr<Communicator>> comm = test::connectLocal(r, 2, port, 20);
     ASSERT_TRUE(comm.ok()) << comm.message();
     body(**comm);
-  };
-  std::thread other(rank, 1);
-  rank(0);
-  other.join();
+  });
 }
 
 TEST(GlooCommunicator, Collectives) {

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LocalWorld.h"
 #include "TestUtil.h"
 #include "device/HostStaging.h"
 #include "dist/Bootstrap.h"
@@ -146,17 +147,13 @@ std::vector<Floats> hostValues(Communicator &comm) {
 void compareDirectAndStaged(int ranks, const Pattern &pattern) {
   int directPort = test::freeLoopbackPort();
   int stagedPort = directPort + 1; // freeLoopbackPort would likely repeat itself
-  auto rank = [&](int r) {
-    WorldInfo w;
-    w.rank = r;
-    w.size = ranks;
-    w.masterPort = directPort;
-    Expected<std::unique_ptr<Communicator>> direct = connectWorld(w, 20);
+  test::onRanks(ranks, [&](int r) {
+    Expected<std::unique_ptr<Communicator>> direct =
+        test::connectLocal(r, ranks, directPort, 20);
     ASSERT_TRUE(direct.ok()) << direct.message();
     std::vector<Floats> want = pattern(**direct);
 
-    w.masterPort = stagedPort;
-    Expected<std::unique_ptr<Communicator>> host = connectWorld(w, 20);
+    Expected<std::unique_ptr<Communicator>> host = test::connectLocal(r, ranks, stagedPort, 20);
     ASSERT_TRUE(host.ok()) << host.message();
     std::unique_ptr<StagingQueues> queues = createHostStagingQueues();
     std::unique_ptr<StagedCommunicator> staged =
@@ -168,13 +165,7 @@ void compareDirectAndStaged(int ranks, const Pattern &pattern) {
       EXPECT_EQ(0, std::memcmp(got[i].data(), want[i].data(), got[i].size() * sizeof(float)))
           << "rank " << r << ", buffer " << i;
     EXPECT_GT(staged->stagedBytes(), 0u);
-  };
-  std::vector<std::thread> others;
-  for (int r = 1; r < ranks; ++r)
-    others.emplace_back(rank, r);
-  rank(0);
-  for (std::thread &t : others)
-    t.join();
+  });
 }
 
 class StagedCollectives : public ::testing::TestWithParam<int> {};
@@ -196,12 +187,8 @@ INSTANTIATE_TEST_SUITE_P(Ranks, StagedCollectives, ::testing::Values(2, 3),
 // more than the first.
 TEST(StagedCommunicatorBuffers, ReusedFromStepToStep) {
   int port = test::freeLoopbackPort();
-  auto rank = [&](int r) {
-    WorldInfo w;
-    w.rank = r;
-    w.size = 2;
-    w.masterPort = port;
-    Expected<std::unique_ptr<Communicator>> host = connectWorld(w, 20);
+  test::onRanks(2, [&](int r) {
+    Expected<std::unique_ptr<Communicator>> host = test::connectLocal(r, 2, port, 20);
     ASSERT_TRUE(host.ok()) << host.message();
     std::unique_ptr<StagingQueues> queues = createHostStagingQueues();
     auto staged = createStagedCommunicator(host.take(), *queues, "test buffers");
@@ -209,10 +196,7 @@ TEST(StagedCommunicatorBuffers, ReusedFromStepToStep) {
     uint64_t first = staged->stagedBytes();
     ddp(*staged);
     EXPECT_EQ(staged->stagedBytes(), first);
-  };
-  std::thread other(rank, 1);
-  rank(0);
-  other.join();
+  });
 }
 
 // A rank that leaves in the middle of the run: the other's staged
@@ -220,12 +204,8 @@ TEST(StagedCommunicatorBuffers, ReusedFromStepToStep) {
 TEST(StagedCommunicatorBuffers, LostRankIsNamed) {
   int port = test::freeLoopbackPort();
   std::string error;
-  auto rank = [&](int r) {
-    WorldInfo w;
-    w.rank = r;
-    w.size = 2;
-    w.masterPort = port;
-    Expected<std::unique_ptr<Communicator>> host = connectWorld(w, 5);
+  test::onRanks(2, [&](int r) {
+    Expected<std::unique_ptr<Communicator>> host = test::connectLocal(r, 2, port, 5);
     ASSERT_TRUE(host.ok()) << host.message();
     std::unique_ptr<StagingQueues> queues = createHostStagingQueues();
     auto staged = createStagedCommunicator(host.take(), *queues, "test buffers");
@@ -237,10 +217,7 @@ TEST(StagedCommunicatorBuffers, LostRankIsNamed) {
     error = staged->allReduce(bucket.data(), DType::F32, bucket.size(), ReduceOp::Sum)
                 .wait()
                 .message();
-  };
-  std::thread other(rank, 1);
-  rank(0);
-  other.join();
+  });
   EXPECT_NE(error.find("rank 0 of 2: all-reduce failed: lost rank 1"), std::string::npos)
       << error;
 }

@@ -78,6 +78,24 @@ TEST(StepPlanParse, ReadsModelPhaseAndOptimizer) {
   EXPECT_EQ(plan->microBatch(), 4u);
 }
 
+TEST(StepPlanParse, MicroBatchComesFromThePlan) {
+  pb::Step step = trainStep();
+  step.set_micro_batch(4);
+  Expected<StepPlan> plan = parse(step);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->compiledMicroBatch, 4u);
+  EXPECT_EQ(plan->microBatch(), 4u);
+}
+
+TEST(StepPlanParse, RefusesInputsThatDoNotLeadWithTheMicroBatch) {
+  pb::Step step = trainStep();
+  step.set_micro_batch(8);
+  Expected<StepPlan> plan = parse(step);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.message().find("micro-batch is 8 but input 'x'"), std::string::npos)
+      << plan.message();
+}
+
 TEST(StepPlanParse, MapsEveryKindInOrder) {
   Expected<StepPlan> plan = parse(trainStep());
   ASSERT_TRUE(plan.ok()) << plan.message();

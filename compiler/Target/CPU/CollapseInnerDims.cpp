@@ -18,14 +18,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPUCOLLAPSEINNERDIMS
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
-
 using namespace mlir;
 
 namespace sinter::cpu {
+#define GEN_PASS_DEF_CPUCOLLAPSEINNERDIMS
+#include "compiler/Target/CPU/Passes.h.inc"
+
 namespace {
 
 /// Whether every operand is a buffer whose elements lie in row-major order,

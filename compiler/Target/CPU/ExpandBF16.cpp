@@ -7,14 +7,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPUEXPANDBF16
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
-
 using namespace mlir;
 
 namespace sinter::cpu {
+#define GEN_PASS_DEF_CPUEXPANDBF16
+#include "compiler/Target/CPU/Passes.h.inc"
+
 namespace {
 
 struct CPUExpandBF16 : public impl::CPUExpandBF16Base<CPUExpandBF16> {

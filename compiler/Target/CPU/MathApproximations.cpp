@@ -9,14 +9,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPUMATHAPPROXIMATIONS
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
-
 using namespace mlir;
 
 namespace sinter::cpu {
+#define GEN_PASS_DEF_CPUMATHAPPROXIMATIONS
+#include "compiler/Target/CPU/Passes.h.inc"
+
 namespace {
 
 struct CPUMathApproximations

@@ -20,14 +20,12 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringMap.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPUOUTLINELOOPS
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
-
 using namespace mlir;
 
 namespace sinter::cpu {
+#define GEN_PASS_DEF_CPUOUTLINELOOPS
+#include "compiler/Target/CPU/Passes.h.inc"
+
 namespace {
 
 /// Whether the bare-pointer calling convention can pass a value of `type`.

@@ -19,14 +19,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPUPARALLELOUTERDIMS
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
-
 using namespace mlir;
 
 namespace sinter::cpu {
+#define GEN_PASS_DEF_CPUPARALLELOUTERDIMS
+#include "compiler/Target/CPU/Passes.h.inc"
+
 namespace {
 
 /// The trip count of dimension `d` of `loop`, if its bounds are constants.

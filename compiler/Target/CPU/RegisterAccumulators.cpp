@@ -14,14 +14,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::cpu {
-#define GEN_PASS_DEF_CPUREGISTERACCUMULATORS
-#include "compiler/Target/CPU/Passes.h.inc"
-} // namespace sinter::cpu
-
 using namespace mlir;
 
 namespace sinter::cpu {
+#define GEN_PASS_DEF_CPUREGISTERACCUMULATORS
+#include "compiler/Target/CPU/Passes.h.inc"
+
 namespace {
 
 struct CPURegisterAccumulators

@@ -11,14 +11,12 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDABAREKERNELARGUMENTS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDABAREKERNELARGUMENTS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// The constant global `v` is, or a view of, through its chain of views;

@@ -35,14 +35,12 @@
 #include <functional>
 #include <limits>
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDABLOCKREDUCTIONS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDABLOCKREDUCTIONS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// Whether `op` is a reduction this pass takes: on static dense-or-strided
@@ -299,6 +297,56 @@ void emitConsumer(OpBuilder &b, Location loc, const ReductionConsumer &consumer,
   }
 }
 
+/// The loop in which thread `tid` of a block folds every `threads`-th of
+/// the `reducedCount` elements of its row, from the `identities`, into its partials of the
+/// `folded` outputs (the loop's results); the other outputs it stores.
+scf::ForOp emitThreadPartials(OpBuilder &b, linalg::GenericOp op,
+                              ArrayRef<OpOperand *> folded, ArrayRef<Value> outer, Value tid,
+                              int64_t reducedCount, int64_t threads,
+                              ArrayRef<Value> identities) {
+  Location loc = op.getLoc();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  ArrayRef<int64_t> reducedExtents =
+      ArrayRef<int64_t>(ranges).drop_front(op.getNumParallelLoops());
+  auto index = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto strided =
+      scf::ForOp::create(b, loc, tid, index(reducedCount), index(threads), identities);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(strided.getBody());
+  SmallVector<Value> loops(outer);
+  llvm::append_range(loops, delinearize(b, loc, strided.getInductionVar(), reducedExtents));
+  IRMapping map;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    Value element = input->get();
+    if (isa<MemRefType>(element.getType()))
+      element = memref::LoadOp::create(b, loc, element,
+                                       apply(b, loc, op.getMatchingIndexingMap(input), loops));
+    map.map(op.getMatchingBlockArgument(input), element);
+  }
+  for (auto [i, init] : llvm::enumerate(folded))
+    map.map(op.getMatchingBlockArgument(init), strided.getRegionIterArgs()[i]);
+  Block &payload = op.getRegion().front();
+  for (Operation &inner : payload.without_terminator()) {
+    if (auto idx = dyn_cast<linalg::IndexOp>(inner)) {
+      map.map(idx.getResult(), loops[idx.getDim()]);
+      continue;
+    }
+    b.clone(inner, map);
+  }
+  SmallVector<Value> next;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    Value v = map.lookupOrDefault(
+        payload.getTerminator()->getOperand(init.getOperandNumber() - op.getNumDpsInputs()));
+    if (llvm::is_contained(folded, &init))
+      next.push_back(v);
+    else
+      memref::StoreOp::create(b, loc, v, init.get(),
+                              apply(b, loc, op.getMatchingIndexingMap(&init), loops));
+  }
+  scf::YieldOp::create(b, loc, next);
+  return strided;
+}
+
 /// `op` as a block per output row. Its outputs numbered in `stored` are
 /// written element by element; the others fold, as `combine` says.
 void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
@@ -349,50 +397,14 @@ void launchBlockReduction(linalg::GenericOp op, const Combine &combine,
   SmallVector<Value> outer =
       parallelLoops == 0 ? SmallVector<Value>()
                          : delinearize(b, loc, launch.getBlockIds().x, parallelExtents);
-  Block &payload = op.getRegion().front();
   SmallVector<Value> identities;
   for (TypedAttr identity : combine.identities)
     identities.push_back(arith::ConstantOp::create(b, loc, identity));
 
   // Each thread's partial: every `threads`-th reduced element from its own.
   Value tid = launch.getThreadIds().x;
-  auto strided =
-      scf::ForOp::create(b, loc, tid, index(reducedCount), index(threads), identities);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(strided.getBody());
-    SmallVector<Value> loops(outer);
-    llvm::append_range(loops,
-                       delinearize(b, loc, strided.getInductionVar(), reducedExtents));
-    IRMapping map;
-    for (OpOperand *input : op.getDpsInputOperands()) {
-      Value element = input->get();
-      if (isa<MemRefType>(element.getType()))
-        element = memref::LoadOp::create(
-            b, loc, element, apply(b, loc, op.getMatchingIndexingMap(input), loops));
-      map.map(op.getMatchingBlockArgument(input), element);
-    }
-    for (auto [i, init] : llvm::enumerate(folded))
-      map.map(op.getMatchingBlockArgument(init), strided.getRegionIterArgs()[i]);
-    for (Operation &inner : payload.without_terminator()) {
-      if (auto idx = dyn_cast<linalg::IndexOp>(inner)) {
-        map.map(idx.getResult(), loops[idx.getDim()]);
-        continue;
-      }
-      b.clone(inner, map);
-    }
-    SmallVector<Value> next;
-    for (OpOperand &init : op.getDpsInitsMutable()) {
-      Value v = map.lookupOrDefault(payload.getTerminator()->getOperand(
-          init.getOperandNumber() - op.getNumDpsInputs()));
-      if (llvm::is_contained(folded, &init))
-        next.push_back(v);
-      else
-        memref::StoreOp::create(b, loc, v, init.get(),
-                                apply(b, loc, op.getMatchingIndexingMap(&init), loops));
-    }
-    scf::YieldOp::create(b, loc, next);
-  }
+  scf::ForOp strided =
+      emitThreadPartials(b, op, folded, outer, tid, reducedCount, threads, identities);
 
   // The block's result, folded into the output by one thread. Loops that
   // run once per row read it, and what they compute, from the block too.

@@ -14,14 +14,12 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDACONSUMERSFOLLOWREDUCTIONS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDACONSUMERSFOLLOWREDUCTIONS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// Whether every op strictly between `from` and `to` (one block) touches

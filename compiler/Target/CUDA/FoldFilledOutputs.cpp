@@ -18,14 +18,12 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAFOLDFILLEDOUTPUTS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAFOLDFILLEDOUTPUTS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// The constant `value` was filled with, if a linalg.fill of one that

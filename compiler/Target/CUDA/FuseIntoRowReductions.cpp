@@ -21,14 +21,12 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAFUSEINTOROWREDUCTIONS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAFUSEINTOROWREDUCTIONS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// Whether every operand of `op` is a tensor of static shape.

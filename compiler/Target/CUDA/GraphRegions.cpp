@@ -28,14 +28,12 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAGRAPHREGIONS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAGRAPHREGIONS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// A region replaces at least this many launches and library calls with

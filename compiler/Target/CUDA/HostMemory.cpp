@@ -11,14 +11,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAHOSTMEMORY
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAHOSTMEMORY
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// Whether `v` is memory of the host: a stack slot or a constant table.

@@ -14,14 +14,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/MapVector.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDALAUNCHCALLS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDALAUNCHCALLS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 LogicalResult lowerLaunch(ModuleOp module, gpu::LaunchFuncOp launch,

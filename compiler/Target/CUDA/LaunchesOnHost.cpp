@@ -23,14 +23,12 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDALAUNCHESONHOST
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDALAUNCHESONHOST
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// A launch's body cut at its block-wide reductions and barriers: phase i

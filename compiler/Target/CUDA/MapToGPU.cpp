@@ -14,14 +14,12 @@
 
 #include <algorithm>
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAMAPTOGPU
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAMAPTOGPU
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 constexpr int64_t kThreadsPerBlock = 256;

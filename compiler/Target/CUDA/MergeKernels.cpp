@@ -12,14 +12,12 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAMERGEKERNELS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAMERGEKERNELS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 constexpr llvm::StringLiteral kModuleName = "sinter_kernels";

@@ -16,14 +16,12 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAMERGEPARALLELLOOPS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAMERGEPARALLELLOOPS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// Whether `a` and `b` take the same values: one SSA value, or equal

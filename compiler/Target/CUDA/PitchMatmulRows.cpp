@@ -24,14 +24,12 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/MathExtras.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAPITCHMATMULROWS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAPITCHMATMULROWS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 constexpr int64_t kRowAlignmentBytes = 16;

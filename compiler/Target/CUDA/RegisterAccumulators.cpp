@@ -16,14 +16,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAREGISTERACCUMULATORS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAREGISTERACCUMULATORS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 struct CUDARegisterAccumulators

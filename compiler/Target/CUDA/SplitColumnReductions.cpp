@@ -23,14 +23,12 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDASPLITCOLUMNREDUCTIONS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDASPLITCOLUMNREDUCTIONS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// Threads a split reduction aims for: about half of what an H200's 132

@@ -24,14 +24,12 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
-namespace sinter::cuda {
-#define GEN_PASS_DEF_CUDAUNROLLSUMS
-#include "compiler/Target/CUDA/Passes.h.inc"
-} // namespace sinter::cuda
-
 using namespace mlir;
 
 namespace sinter::cuda {
+#define GEN_PASS_DEF_CUDAUNROLLSUMS
+#include "compiler/Target/CUDA/Passes.h.inc"
+
 namespace {
 
 /// Iterations an unrolled loop's body runs.

@@ -32,14 +32,12 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace sinter::host {
-#define GEN_PASS_DEF_ACCUMULATEMATMULS
-#include "compiler/Target/Host/Passes.h.inc"
-} // namespace sinter::host
-
 using namespace mlir;
 
 namespace sinter::host {
+#define GEN_PASS_DEF_ACCUMULATEMATMULS
+#include "compiler/Target/Host/Passes.h.inc"
+
 namespace {
 
 /// The operand of `op` that an elementwise `out + x` adds to its init, if

@@ -17,14 +17,12 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::host {
-#define GEN_PASS_DEF_ENTRYPOINTS
-#include "compiler/Target/Host/Passes.h.inc"
-} // namespace sinter::host
-
 using namespace mlir;
 
 namespace sinter::host {
+#define GEN_PASS_DEF_ENTRYPOINTS
+#include "compiler/Target/Host/Passes.h.inc"
+
 namespace {
 
 /// The step takes the runtime's buffer table instead of one pointer per

@@ -9,14 +9,12 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace sinter::host {
-#define GEN_PASS_DEF_FOLDMATMULTRANSPOSES
-#include "compiler/Target/Host/Passes.h.inc"
-} // namespace sinter::host
-
 using namespace mlir;
 
 namespace sinter::host {
+#define GEN_PASS_DEF_FOLDMATMULTRANSPOSES
+#include "compiler/Target/Host/Passes.h.inc"
+
 namespace {
 
 /// The input of a 2-D transpose that swaps the axes.

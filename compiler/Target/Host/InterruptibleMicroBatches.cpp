@@ -15,14 +15,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::host {
-#define GEN_PASS_DEF_INTERRUPTIBLEMICROBATCHES
-#include "compiler/Target/Host/Passes.h.inc"
-} // namespace sinter::host
-
 using namespace mlir;
 
 namespace sinter::host {
+#define GEN_PASS_DEF_INTERRUPTIBLEMICROBATCHES
+#include "compiler/Target/Host/Passes.h.inc"
+
 namespace {
 
 /// Whether `loop`'s own body (not a nested one) loads a micro-batch.

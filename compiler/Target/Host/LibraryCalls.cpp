@@ -16,14 +16,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
-namespace sinter::host {
-#define GEN_PASS_DEF_LIBRARYCALLS
-#include "compiler/Target/Host/Passes.h.inc"
-} // namespace sinter::host
-
 using namespace mlir;
 
 namespace sinter::host {
+#define GEN_PASS_DEF_LIBRARYCALLS
+#include "compiler/Target/Host/Passes.h.inc"
+
 namespace {
 
 /// A dense buffer the library can take as a pointer.

@@ -6,14 +6,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::host {
-#define GEN_PASS_DEF_LOWERCOPIES
-#include "compiler/Target/Host/Passes.h.inc"
-} // namespace sinter::host
-
 using namespace mlir;
 
 namespace sinter::host {
+#define GEN_PASS_DEF_LOWERCOPIES
+#include "compiler/Target/Host/Passes.h.inc"
+
 namespace {
 
 /// Whether `a` and `b` are the same elements of one buffer: the same value,

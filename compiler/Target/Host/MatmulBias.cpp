@@ -22,14 +22,12 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace sinter::host {
-#define GEN_PASS_DEF_MATMULBIAS
-#include "compiler/Target/Host/Passes.h.inc"
-} // namespace sinter::host
-
 using namespace mlir;
 
 namespace sinter::host {
+#define GEN_PASS_DEF_MATMULBIAS
+#include "compiler/Target/Host/Passes.h.inc"
+
 namespace {
 
 /// The f32 product onto zeros that `v` is, directly or through an

@@ -8,14 +8,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::host {
-#define GEN_PASS_DEF_RECORDPLAN
-#include "compiler/Target/Host/Passes.h.inc"
-} // namespace sinter::host
-
 using namespace mlir;
 
 namespace sinter::host {
+#define GEN_PASS_DEF_RECORDPLAN
+#include "compiler/Target/Host/Passes.h.inc"
+
 namespace {
 
 std::optional<plan::DType> dtypeOf(Type t) {
@@ -119,6 +117,8 @@ struct RecordPlan : public impl::RecordPlanBase<RecordPlan> {
         step.set_device(device.str());
       if (auto world = attrs::worldSize.get(getOperation()))
         step.set_world_size(world.getInt());
+      if (auto micro = attrs::microBatch.get(getOperation()))
+        step.set_micro_batch(micro.getInt());
       if (auto buckets = attrs::buckets.get(func))
         for (Attribute bucket : buckets) {
           plan::Bucket *out = step.add_buckets();

@@ -21,15 +21,15 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-namespace sinter::host {
-#define GEN_PASS_DEF_RUNTIMECALLS
-#include "compiler/Target/Host/Passes.h.inc"
-} // namespace sinter::host
+#include <optional>
 
 using namespace mlir;
 using namespace sinter::train;
 
 namespace sinter::host {
+#define GEN_PASS_DEF_RUNTIMECALLS
+#include "compiler/Target/Host/Passes.h.inc"
+
 namespace {
 
 /// Marks the allocation behind `buffer` (through its views) as a buffer of
@@ -140,128 +140,131 @@ LogicalResult callBatchNorm(CallBuilder &cb, Operation *op, StringRef callee,
   return success();
 }
 
-LogicalResult lower(ModuleOp module, Operation *op) {
-  CallBuilder cb(module, op);
+/// A shard and the full rows it is gathered into or scattered from: f32,
+/// contiguous, as the runtime's collectives take them.
+LogicalResult checkShardedBuffers(Operation *op, Value shard, Value rows, StringRef what) {
+  auto shardType = cast<MemRefType>(shard.getType());
+  if (!shardType.getElementType().isF32())
+    return op->emitError() << what << " need f32, not " << shardType.getElementType();
+  if (!shardType.areTrailingDimsContiguous(shardType.getRank()) ||
+      !cast<MemRefType>(rows.getType()).getLayout().isIdentity())
+    return op->emitError("internal error: a collective of a strided shard");
+  markCommunication(shard);
+  markCommunication(rows);
+  return success();
+}
+
+/// Ops that ask the runtime for a value: the step's shape, this rank, a
+/// random key, a hyperparameter. None if `op` is none of them.
+std::optional<LogicalResult> lowerQuery(CallBuilder &cb, Operation *op) {
   OpBuilder &b = cb.builder();
   Location loc = op->getLoc();
   Type i64 = b.getI64Type();
-  auto asI64 = [&](Value index) -> Value {
-    return arith::IndexCastOp::create(b, loc, i64, index);
-  };
   auto asIndex = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   };
-  // The device library's function: sinter_cpu_conv2d_f32, sinter_cuda_...
-  auto library = [&](StringRef function) {
-    StringAttr device = attrs::device.get(module);
-    std::string_view name =
-        abi::libraryCall(device ? device.getValue() : "cpu", function);
-    assert(!name.empty() && "a library call abi_names.def does not list");
-    return std::string(name);
+  auto replaceWith = [&](Value v) {
+    op->getResult(0).replaceAllUsesWith(v);
+    return success();
   };
-  return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](MicroBatchCountOp c) {
-        c.replaceAllUsesWith(
-            asIndex(cb.call(loc, abi::sinter_rt_micro_batch_count, {}, {i64})[0]));
-        return success();
+  return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+      .Case([&](MicroBatchCountOp) {
+        return replaceWith(asIndex(cb.call(loc, abi::sinter_rt_micro_batch_count, {}, {i64})[0]));
       })
-      .Case([&](GlobalBatchOp g) {
-        g.replaceAllUsesWith(
-            asIndex(cb.call(loc, abi::sinter_rt_global_batch, {}, {i64})[0]));
-        return success();
+      .Case([&](GlobalBatchOp) {
+        return replaceWith(asIndex(cb.call(loc, abi::sinter_rt_global_batch, {}, {i64})[0]));
+      })
+      .Case([&](RankOp) {
+        return replaceWith(asIndex(cb.call(loc, abi::sinter_rt_rank, {}, {i64})[0]));
       })
       .Case([&](RandomKeyOp r) {
-        r.replaceAllUsesWith(
-            cb.call(loc, abi::sinter_rt_random_key, {asI64(r.getMicroBatch())}, {i64})[0]);
-        return success();
+        Value microBatch = arith::IndexCastOp::create(b, loc, i64, r.getMicroBatch());
+        return replaceWith(cb.call(loc, abi::sinter_rt_random_key, {microBatch}, {i64})[0]);
       })
       .Case([&](SumOverRanksOp r) {
-        r.replaceAllUsesWith(
-            cb.call(loc, abi::sinter_rt_sum_over_ranks, {r.getValue()}, {i64})[0]);
-        return success();
+        return replaceWith(cb.call(loc, abi::sinter_rt_sum_over_ranks, {r.getValue()}, {i64})[0]);
       })
+      .Case([&](HyperparameterOp h) {
+        // The dialect's names, in abi.h's order (sinter_hyperparameter).
+        ArrayRef<StringRef> names = HyperparameterOp::knownNames();
+        static_assert(SINTER_HP_COUNT == 11, "a hyperparameter without a name");
+        int64_t id = llvm::find(names, h.getName()) - names.begin();
+        return replaceWith(cb.call(loc, abi::sinter_rt_hyperparameter, {cb.constant(loc, id)},
+                                   {b.getF64Type()})[0]);
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// The point where a bucket's gradients are final: each must live in its
+/// slot, the step's gradient argument of that name, because the runtime
+/// sums the bucket's own memory.
+LogicalResult lowerBucketReady(CallBuilder &cb, BucketReadyOp r) {
+  auto func = r->getParentOfType<func::FuncOp>();
+  auto layout = attrs::buckets.get(func);
+  auto names = layout && r.getBucket() < layout.size() ? cast<ArrayAttr>(layout[r.getBucket()])
+                                                       : ArrayAttr();
+  if (!names || names.size() != r.getGradients().size())
+    return r.emitError("internal error: bucket ")
+           << r.getBucket() << " is not in the step's bucket layout";
+  for (auto [g, name] : llvm::zip(r.getGradients(), names)) {
+    auto arg = dyn_cast<BlockArgument>(g);
+    if (!arg || attrs::gradient.getArg(func, arg.getArgNumber()) != name)
+      return r.emitError("internal error: gradient ")
+             << name << " is not computed in its bucket slot";
+  }
+  cb.call(r.getLoc(), abi::sinter_rt_bucket_ready, {cb.constant(r.getLoc(), r.getBucket())});
+  return success();
+}
+
+/// Ops that move data between the runtime and the step, or between ranks:
+/// inputs, buckets, statistics, shards. None if `op` is none of them.
+std::optional<LogicalResult> lowerDataMovement(CallBuilder &cb, Operation *op) {
+  Location loc = op->getLoc();
+  auto count = [&](Value v) {
+    return cb.constant(loc, cast<MemRefType>(v.getType()).getNumElements());
+  };
+  return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](LoadInputOp l) {
-        cb.call(loc, abi::sinter_rt_load_input,
-                {cb.pointer(l.getBuffer()), asI64(l.getMicroBatch())});
+        Value microBatch = arith::IndexCastOp::create(cb.builder(), loc,
+                                                      cb.builder().getI64Type(), l.getMicroBatch());
+        cb.call(loc, abi::sinter_rt_load_input, {cb.pointer(l.getBuffer()), microBatch});
         return success();
       })
-      .Case([&](BucketReadyOp r) -> LogicalResult {
-        // The runtime sums the bucket's own memory, so each gradient must
-        // live in its slot: the step's gradient argument of that name.
-        auto func = r->getParentOfType<func::FuncOp>();
-        auto layout = attrs::buckets.get(func);
-        auto names = layout && r.getBucket() < layout.size()
-                         ? cast<ArrayAttr>(layout[r.getBucket()])
-                         : ArrayAttr();
-        if (!names || names.size() != r.getGradients().size())
-          return r.emitError("internal error: bucket ")
-                 << r.getBucket() << " is not in the step's bucket layout";
-        for (auto [g, name] : llvm::zip(r.getGradients(), names)) {
-          auto arg = dyn_cast<BlockArgument>(g);
-          if (!arg || attrs::gradient.getArg(func, arg.getArgNumber()) != name)
-            return r.emitError("internal error: gradient ")
-                   << name << " is not computed in its bucket slot";
-        }
-        cb.call(loc, abi::sinter_rt_bucket_ready, {cb.constant(loc, r.getBucket())});
+      .Case([&](BucketReadyOp r) { return lowerBucketReady(cb, r); })
+      .Case([&](GradientsReadyOp) {
+        cb.call(loc, abi::sinter_rt_gradients_ready, {});
         return success();
       })
       .Case([&](AllReduceSumOp r) -> LogicalResult {
-        auto type = cast<MemRefType>(r.getInput().getType());
-        Type et = type.getElementType();
+        Type et = cast<MemRefType>(r.getInput().getType()).getElementType();
         if (!et.isF32() && !et.isF64())
           return r.emitError("synchronized statistics need f32 or f64, not ") << et;
         cb.call(loc,
-                et.isF32() ? abi::sinter_rt_all_reduce_sum_f32
-                           : abi::sinter_rt_all_reduce_sum_f64,
-                {cb.pointer(r.getInput()), cb.constant(loc, type.getNumElements())});
-        return success();
-      })
-      .Case([&](RankOp r) {
-        r.replaceAllUsesWith(asIndex(cb.call(loc, abi::sinter_rt_rank, {}, {i64})[0]));
+                et.isF32() ? abi::sinter_rt_all_reduce_sum_f32 : abi::sinter_rt_all_reduce_sum_f64,
+                {cb.pointer(r.getInput()), count(r.getInput())});
         return success();
       })
       .Case([&](AllGatherOp g) -> LogicalResult {
-        auto shard = cast<MemRefType>(g.getShard().getType());
-        if (!shard.getElementType().isF32())
-          return g.emitError("sharded parameters need f32, not ")
-                 << shard.getElementType();
-        if (!shard.areTrailingDimsContiguous(1) ||
-            !cast<MemRefType>(g.getDest().getType()).getLayout().isIdentity())
-          return g.emitError("internal error: an all-gather of a strided shard");
-        markCommunication(g.getShard());
-        markCommunication(g.getDest());
+        if (failed(checkShardedBuffers(g, g.getShard(), g.getDest(), "sharded parameters")))
+          return failure();
         cb.call(loc, abi::sinter_rt_all_gather_f32,
-                {cb.pointer(g.getShard()), cb.pointer(g.getDest()),
-                 cb.constant(loc, shard.getNumElements())});
+                {cb.pointer(g.getShard()), cb.pointer(g.getDest()), count(g.getShard())});
         return success();
       })
       .Case([&](AllGatherStartOp g) -> LogicalResult {
-        auto shard = cast<MemRefType>(g.getShard().getType());
-        if (!shard.getElementType().isF32())
-          return g.emitError("sharded parameters need f32, not ")
-                 << shard.getElementType();
-        if (!shard.areTrailingDimsContiguous(1) ||
-            !cast<MemRefType>(g.getRows().getType()).getLayout().isIdentity())
-          return g.emitError("internal error: an all-gather of a strided shard");
-        markCommunication(g.getRows());
+        if (failed(checkShardedBuffers(g, g.getShard(), g.getRows(), "sharded parameters")))
+          return failure();
         cb.call(loc, abi::sinter_rt_all_gather_start_f32,
-                {cb.constant(loc, g.getId()), cb.pointer(g.getShard()),
-                 cb.pointer(g.getRows()), cb.constant(loc, shard.getNumElements())});
+                {cb.constant(loc, g.getId()), cb.pointer(g.getShard()), cb.pointer(g.getRows()),
+                 count(g.getShard())});
         return success();
       })
       .Case([&](ReduceScatterStartOp r) -> LogicalResult {
-        auto shard = cast<MemRefType>(r.getShard().getType());
-        if (!shard.getElementType().isF32())
-          return r.emitError("sharded gradients need f32, not ")
-                 << shard.getElementType();
-        if (!shard.getLayout().isIdentity() ||
-            !cast<MemRefType>(r.getRows().getType()).getLayout().isIdentity())
-          return r.emitError("internal error: a reduce-scatter of strided buffers");
-        markCommunication(r.getRows());
-        markCommunication(r.getShard());
+        if (failed(checkShardedBuffers(r, r.getShard(), r.getRows(), "sharded gradients")))
+          return failure();
         cb.call(loc, abi::sinter_rt_reduce_scatter_start_f32,
-                {cb.constant(loc, r.getId()), cb.pointer(r.getRows()),
-                 cb.pointer(r.getShard()), cb.constant(loc, shard.getNumElements())});
+                {cb.constant(loc, r.getId()), cb.pointer(r.getRows()), cb.pointer(r.getShard()),
+                 count(r.getShard())});
         return success();
       })
       .Case([&](CollectiveWaitOp w) {
@@ -271,54 +274,63 @@ LogicalResult lower(ModuleOp module, Operation *op) {
                 {cb.constant(loc, w.getId()), cb.pointer(w.getKeep())});
         return success();
       })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Ops the device library computes: convolutions, fused attention,
+/// batch-norm. None if `op` is none of them.
+std::optional<LogicalResult> lowerLibraryCall(CallBuilder &cb, ModuleOp module,
+                                              Operation *op) {
+  // The device library's function: sinter_cpu_conv2d_f32, sinter_cuda_...
+  auto library = [&](StringRef function) {
+    StringAttr device = attrs::device.get(module);
+    std::string_view name = abi::libraryCall(device ? device.getValue() : "cpu", function);
+    assert(!name.empty() && "a library call abi_names.def does not list");
+    return std::string(name);
+  };
+  return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](ConvForwardOp c) {
         return callConv(cb, c, library("conv2d_f32"), /*input=*/c.getLhs(),
                         /*grad=*/c.getInto(), /*weight=*/c.getRhs());
       })
       .Case([&](ConvBackwardDataOp c) {
-        return callConv(cb, c, library("conv2d_backward_data_f32"),
-                        /*input=*/c.getInto(), /*grad=*/c.getLhs(),
-                        /*weight=*/c.getRhs());
+        return callConv(cb, c, library("conv2d_backward_data_f32"), /*input=*/c.getInto(),
+                        /*grad=*/c.getLhs(), /*weight=*/c.getRhs());
       })
       .Case([&](ConvBackwardWeightsOp c) {
-        return callConv(cb, c, library("conv2d_backward_weights_f32"),
-                        /*input=*/c.getLhs(), /*grad=*/c.getRhs(),
-                        /*weight=*/c.getInto());
+        return callConv(cb, c, library("conv2d_backward_weights_f32"), /*input=*/c.getLhs(),
+                        /*grad=*/c.getRhs(), /*weight=*/c.getInto());
       })
       .Case([&](AttentionForwardOp a) {
-        return callAttention(cb, a, library("attention_bf16"), a.getInputs(),
-                             a.getInto(), a.getCausal());
+        return callAttention(cb, a, library("attention_bf16"), a.getInputs(), a.getInto(),
+                             a.getCausal());
       })
       .Case([&](AttentionBackwardOp a) {
         return callAttention(cb, a, library("attention_backward_bf16"), a.getInputs(),
                              a.getInto(), a.getCausal());
       })
       .Case([&](BatchNormForwardOp n) {
-        return callBatchNorm(cb, n, library("batch_norm_f32"), n.getInputs(),
-                             n.getInto(), n.getEpsilon());
+        return callBatchNorm(cb, n, library("batch_norm_f32"), n.getInputs(), n.getInto(),
+                             n.getEpsilon());
       })
       .Case([&](BatchNormBackwardOp n) {
         return callBatchNorm(cb, n, library("batch_norm_backward_f32"), n.getInputs(),
                              n.getInto(), n.getEpsilon());
       })
-      .Case([&](HyperparameterOp h) {
-        // The dialect's names, in abi.h's order (sinter_hyperparameter).
-        ArrayRef<StringRef> names = HyperparameterOp::knownNames();
-        static_assert(SINTER_HP_COUNT == 11, "a hyperparameter without a name");
-        int64_t id = llvm::find(names, h.getName()) - names.begin();
-        h.replaceAllUsesWith(cb.call(loc, abi::sinter_rt_hyperparameter,
-                                     {cb.constant(loc, id)}, {b.getF64Type()})[0]);
-        return success();
-      })
-      .Case([&](GradientsReadyOp) {
-        cb.call(loc, abi::sinter_rt_gradients_ready, {});
-        return success();
-      })
-      .Default([&](Operation *) {
-        return op->emitError() << "'" << op->getName()
-                               << "' must be gone before the runtime calls "
-                                  "are made (run train-accumulate)";
-      });
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+LogicalResult lower(ModuleOp module, Operation *op) {
+  CallBuilder cb(module, op);
+  if (std::optional<LogicalResult> lowered = lowerQuery(cb, op))
+    return *lowered;
+  if (std::optional<LogicalResult> lowered = lowerDataMovement(cb, op))
+    return *lowered;
+  if (std::optional<LogicalResult> lowered = lowerLibraryCall(cb, module, op))
+    return *lowered;
+  return op->emitError() << "'" << op->getName()
+                         << "' must be gone before the runtime calls are made (run "
+                            "train-accumulate)";
 }
 
 struct RuntimeCalls : public impl::RuntimeCallsBase<RuntimeCalls> {

@@ -3,7 +3,7 @@
 // One op per operation of LANGUAGE.md section 7, plus the ops that structure
 // a model (inputs, parameters, states, loss, metrics, state updates).
 //
-// Result shapes come from ShapeRules.h; see GraphOps.cpp for the inference.
+// Result shapes come from ShapeRules.h; see GraphTypeInference.cpp for the inference.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_GRAPH_OPS_TD

@@ -17,14 +17,12 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
 
-namespace sinter::graph {
-#define GEN_PASS_DEF_GRAPHAUTODIFF
-#include "dialects/Graph/Transforms/Passes.h.inc"
-} // namespace sinter::graph
-
 using namespace mlir;
 
 namespace sinter::graph {
+#define GEN_PASS_DEF_GRAPHAUTODIFF
+#include "dialects/Graph/Transforms/Passes.h.inc"
+
 namespace {
 
 /// What the model's calls need: for each block, the results whose gradient

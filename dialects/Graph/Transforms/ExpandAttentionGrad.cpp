@@ -12,14 +12,12 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::graph {
-#define GEN_PASS_DEF_GRAPHEXPANDATTENTIONGRAD
-#include "dialects/Graph/Transforms/Passes.h.inc"
-} // namespace sinter::graph
-
 using namespace mlir;
 
 namespace sinter::graph {
+#define GEN_PASS_DEF_GRAPHEXPANDATTENTIONGRAD
+#include "dialects/Graph/Transforms/Passes.h.inc"
+
 namespace {
 
 struct GraphExpandAttentionGrad

@@ -18,14 +18,12 @@
 
 #include <cmath>
 
-namespace sinter::graph {
-#define GEN_PASS_DEF_GRAPHFUSEATTENTION
-#include "dialects/Graph/Transforms/Passes.h.inc"
-} // namespace sinter::graph
-
 using namespace mlir;
 
 namespace sinter::graph {
+#define GEN_PASS_DEF_GRAPHFUSEATTENTION
+#include "dialects/Graph/Transforms/Passes.h.inc"
+
 namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }

@@ -22,14 +22,12 @@
 
 #include <limits>
 
-namespace sinter::graph {
-#define GEN_PASS_DEF_GRAPHFUSEBATCHNORM
-#include "dialects/Graph/Transforms/Passes.h.inc"
-} // namespace sinter::graph
-
 using namespace mlir;
 
 namespace sinter::graph {
+#define GEN_PASS_DEF_GRAPHFUSEBATCHNORM
+#include "dialects/Graph/Transforms/Passes.h.inc"
+
 namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }

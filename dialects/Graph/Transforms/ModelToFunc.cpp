@@ -16,14 +16,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
-namespace sinter::graph {
-#define GEN_PASS_DEF_GRAPHMODELTOFUNC
-#include "dialects/Graph/Transforms/Passes.h.inc"
-} // namespace sinter::graph
-
 using namespace mlir;
 
 namespace sinter::graph {
+#define GEN_PASS_DEF_GRAPHMODELTOFUNC
+#include "dialects/Graph/Transforms/Passes.h.inc"
+
 namespace {
 
 /// `file:line:col` of the user's source line an op comes from.

@@ -24,14 +24,12 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
-namespace sinter::train {
-#define GEN_PASS_DEF_TRAINACCUMULATE
-#include "dialects/Train/Transforms/Passes.h.inc"
-} // namespace sinter::train
-
 using namespace mlir;
 
 namespace sinter::train {
+#define GEN_PASS_DEF_TRAINACCUMULATE
+#include "dialects/Train/Transforms/Passes.h.inc"
+
 namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }

@@ -17,6 +17,7 @@
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "dialects/Train/IR/TrainOps.h"
 #include "dialects/Train/Transforms/Passes.h"
+#include "runtime/contract/sinter_config.pb.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,14 +27,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 
-namespace sinter::train {
-#define GEN_PASS_DEF_DISTBUCKET
-#include "dialects/Train/Transforms/Passes.h.inc"
-} // namespace sinter::train
-
 using namespace mlir;
 
 namespace sinter::train {
+#define GEN_PASS_DEF_DISTBUCKET
+#include "dialects/Train/Transforms/Passes.h.inc"
+
 namespace {
 
 struct Gradient {
@@ -236,9 +235,10 @@ struct DistBucket : public impl::DistBucketBase<DistBucket> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     double cap = bucketCapMb;
-    if (auto fromConfig = attrs::bucketCapMb.get(module);
-        fromConfig && bucketCapMb.getNumOccurrences() == 0)
+    if (auto fromConfig = attrs::bucketCapMb.get(module); fromConfig && cap <= 0)
       cap = fromConfig.getValueAsDouble();
+    if (cap <= 0)
+      cap = config::TrainConfig::Parallel().bucket_cap_mb();
     bool overlapping = overlap;
     if (overlap.getNumOccurrences() == 0 && attrs::noOverlap.get(module))
       overlapping = false;

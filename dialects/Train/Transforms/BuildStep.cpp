@@ -32,14 +32,12 @@
 
 #include <limits>
 
-namespace sinter::train {
-#define GEN_PASS_DEF_TRAINBUILDSTEP
-#include "dialects/Train/Transforms/Passes.h.inc"
-} // namespace sinter::train
-
 using namespace mlir;
 
 namespace sinter::train {
+#define GEN_PASS_DEF_TRAINBUILDSTEP
+#include "dialects/Train/Transforms/Passes.h.inc"
+
 namespace {
 
 /// The moments each optimizer keeps per parameter.

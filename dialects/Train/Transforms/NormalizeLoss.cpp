@@ -17,15 +17,13 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-namespace sinter::train {
-#define GEN_PASS_DEF_TRAINNORMALIZELOSS
-#include "dialects/Train/Transforms/Passes.h.inc"
-} // namespace sinter::train
-
 using namespace mlir;
 using namespace sinter::graph;
 
 namespace sinter::train {
+#define GEN_PASS_DEF_TRAINNORMALIZELOSS
+#include "dialects/Train/Transforms/Passes.h.inc"
+
 namespace {
 
 const char *const kRule =

@@ -75,7 +75,9 @@ def DistBucket : Pass<"dist-bucket", "mlir::ModuleOp"> {
     inserts `train.bucket_ready` after each bucket's last gradient. The
     layout is the function's `sinter.buckets` attribute (names per bucket,
     in order), which the plan carries to the runtime. The cap comes from the
-    module's `sinter.bucket_cap_mb` (the config's) unless given.
+    module's `sinter.bucket_cap_mb` (the config's) unless given, and
+    without either from `parallel.bucket_cap_mb`'s default in
+    sinter_config.proto, its one definition.
 
     Without overlap (`overlap=false`, or the module's `sinter.no_overlap`,
     the config's `parallel { overlap: false }`), the buckets are the same
@@ -85,8 +87,9 @@ def DistBucket : Pass<"dist-bucket", "mlir::ModuleOp"> {
   let options = [
     Option<"overlap", "overlap", "bool", /*default=*/"true",
            "Start each bucket's sum as soon as its gradients are final">,
-    Option<"bucketCapMb", "bucket-cap-mb", "double", /*default=*/"25.0",
-           "Largest bucket after the first, in MiB">,
+    Option<"bucketCapMb", "bucket-cap-mb", "double", /*default=*/"0.0",
+           "Largest bucket after the first, in MiB; 0: the module's "
+           "sinter.bucket_cap_mb, else the config schema's default">,
     Option<"firstBucketMb", "first-bucket-mb", "double", /*default=*/"1.0",
            "Largest first bucket, in MiB">
   ];

@@ -24,14 +24,12 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
-namespace sinter::train {
-#define GEN_PASS_DEF_DISTSHARD
-#include "dialects/Train/Transforms/Passes.h.inc"
-} // namespace sinter::train
-
 using namespace mlir;
 
 namespace sinter::train {
+#define GEN_PASS_DEF_DISTSHARD
+#include "dialects/Train/Transforms/Passes.h.inc"
+
 
 Value flatten(OpBuilder &b, Location loc, Value v) {
   auto type = cast<RankedTensorType>(v.getType());

@@ -20,15 +20,13 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
 
-namespace sinter::train {
-#define GEN_PASS_DEF_DISTSYNCBATCHNORM
-#include "dialects/Train/Transforms/Passes.h.inc"
-} // namespace sinter::train
-
 using namespace mlir;
 using namespace sinter::graph;
 
 namespace sinter::train {
+#define GEN_PASS_DEF_DISTSYNCBATCHNORM
+#include "dialects/Train/Transforms/Passes.h.inc"
+
 namespace {
 
 /// Two passes over the ranks: the global mean from the summed sums and

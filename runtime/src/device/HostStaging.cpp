@@ -9,15 +9,13 @@
 
 #include "device/HostStaging.h"
 
+#include "support/SerialWorker.h"
+
 #include <algorithm>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <future>
-#include <mutex>
-#include <thread>
 
 namespace sinter::rt {
 
@@ -42,15 +40,7 @@ private:
 
 class HostStagingQueues final : public StagingQueues {
 public:
-  HostStagingQueues() : worker([this] { run(); }) {}
-  ~HostStagingQueues() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-    }
-    ready.notify_one();
-    worker.join();
-  }
+  ~HostStagingQueues() override { worker.stop(); }
 
   Expected<void *> allocateHost(uint64_t bytes) override {
     void *p = std::aligned_alloc(64, (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64);
@@ -88,39 +78,16 @@ public:
 private:
   Expected<Mark> queueCopy(void *to, const void *from, uint64_t bytes, const Mark &after) {
     auto done = std::make_shared<HostMark>();
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      queue.push_back([=] {
-        if (after)
-          static_cast<const HostMark &>(*after).wait();
-        std::memcpy(to, from, bytes);
-        done->pass();
-      });
-    }
-    ready.notify_one();
+    worker.post([=] {
+      if (after)
+        static_cast<const HostMark &>(*after).wait();
+      std::memcpy(to, from, bytes);
+      done->pass();
+    });
     return Mark(done);
   }
 
-  void run() {
-    for (;;) {
-      std::function<void()> copy;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        ready.wait(lock, [&] { return stopping || !queue.empty(); });
-        if (queue.empty())
-          return;
-        copy = std::move(queue.front());
-        queue.pop_front();
-      }
-      copy();
-    }
-  }
-
-  std::mutex mutex;
-  std::condition_variable ready;
-  std::deque<std::function<void()>> queue;
-  bool stopping = false;
-  std::thread worker;
+  SerialWorker worker; ///< last: its copies use the members above
 };
 
 } // namespace

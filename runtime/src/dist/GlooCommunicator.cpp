@@ -10,6 +10,7 @@
 #include "dist/Bootstrap.h"
 #include "dist/LostPeer.h"
 #include "dist/TcpStore.h"
+#include "support/SerialWorker.h"
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -21,10 +22,8 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
-#include <condition_variable>
 #include <csignal>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <unistd.h>
 
@@ -56,17 +55,9 @@ public:
                    std::unique_ptr<TcpStore> store,
                    std::vector<std::string> peerAddresses)
       : context(std::move(context)), server(std::move(server)),
-        store(std::move(store)), peerAddresses(std::move(peerAddresses)),
-        worker([this] { run(); }) {}
+        store(std::move(store)), peerAddresses(std::move(peerAddresses)) {}
 
-  ~GlooCommunicator() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-    }
-    ready.notify_one();
-    worker.join();
-  }
+  ~GlooCommunicator() override { worker.stop(); }
 
   int rank() const override { return context->rank; }
   int size() const override { return context->size; }
@@ -165,29 +156,26 @@ private:
     auto promise = std::make_shared<std::promise<Status>>();
     auto span = std::make_shared<CollectiveSpan>();
     Pending pending(promise->get_future().share(), span);
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      queue.push_back([=, task = std::move(task)](uint32_t tag) {
-        span->began = std::chrono::steady_clock::now();
-        // After one failure the connections are gone: fail at once rather
-        // than wait out another timeout.
-        Status s = broken;
-        if (s.ok()) {
-          try {
-            s = task(tag);
-          } catch (const std::exception &e) {
-            s = Status::error("rank " + std::to_string(context->rank) + " of " +
-                              std::to_string(context->size) + ": " + what +
-                              " failed: " + lostPeer(e.what()) + e.what());
-            broken = s;
-          }
+    // The collectives run in the order they were started; tags keep
+    // consecutive ones apart.
+    worker.post([=, task = std::move(task)] {
+      span->began = std::chrono::steady_clock::now();
+      // After one failure the connections are gone: fail at once rather
+      // than wait out another timeout.
+      Status s = broken;
+      if (s.ok()) {
+        try {
+          s = task(nextTag++);
+        } catch (const std::exception &e) {
+          s = Status::error("rank " + std::to_string(context->rank) + " of " +
+                            std::to_string(context->size) + ": " + what +
+                            " failed: " + lostPeer(e.what()) + e.what());
+          broken = s;
         }
-        span->ended = std::chrono::steady_clock::now();
-        promise->set_value(s);
-        return s;
-      });
-    }
-    ready.notify_one();
+      }
+      span->ended = std::chrono::steady_clock::now();
+      promise->set_value(s);
+    });
     return pending;
   }
 
@@ -203,35 +191,15 @@ private:
     return "another rank died or stopped responding (sinter-run names it): ";
   }
 
-  /// Runs the collectives in the order they were started; tags keep
-  /// consecutive ones apart.
-  void run() {
-    uint32_t tag = 0;
-    for (;;) {
-      Task task;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        ready.wait(lock, [&] { return stopping || !queue.empty(); });
-        if (queue.empty())
-          return;
-        task = std::move(queue.front());
-        queue.pop_front();
-      }
-      (void)task(tag++);
-    }
-  }
 
   std::shared_ptr<gloo::Context> context;
   std::unique_ptr<TcpStoreServer> server;
   std::unique_ptr<TcpStore> store;
   /// For each rank, the address Gloo's errors show for it ("" for this one).
   std::vector<std::string> peerAddresses;
-  std::mutex mutex;
-  std::condition_variable ready;
-  std::deque<Task> queue;
-  bool stopping = false;
   Status broken = Status::success(); ///< the first failure; worker thread only
-  std::thread worker;
+  uint32_t nextTag = 0;              ///< worker thread only
+  SerialWorker worker;               ///< last: its jobs use the members above
 };
 
 /// The address other ranks reach this one at.

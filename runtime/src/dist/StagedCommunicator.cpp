@@ -2,14 +2,13 @@
 
 #include "dist/StagedCommunicator.h"
 
+#include "support/SerialWorker.h"
+
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 namespace sinter::rt {
 namespace {
@@ -55,16 +54,10 @@ private:
 class Staged final : public StagedCommunicator {
 public:
   Staged(std::unique_ptr<Communicator> host, StagingQueues &queues, std::string via)
-      : host(std::move(host)), queues(queues), via(std::move(via)),
-        worker([this] { run(); }) {}
+      : host(std::move(host)), queues(queues), via(std::move(via)) {}
 
   ~Staged() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-    }
-    ready.notify_one();
-    worker.join(); // after every collective started
+    worker.stop(); // after every collective started
     for (HostBuffer &b : pool) {
       if (b.copiedBack)
         (void)queues.waitHost(b.copiedBack); // the copy reads the buffer
@@ -150,19 +143,15 @@ private:
     auto promise = std::make_shared<std::promise<Outcome>>();
     Pending pending(std::make_shared<StagedStarted>(promise->get_future().share(), queues,
                                                     span));
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      jobs.push_back([this, promise, job = std::move(job)] {
-        // After one failure the host engine's connections are gone, and a
-        // collective this rank could not start leaves it out of step with
-        // the others: every later one fails at once with the first cause.
-        Outcome o = job();
-        if (!o.status.ok() && broken.ok())
-          broken = o.status;
-        promise->set_value(std::move(o));
-      });
-    }
-    ready.notify_one();
+    worker.post([this, promise, job = std::move(job)] {
+      // After one failure the host engine's connections are gone, and a
+      // collective this rank could not start leaves it out of step with
+      // the others: every later one fails at once with the first cause.
+      Outcome o = job();
+      if (!o.status.ok() && broken.ok())
+        broken = o.status;
+      promise->set_value(std::move(o));
+    });
     return pending;
   }
 
@@ -270,32 +259,13 @@ private:
     pool[i].copiedBack = std::move(copiedBack);
   }
 
-  void run() {
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        ready.wait(lock, [&] { return stopping || !jobs.empty(); });
-        if (jobs.empty())
-          return;
-        job = std::move(jobs.front());
-        jobs.pop_front();
-      }
-      job();
-    }
-  }
-
   std::unique_ptr<Communicator> host;
   StagingQueues &queues;
   std::string via;
   mutable std::mutex poolMutex;
   std::vector<HostBuffer> pool;
-  std::mutex mutex; ///< guards jobs and stopping
-  std::condition_variable ready;
-  std::deque<std::function<void()>> jobs;
-  bool stopping = false;
   Status broken; ///< the first failure; the collectives' thread only
-  std::thread worker;
+  SerialWorker worker; ///< last: its jobs use the members above
 };
 
 } // namespace

@@ -14,6 +14,7 @@
 
 #include "dist/Timeouts.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <csignal>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <ctime>
 #include <netinet/in.h>
+#include <optional>
 #include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -92,11 +94,19 @@ int exitCode(int status) {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  long n = 0, nnodes = 1, nodeRank = 0, port = 0;
+/// What the command line asks for.
+struct Options {
+  long ranksHere = 0; ///< -n
+  long nnodes = 1;
+  long nodeRank = 0;
+  long port = 0; ///< 0: a free one (one machine) or 29500
   std::string masterAddr = "127.0.0.1";
+  char **program = nullptr; ///< the program and its arguments
+  long world() const { return ranksHere * nnodes; }
+};
+
+/// Reads the options; on a bad one returns its exit code (0 for --help).
+std::optional<int> parseOptions(int argc, char **argv, Options &o) {
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; ++i) {
     std::string a = argv[i];
@@ -107,17 +117,17 @@ int main(int argc, char **argv) {
     }
     bool ok = true;
     if (a == "-n")
-      ok = parseInt(v, 1, 4096, n);
+      ok = parseInt(v, 1, 4096, o.ranksHere);
     else if (a == "--nnodes")
-      ok = parseInt(v, 1, 65536, nnodes);
+      ok = parseInt(v, 1, 65536, o.nnodes);
     else if (a == "--node-rank")
-      ok = parseInt(v, 0, 65535, nodeRank);
+      ok = parseInt(v, 0, 65535, o.nodeRank);
     else if (a == "--master-port")
-      ok = parseInt(v, 1, 65535, port);
+      ok = parseInt(v, 1, 65535, o.port);
     else if (a == "--master-addr") {
       ok = v && *v;
       if (ok)
-        masterAddr = v;
+        o.masterAddr = v;
     } else
       return fail("unknown option '" + a + "'\n" + kUsage);
     if (!ok)
@@ -125,65 +135,132 @@ int main(int argc, char **argv) {
                   (v ? std::string(", got '") + v + "'" : std::string()));
     ++i;
   }
-  if (n < 1 || i >= argc)
+  if (o.ranksHere < 1 || i >= argc)
     return fail(std::string("give -n N and a program\n") + kUsage);
-  if (nodeRank >= nnodes)
-    return fail("--node-rank " + std::to_string(nodeRank) +
-                " is not below --nnodes " + std::to_string(nnodes));
-  if (port == 0)
-    port = nnodes == 1 ? freePort() : 29500;
-  long world = n * nnodes;
+  if (o.nodeRank >= o.nnodes)
+    return fail("--node-rank " + std::to_string(o.nodeRank) +
+                " is not below --nnodes " + std::to_string(o.nnodes));
+  if (o.port == 0)
+    o.port = o.nnodes == 1 ? freePort() : 29500;
+  o.program = argv + i;
+  return std::nullopt;
+}
 
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
-  std::vector<pid_t> ranks(size_t(n), -1);
-  for (long local = 0; local < n; ++local) {
-    pid_t pid = ::fork();
-    if (pid < 0)
-      return fail(std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) {
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-      // A terminal's Ctrl-C reaches this launcher only, which passes it on
-      // once: a rank that saw it twice would not wait for its checkpoint.
-      ::setpgid(0, 0);
-      // This launcher defines the world: other launchers' variables would
-      // contradict it.
-      for (const char *v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-                            "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_PROCID",
-                            "SLURM_NTASKS", "SLURM_LOCALID"})
-        ::unsetenv(v);
-      ::setenv("RANK", std::to_string(nodeRank * n + local).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
-      ::setenv("LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
-      ::setenv("MASTER_ADDR", masterAddr.c_str(), 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      // The machine's cores shared out between its ranks, unless chosen.
-      long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-      ::setenv("OMP_NUM_THREADS",
-               std::to_string(cores > n ? cores / n : 1).c_str(), 0);
-      ::execvp(argv[i], argv + i);
-      std::fprintf(stderr, "sinter-run: error: cannot run '%s': %s\n", argv[i],
-                   std::strerror(errno));
-      std::_Exit(127);
+/// In the forked child: becomes local rank `local` of the run.
+[[noreturn]] void execRank(const Options &o, long local) {
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  // A terminal's Ctrl-C reaches this launcher only, which passes it on
+  // once: a rank that saw it twice would not wait for its checkpoint.
+  ::setpgid(0, 0);
+  // This launcher defines the world: other launchers' variables would
+  // contradict it.
+  for (const char *v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                        "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_PROCID", "SLURM_NTASKS",
+                        "SLURM_LOCALID"})
+    ::unsetenv(v);
+  ::setenv("RANK", std::to_string(o.nodeRank * o.ranksHere + local).c_str(), 1);
+  ::setenv("WORLD_SIZE", std::to_string(o.world()).c_str(), 1);
+  ::setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
+  ::setenv("LOCAL_WORLD_SIZE", std::to_string(o.ranksHere).c_str(), 1);
+  ::setenv("MASTER_ADDR", o.masterAddr.c_str(), 1);
+  ::setenv("MASTER_PORT", std::to_string(o.port).c_str(), 1);
+  // The machine's cores shared out between its ranks, unless chosen.
+  long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  ::setenv("OMP_NUM_THREADS",
+           std::to_string(cores > o.ranksHere ? cores / o.ranksHere : 1).c_str(), 0);
+  ::execvp(o.program[0], o.program);
+  std::fprintf(stderr, "sinter-run: error: cannot run '%s': %s\n", o.program[0],
+               std::strerror(errno));
+  std::_Exit(127);
+}
+
+/// Waits for this machine's ranks. When one fails, the others soon fail too
+/// (their collectives lose it): the report waits a moment for every exit,
+/// then names the rank that died first, one killed by a signal before one
+/// that exited with an error, and stops the rest.
+class Supervisor {
+public:
+  Supervisor(const Options &o, std::vector<pid_t> ranks)
+      : options(o), ranks(std::move(ranks)), running(o.ranksHere) {}
+
+  /// The run's exit code.
+  int wait() {
+    while (running > 0) {
+      passOnSignals();
+      int status = 0;
+      pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid > 0) {
+        exited(pid, status);
+        continue;
+      }
+      if (!failures.empty())
+        stopAfterFailure();
+      ::usleep(50 * 1000);
     }
-    ranks[size_t(local)] = pid;
+    if (!failures.empty() && !reported)
+      result = report();
+    return result;
   }
 
-  // When one rank fails, the others soon fail too (their collectives lose
-  // it). The report waits a moment for every exit, then names the rank that
-  // died first: one killed by a signal before one that exited with an error.
+private:
   struct Failure {
     long rank;
     pid_t pid;
     int status;
   };
-  std::vector<Failure> failures;
-  bool reported = false;
-  long running = n;
-  time_t stopAt = 0;
-  auto report = [&] {
+
+  void signalAll(int signal) {
+    for (pid_t p : ranks)
+      if (p > 0)
+        ::kill(p, signal);
+  }
+
+  void passOnSignals() {
+    if (!forwarded)
+      return;
+    signalAll(forwarded);
+    if (!stopSignal)
+      stopSignal = forwarded;
+    forwarded = 0;
+  }
+
+  void exited(pid_t pid, int status) {
+    auto it = std::find(ranks.begin(), ranks.end(), pid);
+    if (it == ranks.end())
+      return;
+    long local = long(it - ranks.begin());
+    *it = -1;
+    --running;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      return;
+    // A rank that stopped as asked is not a failure.
+    if (stopSignal && WIFEXITED(status) && WEXITSTATUS(status) == 128 + stopSignal) {
+      result = 128 + stopSignal;
+      return;
+    }
+    if (failures.empty())
+      failedAt = time(nullptr);
+    failures.push_back({options.nodeRank * options.ranksHere + local, pid, status});
+  }
+
+  /// A second to report, then a grace period for the others to notice and
+  /// say so (on a loaded machine that can take seconds), then one SIGTERM,
+  /// then SIGKILL. SIGTERM goes once: a rank that sees it twice exits at
+  /// once, before it can say what it lost.
+  void stopAfterFailure() {
+    time_t waited = time(nullptr) - failedAt;
+    if (!reported && waited >= 1)
+      result = report();
+    if (waited >= kTermAfterSeconds && !termSent) {
+      termSent = true;
+      signalAll(SIGTERM);
+    }
+    if (waited >= kKillAfterSeconds)
+      signalAll(SIGKILL);
+  }
+
+  int report() {
     const Failure *lost = &failures.front();
     for (const Failure &f : failures)
       if (WIFSIGNALED(f.status) && !WIFSIGNALED(lost->status))
@@ -191,66 +268,39 @@ int main(int argc, char **argv) {
     std::fprintf(stderr,
                  "sinter-run: rank %ld (pid %d) %s; stopping the run (%ld "
                  "other rank%s still running on this machine)\n",
-                 lost->rank, int(lost->pid), describe(lost->status).c_str(),
-                 running, running == 1 ? "" : "s");
+                 lost->rank, int(lost->pid), describe(lost->status).c_str(), running,
+                 running == 1 ? "" : "s");
     reported = true;
     return exitCode(lost->status);
-  };
-  int result = 0;
-  int stopSignal = 0; // the first signal passed on
-  bool termSent = false;
-  while (running > 0) {
-    if (forwarded) {
-      for (pid_t p : ranks)
-        if (p > 0)
-          ::kill(p, forwarded);
-      if (!stopSignal)
-        stopSignal = forwarded;
-      forwarded = 0;
-    }
-    int status = 0;
-    pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid <= 0) {
-      time_t waited = failures.empty() ? 0 : time(nullptr) - stopAt;
-      if (!failures.empty() && !reported && waited >= 1)
-        result = report();
-      // Then a grace period for the others to notice and say so (on a
-      // loaded machine that can take seconds), then one SIGTERM, then
-      // SIGKILL. SIGTERM goes once: a rank that sees it twice exits at once,
-      // before it can say what it lost.
-      if (!failures.empty() && waited >= kTermAfterSeconds && !termSent) {
-        termSent = true;
-        for (pid_t p : ranks)
-          if (p > 0)
-            ::kill(p, SIGTERM);
-      }
-      if (!failures.empty() && waited >= kKillAfterSeconds)
-        for (pid_t p : ranks)
-          if (p > 0)
-            ::kill(p, SIGKILL);
-      ::usleep(50 * 1000);
-      continue;
-    }
-    long local = -1;
-    for (long r = 0; r < n; ++r)
-      if (ranks[size_t(r)] == pid)
-        local = r;
-    if (local < 0)
-      continue;
-    ranks[size_t(local)] = -1;
-    --running;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      continue;
-    // A rank that stopped as asked is not a failure.
-    if (stopSignal && WIFEXITED(status) && WEXITSTATUS(status) == 128 + stopSignal) {
-      result = 128 + stopSignal;
-      continue;
-    }
-    if (failures.empty())
-      stopAt = time(nullptr);
-    failures.push_back({nodeRank * n + local, pid, status});
   }
-  if (!failures.empty() && !reported)
-    result = report();
-  return result;
+
+  const Options &options;
+  std::vector<pid_t> ranks; ///< by local rank; -1 once it exited
+  long running;
+  std::vector<Failure> failures;
+  time_t failedAt = 0;
+  bool reported = false;
+  bool termSent = false;
+  int stopSignal = 0; ///< the first signal passed on
+  int result = 0;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (std::optional<int> exit = parseOptions(argc, argv, options))
+    return *exit;
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  std::vector<pid_t> ranks(size_t(options.ranksHere), -1);
+  for (long local = 0; local < options.ranksHere; ++local) {
+    pid_t pid = ::fork();
+    if (pid < 0)
+      return fail(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0)
+      execRank(options, local);
+    ranks[size_t(local)] = pid;
+  }
+  return Supervisor(options, std::move(ranks)).wait();
 }

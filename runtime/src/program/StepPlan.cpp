@@ -48,6 +48,7 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
   result.phase = step.phase();
   result.optimizer = step.optimizer();
   result.worldSize = step.world_size() > 0 ? uint64_t(step.world_size()) : 0;
+  result.compiledMicroBatch = step.micro_batch() > 0 ? uint64_t(step.micro_batch()) : 0;
   result.memory = plan::planMemory(step);
   result.device = step.device().empty() ? "cpu" : step.device();
   if (result.device != "cpu" && result.device != "cuda")
@@ -116,10 +117,23 @@ Expected<StepPlan> StepPlan::parse(const char *bytes, int64_t size) {
                            std::to_string(inBuckets[i]) +
                            " gradient buckets of the plan, not one; recompile "
                            "the program with sinterc");
+  // The data feeds micro-batches of the compiled size: the inputs lead with it.
+  if (result.compiledMicroBatch > 0)
+    for (const BufferSpec &b : result.buffers)
+      if (b.kind == BufferKind::Input &&
+          (b.shape.empty() || uint64_t(b.shape[0]) != result.compiledMicroBatch))
+        return Status::error("internal error: the plan's micro-batch is " +
+                             std::to_string(result.compiledMicroBatch) +
+                             " but input '" + b.name +
+                             "' does not lead with it; recompile the program "
+                             "with sinterc");
   return result;
 }
 
 uint64_t StepPlan::microBatch() const {
+  if (compiledMicroBatch > 0)
+    return compiledMicroBatch;
+  // Compiled without a config (B bound by -D): the inputs lead with it.
   for (const BufferSpec &b : buffers)
     if (b.kind == BufferKind::Input && !b.shape.empty())
       return b.shape[0];

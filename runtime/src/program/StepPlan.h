@@ -70,6 +70,8 @@ struct StepPlan {
   std::string device = "cpu";
   /// The ranks the step was compiled for (parallel.world_size); 0: any.
   uint64_t worldSize = 0;
+  /// batch.micro as compiled in; 0 when compiled without a config.
+  uint64_t compiledMicroBatch = 0;
   std::vector<BufferSpec> buffers;
   std::vector<GradientBucket> buckets;
   /// What a rank allocates for the step, by use (the plan's own account).
@@ -78,7 +80,7 @@ struct StepPlan {
   /// Parses and checks the embedded bytes (an internal error if the object
   /// and the runtime disagree).
   static Expected<StepPlan> parse(const char *bytes, int64_t size);
-  /// The micro-batch size: the leading dimension of the inputs.
+  /// The micro-batch size (batch.micro), which the inputs lead with.
   uint64_t microBatch() const;
   const BufferSpec *find(const std::string &name, BufferKind kind) const;
   /// Whether each rank holds only slices of some buffers (ZERO1, ZERO2,

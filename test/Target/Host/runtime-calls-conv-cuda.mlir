@@ -2,7 +2,7 @@
 
 // On CUDA the same three library ops call cuDNN through the runtime's
 // sinter_cuda_* functions, with the arguments of the CPU's calls
-// (conv-library-calls.mlir).
+// (runtime-calls-conv.mlir).
 
 // CHECK-LABEL: func.func @passes(
 // CHECK:         call @sinter_cuda_conv2d_f32(%{{.+}}, %{{.+}}, %{{.+}}, %c2_i64, %c3_i64, %c8_i64, %c8_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}}, %c3_i64_{{[0-9]+}}, %c3_i64_{{[0-9]+}}, %c4_i64, %c4_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c1_i64, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}})

@@ -6,7 +6,7 @@
 // (an index into the module's table of library sites, for the runtime's
 // messages): the forward op inside a called function says where it was
 // called from.
-// CHECK:       module attributes {sinter.device = "cuda", sinter.library_sites = ["std/nn.sn:62:13, called at m.sn:7:5", "{{.*}}batch-norm-library-calls.mlir:{{[0-9]+}}:3"]}
+// CHECK:       module attributes {sinter.device = "cuda", sinter.library_sites = ["std/nn.sn:62:13, called at m.sn:7:5", "{{.*}}runtime-calls-batch-norm.mlir:{{[0-9]+}}:3"]}
 // CHECK-LABEL: func.func @batch_norm(
 // CHECK-DAG:     %[[EPS:.*]] = arith.constant 1.000000e-05 : f64
 // CHECK:         call @sinter_rt_library_site(%c0_i64)

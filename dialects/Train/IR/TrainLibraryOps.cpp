@@ -1,0 +1,246 @@
+//===- TrainLibraryOps.cpp - The train dialect's device library ops -------===//
+//
+// Verifiers, memory effects and bufferization of the ops a device's
+// library implements: the convolutions, attention and batch norm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+
+namespace sinter::train {
+
+// The library convolutions: both operands read, the result a new buffer.
+template <typename OpT> LogicalResult verifyConvLibraryOp(OpT op) {
+  bool onTensors = isa<RankedTensorType>(op.getLhs().getType());
+  if (onTensors != bool(op.getResult()) || onTensors == bool(op.getInto()))
+    return op.emitOpError("on tensors returns its result; on buffers writes `into`");
+  auto out = onTensors ? cast<ShapedType>(op.getResult().getType())
+                       : cast<ShapedType>(op.getInto().getType());
+  for (ShapedType t : {cast<ShapedType>(op.getLhs().getType()),
+                       cast<ShapedType>(op.getRhs().getType()), out})
+    if (t.getRank() != 4 || !t.hasStaticShape())
+      return op.emitOpError("takes static 4-D operands");
+  if (op.getStride().size() != 2 || op.getPadding().size() != 2 ||
+      op.getDilation().size() != 2)
+    return op.emitOpError("takes two strides, paddings and dilations");
+  return success();
+}
+
+/// A buffer the library can take: `buffer` itself when dense, else a dense
+/// copy of it (a slice).
+static Value denseBuffer(RewriterBase &rewriter, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getLayout().isIdentity())
+    return buffer;
+  Value copy = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  memref::CopyOp::create(rewriter, loc, buffer, copy);
+  return copy;
+}
+
+/// A new buffer for a library op's tensor result.
+static Value newBuffer(RewriterBase &rewriter, Location loc, Type tensor) {
+  auto type = cast<RankedTensorType>(tensor);
+  return memref::AllocOp::create(rewriter, loc,
+                                 MemRefType::get(type.getShape(), type.getElementType()));
+}
+
+/// What the library ops share in bufferization: every operand read, none
+/// written in place, each result a new buffer (made by BUFFERIZE).
+#define LIBRARY_OP_BUFFERIZATION(OpT, BUFFERIZE)                                         \
+  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) { return true; }  \
+  bool OpT::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {                \
+    return false;                                                                        \
+  }                                                                                      \
+  bool OpT::bufferizesToAllocation(Value) { return true; }                               \
+  AliasingValueList OpT::getAliasingValues(OpOperand &, const AnalysisState &) {         \
+    return {};                                                                           \
+  }                                                                                      \
+  LogicalResult OpT::bufferize(RewriterBase &rewriter,                                   \
+                               const BufferizationOptions &options,                      \
+                               BufferizationState &state) {                              \
+    return BUFFERIZE(*this, rewriter, options, state);                                   \
+  }
+
+template <typename OpT>
+LogicalResult bufferizeConvLibraryOp(OpT op, RewriterBase &rewriter,
+                                     const BufferizationOptions &options,
+                                     BufferizationState &state) {
+  FailureOr<Value> lhs = getBuffer(rewriter, op.getLhs(), options, state);
+  FailureOr<Value> rhs = getBuffer(rewriter, op.getRhs(), options, state);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  Value into = newBuffer(rewriter, op.getLoc(), op.getResult().getType());
+  OpT::create(rewriter, op.getLoc(), Type(), denseBuffer(rewriter, op.getLoc(), *lhs),
+              denseBuffer(rewriter, op.getLoc(), *rhs), into, op.getStrideAttr(),
+              op.getPaddingAttr(), op.getDilationAttr());
+  replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
+  return success();
+}
+
+/// On tensors a result is a value of its operands alone, so one nobody
+/// uses (the gradient of a model's input) is dropped; on buffers the op
+/// reads both operands and writes `into`.
+template <typename OpT>
+void convLibraryOpEffects(
+    OpT op,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  if (!op.getInto())
+    return;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (operand.get() == op.getInto())
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+#define CONV_LIBRARY_INTERFACE(OpT)                                                      \
+  LogicalResult OpT::verify() { return verifyConvLibraryOp(*this); }                     \
+  void OpT::getEffects(                                                                  \
+      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {    \
+    convLibraryOpEffects(*this, effects);                                                \
+  }                                                                                      \
+  LIBRARY_OP_BUFFERIZATION(OpT, bufferizeConvLibraryOp)
+CONV_LIBRARY_INTERFACE(ConvForwardOp)
+CONV_LIBRARY_INTERFACE(ConvBackwardDataOp)
+CONV_LIBRARY_INTERFACE(ConvBackwardWeightsOp)
+#undef CONV_LIBRARY_INTERFACE
+
+// The variadic library ops (attention, batch-norm): every input read, each
+// result a new buffer.
+
+/// The operand and result counts of a variadic library op; the types of
+/// its inputs and outputs (its results on tensors, `into` on buffers).
+template <typename OpT>
+FailureOr<SmallVector<ShapedType>> variadicLibraryTypes(OpT op, size_t inputs,
+                                                        size_t results) {
+  bool onTensors = !op.getResults().empty();
+  if (onTensors == !op.getInto().empty())
+    return op.emitOpError("on tensors returns its results; on buffers writes `into`");
+  size_t outputs = onTensors ? op.getResults().size() : op.getInto().size();
+  if (op.getInputs().size() != inputs || outputs != results)
+    return op.emitOpError("takes ") << inputs << " inputs and gives " << results
+                                    << " results";
+  SmallVector<ShapedType> types;
+  for (Value v : op.getInputs())
+    types.push_back(cast<ShapedType>(v.getType()));
+  for (Value v : onTensors ? ValueRange(op.getResults()) : ValueRange(op.getInto()))
+    types.push_back(cast<ShapedType>(v.getType()));
+  return types;
+}
+
+template <typename OpT>
+LogicalResult verifyAttentionLibraryOp(OpT op, size_t inputs, size_t results) {
+  FailureOr<SmallVector<ShapedType>> types = variadicLibraryTypes(op, inputs, results);
+  if (failed(types))
+    return failure();
+  for (ShapedType t : *types)
+    if (t.getRank() < 2 || !t.hasStaticShape() || !t.getElementType().isBF16())
+      return op.emitOpError("takes static bf16 operands of rank 2 or more");
+  return success();
+}
+
+/// x [N, C, ...] (and dy, y, dx: x's shape) first, the rest [C], all f32.
+template <typename OpT>
+LogicalResult verifyBatchNormLibraryOp(OpT op, size_t inputs, size_t results,
+                                       ArrayRef<size_t> likeInput) {
+  FailureOr<SmallVector<ShapedType>> types = variadicLibraryTypes(op, inputs, results);
+  if (failed(types))
+    return failure();
+  ShapedType x = (*types)[0];
+  if (x.getRank() < 2 || !x.hasStaticShape())
+    return op.emitOpError("takes a static x of rank 2 or more");
+  for (auto [i, t] : llvm::enumerate(*types)) {
+    bool full = llvm::is_contained(likeInput, i);
+    if (!t.getElementType().isF32() ||
+        (full ? t.getShape() != x.getShape()
+              : t.getRank() != 1 || t.getDimSize(0) != x.getDimSize(1)))
+      return op.emitOpError("operand or result ")
+             << i << " must be f32 " << (full ? "of x's shape" : "[C]") << ", not " << t;
+  }
+  return success();
+}
+
+/// Each input as a dense buffer, each result a new one; the op again on
+/// them with its own attribute `attr`.
+template <typename OpT, typename AttrT>
+LogicalResult bufferizeVariadicLibraryOp(OpT op, RewriterBase &rewriter,
+                                         const BufferizationOptions &options,
+                                         BufferizationState &state, AttrT attr) {
+  SmallVector<Value> inputs;
+  for (Value input : op.getInputs()) {
+    FailureOr<Value> buffer = getBuffer(rewriter, input, options, state);
+    if (failed(buffer))
+      return failure();
+    inputs.push_back(denseBuffer(rewriter, op.getLoc(), *buffer));
+  }
+  SmallVector<Value> into;
+  for (Value result : op.getResults())
+    into.push_back(newBuffer(rewriter, op.getLoc(), result.getType()));
+  OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into, attr);
+  replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
+  return success();
+}
+
+template <typename OpT>
+LogicalResult bufferizeAttentionLibraryOp(OpT op, RewriterBase &rewriter,
+                                          const BufferizationOptions &options,
+                                          BufferizationState &state) {
+  return bufferizeVariadicLibraryOp(op, rewriter, options, state, op.getCausalAttr());
+}
+
+template <typename OpT>
+LogicalResult bufferizeBatchNormLibraryOp(OpT op, RewriterBase &rewriter,
+                                          const BufferizationOptions &options,
+                                          BufferizationState &state) {
+  return bufferizeVariadicLibraryOp(op, rewriter, options, state, op.getEpsilonAttr());
+}
+
+/// As the library convolutions: pure on tensors; on buffers it reads its
+/// inputs and writes `into`.
+template <typename OpT>
+void variadicLibraryOpEffects(
+    OpT op,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  for (OpOperand &operand : op.getInputsMutable())
+    if (!op.getInto().empty())
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  for (OpOperand &operand : op.getIntoMutable())
+    effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                         SideEffects::DefaultResource::get());
+}
+
+#define VARIADIC_LIBRARY_INTERFACE(OpT, VERIFY, BUFFERIZE)                               \
+  LogicalResult OpT::verify() { return VERIFY; }                                         \
+  void OpT::getEffects(                                                                  \
+      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {    \
+    variadicLibraryOpEffects(*this, effects);                                            \
+  }                                                                                      \
+  LIBRARY_OP_BUFFERIZATION(OpT, BUFFERIZE)
+VARIADIC_LIBRARY_INTERFACE(AttentionForwardOp, verifyAttentionLibraryOp(*this, 3, 1),
+                           bufferizeAttentionLibraryOp)
+VARIADIC_LIBRARY_INTERFACE(AttentionBackwardOp, verifyAttentionLibraryOp(*this, 4, 3),
+                           bufferizeAttentionLibraryOp)
+// x, weight, bias -> y, mean, invstd.
+VARIADIC_LIBRARY_INTERFACE(BatchNormForwardOp,
+                           verifyBatchNormLibraryOp(*this, 3, 3, {0, 3}),
+                           bufferizeBatchNormLibraryOp)
+// x, dy, weight, mean, invstd -> dx, dweight, dbias.
+VARIADIC_LIBRARY_INTERFACE(BatchNormBackwardOp,
+                           verifyBatchNormLibraryOp(*this, 5, 3, {0, 1, 5}),
+                           bufferizeBatchNormLibraryOp)
+#undef VARIADIC_LIBRARY_INTERFACE
+#undef LIBRARY_OP_BUFFERIZATION
+
+} // namespace sinter::train

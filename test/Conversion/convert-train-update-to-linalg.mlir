@@ -3,7 +3,8 @@
 // Each update is one parallel generic whose outputs are the parameter and
 // its moments (so bufferization writes them in place); the scalars are
 // computed once in f64 and rounded to f32. The global norm is one f64
-// reduction per gradient.
+// reduction per gradient, each into its own sum, then the sums added in
+// order, at most 16 in one generic.
 
 // CHECK-LABEL: func.func @adamw(
 // CHECK-SAME:    %[[P:[^:]*]]: tensor<4x3xf32>, %[[G:[^:]*]]: tensor<4x3xf32>, %[[M:[^:]*]]: tensor<4x3xf32>, %[[V:[^:]*]]: tensor<4x3xf32>
@@ -52,14 +53,35 @@ func.func @momentum(%p: tensor<8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>,
 }
 
 // CHECK-LABEL: func.func @norm(
-// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]
-// CHECK-SAME:      ins(%{{.*}} : tensor<4x3xf32>) outs(%{{.*}} : tensor<f64>)
+// CHECK:         %[[ZA:.*]] = linalg.fill {{.*}} -> tensor<f64>
+// CHECK:         %[[SA:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]
+// CHECK-SAME:      ins(%{{.*}} : tensor<4x3xf32>) outs(%[[ZA]] : tensor<f64>)
 // CHECK:           arith.extf {{.*}} : f32 to f64
-// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]
-// CHECK-SAME:      ins(%{{.*}} : tensor<8xf32>) outs(%{{.*}} : tensor<f64>)
-// CHECK:         %[[N:.*]] = math.sqrt {{.*}} : f64
+// CHECK:         %[[ZB:.*]] = linalg.fill {{.*}} -> tensor<f64>
+// CHECK:         %[[SB:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK-SAME:      ins(%{{.*}} : tensor<8xf32>) outs(%[[ZB]] : tensor<f64>)
+// CHECK:         %[[S:.*]] = linalg.generic {{.*}} iterator_types = []
+// CHECK-SAME:      ins(%[[SB]] : tensor<f64>) outs(%[[SA]] : tensor<f64>)
+// CHECK:         %[[E:.*]] = tensor.extract %[[S]][]
+// CHECK:         %[[N:.*]] = math.sqrt %[[E]] : f64
 // CHECK:         return %[[N]]
 func.func @norm(%a: tensor<4x3xf32>, %b: tensor<8xf32>) -> f64 {
   %n = train.global_norm %a, %b : tensor<4x3xf32>, tensor<8xf32>
+  return %n : f64
+}
+
+// Eighteen sums: the first sixteen added in one generic, the last two in
+// another, then those two.
+// CHECK-LABEL: func.func @norm_tree(
+// CHECK-COUNT-18: iterator_types = ["reduction"]
+// CHECK:         %[[A:.*]] = linalg.generic {{.*}} iterator_types = []
+// CHECK-SAME:      ins({{(%[^,]*, ){14}%[^,]*}} : {{.*}}) outs(%{{[^ ]*}} : tensor<f64>)
+// CHECK:         %[[B:.*]] = linalg.generic {{.*}} iterator_types = []
+// CHECK-SAME:      ins(%{{[^,]*}} : tensor<f64>) outs(%{{[^ ]*}} : tensor<f64>)
+// CHECK:         linalg.generic {{.*}} iterator_types = []
+// CHECK-SAME:      ins(%[[B]] : tensor<f64>) outs(%[[A]] : tensor<f64>)
+// CHECK:         math.sqrt
+func.func @norm_tree(%g0: tensor<2xf32>, %g1: tensor<2xf32>, %g2: tensor<2xf32>, %g3: tensor<2xf32>, %g4: tensor<2xf32>, %g5: tensor<2xf32>, %g6: tensor<2xf32>, %g7: tensor<2xf32>, %g8: tensor<2xf32>, %g9: tensor<2xf32>, %g10: tensor<2xf32>, %g11: tensor<2xf32>, %g12: tensor<2xf32>, %g13: tensor<2xf32>, %g14: tensor<2xf32>, %g15: tensor<2xf32>, %g16: tensor<2xf32>, %g17: tensor<2xf32>) -> f64 {
+  %n = train.global_norm %g0, %g1, %g2, %g3, %g4, %g5, %g6, %g7, %g8, %g9, %g10, %g11, %g12, %g13, %g14, %g15, %g16, %g17 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
   return %n : f64
 }

@@ -9,12 +9,10 @@ tensor's checksum, and the error names the file and the tensor.
 import json
 import os
 import re
-import shutil
 import signal
 import struct
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -46,16 +44,29 @@ def main():
     # 1. Resume from step 20 of a 40-step run gives the same losses.
     whole = losses(run([prog, "--config", cfg]))
     ck = os.path.join(work, "ck")
-    run([prog, "--config", cfg, "--set", f"checkpoint.dir={ck}",
-         "--set", "checkpoint.every=10", "--set", "checkpoint.keep=4"])
+    out = run([prog, "--config", cfg, "--set", f"checkpoint.dir={ck}",
+               "--set", "checkpoint.every=10", "--set", "checkpoint.keep=4"])
+    # Each checkpoint step's line says how long training stood still for it.
+    stalls = [int(m.group(1)) for m in
+              re.finditer(r"^step (\d+)/40 .*  checkpoint \d+\.\d\d s$", out, re.M)]
+    if stalls != [10, 20, 30, 40]:
+        sys.exit(f"FAIL: checkpoint stalls reported at steps {stalls}:\n{out}")
     kept = sorted(os.listdir(ck))
     if kept != ["step-10.safetensors", "step-20.safetensors",
                 "step-30.safetensors", "step-40.safetensors"]:
         sys.exit(f"FAIL: checkpoints kept: {kept}")
     for late in ("step-30.safetensors", "step-40.safetensors"):
         os.remove(os.path.join(ck, late))
+    # A checkpoint killed mid-write left its temporary file: the run removes it.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = os.path.join(ck, f".step-30.safetensors.tmp.{dead.pid}.0")
+    with open(stale, "wb") as f:
+        f.write(b"\0" * 1000)
     out = run([prog, "--config", cfg, "--set", f"checkpoint.dir={ck}",
                "--set", "checkpoint.resume=true"])
+    if os.path.exists(stale) or f"removed {stale} (1,000 bytes)" not in out:
+        sys.exit(f"FAIL: the stale temporary file was not removed and named:\n{out}")
     if "resumed from" not in out or "at step 20" not in out:
         sys.exit(f"FAIL: did not resume at step 20:\n{out}")
     resumed = losses(out)
@@ -64,7 +75,8 @@ def main():
     for step, line in resumed.items():
         if line != whole[step]:
             sys.exit(f"FAIL: step {step} after resuming: {line} != {whole[step]}")
-    print("resume: steps 21-40 identical to the uninterrupted run")
+    print("resume: steps 21-40 identical to the uninterrupted run; a stale temporary "
+          "file removed and named; the stall of each checkpoint reported")
 
     # 2. SIGINT and SIGTERM stop cleanly with a checkpoint.
     for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):

@@ -5,7 +5,8 @@
 // outputs are the parameter and its moments themselves: bufferization
 // writes them in place. The scalars of the update (bias corrections, decay
 // factors) are computed once in f64 and rounded to the parameter's type.
-// The global norm is one f64 reduction per gradient, into one accumulator.
+// The global norm is one f64 reduction per gradient, then their sums added
+// in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,15 +20,13 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
-namespace sinter {
-#define GEN_PASS_DEF_CONVERTTRAINUPDATETOLINALG
-#include "compiler/Conversion/Passes.h.inc"
-} // namespace sinter
-
 using namespace mlir;
 using namespace sinter::train;
 
 namespace sinter {
+#define GEN_PASS_DEF_CONVERTTRAINUPDATETOLINALG
+#include "compiler/Conversion/Passes.h.inc"
+
 namespace {
 
 /// Arithmetic on scalars of one float type, at one location.
@@ -71,6 +70,66 @@ ValueRange elementwise(OpBuilder &b, Location loc, ValueRange inputs,
   return op.getResults();
 }
 
+/// The sum of the squares of `g`'s elements, in f64, as a rank-0 tensor of
+/// its own.
+Value sumOfSquares(OpBuilder &b, Location loc, Value g) {
+  Scalars s{b, loc};
+  Type f64 = b.getF64Type();
+  Value zero = linalg::FillOp::create(
+                   b, loc, s.constant(f64, 0.0),
+                   tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f64).getResult())
+                   .getResult(0);
+  int64_t rank = cast<RankedTensorType>(g.getType()).getRank();
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, {}, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{zero.getType()}, ValueRange{g}, ValueRange{zero}, maps,
+             iterators,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Scalars e{nb, l};
+               Value x = a[0].getType() == f64
+                             ? a[0]
+                             : Value(arith::ExtFOp::create(nb, l, f64, a[0]));
+               linalg::YieldOp::create(nb, l, e.add(a[1], e.mul(x, x)));
+             })
+      .getResult(0);
+}
+
+/// How many partial sums one generic adds: few enough that a GPU kernel's
+/// arguments stay small.
+constexpr size_t kSumsPerAdd = 16;
+
+/// The partial sums (rank-0 f64 tensors) added in order, in a tree of
+/// generics of at most kSumsPerAdd inputs: each adds its later inputs into
+/// its first.
+Value addInOrder(OpBuilder &b, Location loc, SmallVector<Value> sums) {
+  while (sums.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i < sums.size(); i += kSumsPerAdd) {
+      ArrayRef<Value> group = ArrayRef<Value>(sums).slice(i, std::min(kSumsPerAdd, sums.size() - i));
+      if (group.size() == 1) {
+        next.push_back(group[0]);
+        continue;
+      }
+      SmallVector<AffineMap> maps(group.size(), AffineMap::get(0, 0, {}, b.getContext()));
+      next.push_back(linalg::GenericOp::create(
+                         b, loc, TypeRange{group[0].getType()}, group.drop_front(),
+                         ValueRange{group[0]}, maps, {},
+                         [&](OpBuilder &nb, Location l, ValueRange a) {
+                           Scalars e{nb, l};
+                           Value total = a.back();
+                           for (Value v : a.drop_back())
+                             total = e.add(total, v);
+                           linalg::YieldOp::create(nb, l, total);
+                         })
+                         .getResult(0));
+    }
+    sums = std::move(next);
+  }
+  return sums.front();
+}
+
 struct LowerGlobalNorm : OpConversionPattern<GlobalNormOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -78,35 +137,16 @@ struct LowerGlobalNorm : OpConversionPattern<GlobalNormOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Scalars s{rewriter, loc};
-    Type f64 = rewriter.getF64Type();
-    auto scalarType = RankedTensorType::get({}, f64);
-    // One accumulator, carried from gradient to gradient: the sum stays a
-    // tensor until its square root, so a device computes it on its own.
-    Value sum = linalg::FillOp::create(
-                    rewriter, loc, s.constant(f64, 0.0),
-                    tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{}, f64)
-                        .getResult())
-                    .getResult(0);
-    for (Value g : adaptor.getGradients()) {
-      int64_t rank = cast<RankedTensorType>(g.getType()).getRank();
-      SmallVector<AffineMap> maps = {
-          rewriter.getMultiDimIdentityMap(rank),
-          AffineMap::get(rank, 0, {}, rewriter.getContext())};
-      SmallVector<utils::IteratorType> iterators(rank,
-                                                 utils::IteratorType::reduction);
-      sum =
-          linalg::GenericOp::create(
-              rewriter, loc, TypeRange{scalarType}, ValueRange{g},
-              ValueRange{sum}, maps, iterators,
-              [&](OpBuilder &nb, Location l, ValueRange a) {
-                Scalars e{nb, l};
-                Value x = a[0].getType() == f64
-                              ? a[0]
-                              : Value(arith::ExtFOp::create(nb, l, f64, a[0]));
-                linalg::YieldOp::create(nb, l, e.add(a[1], e.mul(x, x)));
-              })
-              .getResult(0);
-    }
+    // Each gradient's sum of squares on its own, then the sums added: one
+    // accumulator carried through every gradient would make bufferization's
+    // analysis quadratic in the number of parameters. The sum stays a tensor
+    // until its square root, so a device computes it on its own.
+    SmallVector<Value> sums;
+    for (Value g : adaptor.getGradients())
+      sums.push_back(sumOfSquares(rewriter, loc, g));
+    if (sums.empty())
+      return rewriter.notifyMatchFailure(op, "a global norm of no gradients");
+    Value sum = addInOrder(rewriter, loc, std::move(sums));
     rewriter.replaceOp(
         op, s.sqrt(tensor::ExtractOp::create(rewriter, loc, sum, ValueRange{})));
     return success();

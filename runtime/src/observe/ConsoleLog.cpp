@@ -42,7 +42,13 @@ std::string plainLine(const StepReport &r) {
   appendValues(line, r.metrics, "%.6g");
   char tail[64];
   std::snprintf(tail, sizeof tail, "  lr %.3e  grad-norm %.4g  ", r.lr, r.gradNorm);
-  return line + tail + throughputText(r);
+  line += tail + throughputText(r);
+  if (r.checkpointSeconds) {
+    char stall[48];
+    std::snprintf(stall, sizeof stall, "  checkpoint %.2f s", *r.checkpointSeconds);
+    line += stall;
+  }
+  return line;
 }
 
 std::string clock(double seconds) {

@@ -39,6 +39,8 @@ public:
       o["communication_seconds"] = *r.communicationSeconds;
     if (r.computeSeconds)
       o["compute_seconds"] = *r.computeSeconds;
+    if (r.checkpointSeconds)
+      o["checkpoint_seconds"] = *r.checkpointSeconds;
     return write(o);
   }
 

@@ -44,6 +44,9 @@ struct StepReport {
   /// Per step, with several ranks: how long gradient collectives were in
   /// flight, and the step's time not spent waiting for them.
   std::optional<double> communicationSeconds, computeSeconds;
+  /// When the step ended with a checkpoint: how long training stood still
+  /// while it was written (a checkpoint step is always logged).
+  std::optional<double> checkpointSeconds;
   double etaSeconds = 0; ///< at this pace, to the run's last step
 };
 

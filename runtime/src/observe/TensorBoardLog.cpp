@@ -66,6 +66,8 @@ public:
       values.emplace_back("time/communication_seconds", *r.communicationSeconds);
     if (r.computeSeconds)
       values.emplace_back("time/compute_seconds", *r.computeSeconds);
+    if (r.checkpointSeconds)
+      values.emplace_back("time/checkpoint_seconds", *r.checkpointSeconds);
     return scalars(r.step, values);
   }
 

@@ -11,6 +11,8 @@
 #include "program/StepValues.h"
 #include "program/TrainStep.h"
 #include "runtime/config/ConfigLoader.h"
+#include "support/AtomicFile.h"
+#include "support/Format.h"
 
 #include <chrono>
 #include <cstring>
@@ -97,7 +99,8 @@ private:
                       const TrainStepWorld &world);
   /// The checkpoint of step `step` + 1 when due or asked for by `signal`;
   /// then the run stops (kInterrupted) if it was the signal's.
-  Status checkpointIfDue(int64_t step, int signal, const StepReport &report);
+  Status checkpointIfDue(int64_t step, int signal, StepReport &report);
+  Status removeStaleCheckpointFiles();
   Status evaluateIfDue(int64_t step);
   Status finish();
 
@@ -157,6 +160,7 @@ Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more)
       return opened.status();
     trace = opened.take();
   }
+  SINTER_RT_RETURN_IF_ERROR(removeStaleCheckpointFiles());
   SINTER_RT_RETURN_IF_ERROR(resume());
   // Every rank starts from rank 0's parameters and states (DOMAIN.md 3).
   SINTER_RT_RETURN_IF_ERROR(broadcastParameters(comm, plan, buffers));
@@ -179,6 +183,20 @@ Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more)
   window.emplace(uint64_t(cfg.batch().global()), tokensPerSampleOf(cfg, plan),
                  comm.runsCollectives() ? &times : nullptr);
   trainingStart = Clock::now();
+  return Status::success();
+}
+
+/// A checkpoint killed while it was written leaves its temporary file;
+/// rank 0 removes those of dead processes before any rank writes, and says so.
+Status Training::removeStaleCheckpointFiles() {
+  if (comm.rank() != 0)
+    return Status::success();
+  Expected<std::vector<StaleTemporary>> removed = removeStaleTemporaries(checkpointDir);
+  if (!removed.ok())
+    return removed.status().withPrefix("checkpoint.dir: ");
+  for (const StaleTemporary &file : *removed)
+    log->message("removed " + checkpointDir + "/" + file.name + " (" + formatBytes(file.bytes) +
+                 "), the temporary file of a checkpoint whose writer was killed");
   return Status::success();
 }
 
@@ -284,7 +302,7 @@ StepReport Training::reportOf(int64_t step, const StepValues &values,
   return report;
 }
 
-Status Training::checkpointIfDue(int64_t step, int signal, const StepReport &report) {
+Status Training::checkpointIfDue(int64_t step, int signal, StepReport &report) {
   bool periodic = ck.every() > 0 && (step + 1) % ck.every() == 0;
   bool last = step + 1 == cfg.steps();
   if ((ck.dir().empty() || !(periodic || last)) && !signal)
@@ -296,8 +314,11 @@ Status Training::checkpointIfDue(int64_t step, int signal, const StepReport &rep
                                                  cfg.seed(), plan, buffers, updates, &comm);
   if (!written.ok())
     return written.status();
+  auto ended = Clock::now();
   if (trace)
-    trace->span("checkpoint", began, Clock::now());
+    trace->span("checkpoint", began, ended);
+  report.checkpointSeconds = seconds(began, ended);
+  report.logged = true;
   saved = step + 1;
   if (!signal)
     return Status::success();

@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,7 +27,47 @@ std::string baseOf(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+/// The process that writes the temporary file `name` (".BASE.tmp.PID.N"),
+/// or 0 if `name` is not one.
+long writerOf(const std::string &name) {
+  size_t tmp = name.rfind(".tmp.");
+  if (name.empty() || name[0] != '.' || tmp == std::string::npos || tmp == 0)
+    return 0;
+  const char *pid = name.c_str() + tmp + 5;
+  char *end = nullptr;
+  long writer = std::strtol(pid, &end, 10);
+  if (end == pid || *end != '.' || writer <= 0)
+    return 0;
+  const char *counter = end + 1;
+  std::strtoull(counter, &end, 10);
+  return end != counter && *end == '\0' ? writer : 0;
+}
+
+bool processIsGone(long pid) { return ::kill(pid_t(pid), 0) != 0 && errno == ESRCH; }
+
 } // namespace
+
+Expected<std::vector<StaleTemporary>> removeStaleTemporaries(const std::string &folder) {
+  std::vector<StaleTemporary> removed;
+  DIR *dir = ::opendir(folder.c_str());
+  if (!dir)
+    return errno == ENOENT ? Expected<std::vector<StaleTemporary>>(removed)
+                           : Status::error("'" + folder + "': cannot list it: " +
+                                           std::strerror(errno));
+  while (dirent *entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    long writer = writerOf(name);
+    if (!writer || !processIsGone(writer))
+      continue;
+    std::string path = folder + "/" + name;
+    struct stat st;
+    uint64_t bytes = ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+    if (::unlink(path.c_str()) == 0)
+      removed.push_back({name, bytes});
+  }
+  ::closedir(dir);
+  return removed;
+}
 
 Status createDirectories(const std::string &path, const std::string &what) {
   for (size_t at = 1; at <= path.size(); ++at) {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace sinter::rt {
 
@@ -51,6 +52,17 @@ private:
   int fd = -1;
   bool committed = false;
 };
+
+/// A temporary file that a writer left behind when its process died.
+struct StaleTemporary {
+  std::string name; ///< within the folder
+  uint64_t bytes = 0;
+};
+
+/// Removes the temporary files of AtomicFileWriter in `folder` whose
+/// process is gone (killed mid-write); returns what it removed. Files of
+/// live processes, this one included, are left alone.
+Expected<std::vector<StaleTemporary>> removeStaleTemporaries(const std::string &folder);
 
 /// Writes `size` bytes as the whole content of `path`, atomically.
 Status writeFileAtomically(const std::string &path, const void *data, size_t size);

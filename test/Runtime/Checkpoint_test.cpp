@@ -325,3 +325,51 @@ TEST(Checkpoint, FileWithoutSinterMetadataIsRefused) {
   EXPECT_NE(step.message().find("not a Sinter checkpoint"), std::string::npos)
       << step.message();
 }
+
+// Written in the background, from a snapshot: the same bytes as in the
+// foreground, even when the buffers change as soon as save() returns.
+TEST(CheckpointWriter, WritesTheSameFileFromASnapshot) {
+  TempDir sync, background;
+  StepPlan plan = adamwPlan();
+  BufferSet set = allocate(plan);
+  fill(plan, set);
+  Expected<std::string> want = saveCheckpoint(sync.path(), 3, 20, 7, plan, set, 18);
+  ASSERT_TRUE(want.ok()) << want.message();
+  CheckpointWriter writer(/*inBackground=*/true);
+  Expected<std::string> got = writer.save(background.path(), 3, 20, 7, plan, set, 18);
+  ASSERT_TRUE(got.ok()) << got.message();
+  for (size_t i = 0; i < plan.buffers.size(); ++i) // training goes on
+    std::memset(set.data(i), 0xff, plan.buffers[i].byteSize);
+  ASSERT_TRUE(writer.wait().ok());
+  EXPECT_EQ(*got, background.file("step-20.safetensors"));
+  EXPECT_EQ(readBytes(*got), readBytes(*want));
+  EXPECT_GT(writer.snapshotBytes(), 0u);
+}
+
+// Checkpoints complete in order, and keep applies as in the foreground.
+TEST(CheckpointWriter, KeepsTheNewestKInOrder) {
+  TempDir dir;
+  StepPlan plan = adamwPlan();
+  BufferSet set = allocate(plan);
+  fill(plan, set);
+  CheckpointWriter writer(/*inBackground=*/true);
+  for (int64_t step = 1; step <= 5; ++step)
+    ASSERT_TRUE(writer.save(dir.path(), 2, step, 0, plan, set, step).ok());
+  ASSERT_TRUE(writer.wait().ok());
+  EXPECT_EQ(listDir(dir.path()),
+            (std::vector<std::string>{"step-4.safetensors", "step-5.safetensors"}));
+}
+
+// A write that fails is the error of the next wait, naming the folder.
+TEST(CheckpointWriter, AFailedWriteIsReported) {
+  TempDir dir;
+  StepPlan plan = adamwPlan();
+  BufferSet set = allocate(plan);
+  fill(plan, set);
+  writeBytes(dir.file("file"), bytesOf("x"));
+  CheckpointWriter writer(/*inBackground=*/true);
+  ASSERT_TRUE(writer.save(dir.file("file") + "/ck", 2, 1, 0, plan, set, 1).ok());
+  Status s = writer.wait();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("checkpoint.dir"), std::string::npos) << s.message();
+}

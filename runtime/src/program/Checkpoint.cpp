@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <dirent.h>
+#include <future>
 #include <map>
 #include <sys/stat.h>
 
@@ -65,6 +66,54 @@ static std::vector<TensorShard> shardsOf(const StepPlan &plan, BufferSet &buffer
   return shards;
 }
 
+/// The tensors of the main file: every buffer no rank holds a shard of.
+static std::vector<SafetensorsTensor> wholeTensors(const StepPlan &plan, BufferSet &buffers) {
+  std::vector<SafetensorsTensor> tensors;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec &b = plan.buffers[i];
+    if (!b.globalShape.empty())
+      continue;
+    if (b.kind == BufferKind::Param || b.kind == BufferKind::State)
+      tensors.push_back({b.name, b.dtype, b.shape, buffers.data(i)});
+    if (b.kind == BufferKind::OptimizerState)
+      tensors.push_back({momentName(b), b.dtype, b.shape, buffers.data(i)});
+  }
+  return tensors;
+}
+
+/// The main file's metadata.
+static std::map<std::string, std::string> metadataOf(const StepPlan &plan, int64_t step,
+                                                     uint64_t seed, int64_t updates,
+                                                     uint64_t pieces) {
+  std::map<std::string, std::string> meta = {{"format", kFormat},
+                                             {"model", plan.model},
+                                             {"step", std::to_string(step)},
+                                             {"optimizer_steps", std::to_string(updates)},
+                                             {"seed", std::to_string(seed)}};
+  if (pieces)
+    meta["pieces"] = std::to_string(pieces);
+  return meta;
+}
+
+/// Writes the main file of `step`, which makes its checkpoint whole, then
+/// keeps the newest `keep` up to it. Later steps (left by an earlier run in
+/// the same folder) are not this run's to remove, and the file just written
+/// is never removed.
+static Status writeMainFile(const std::string &dir, int64_t keep, int64_t step,
+                            const std::vector<SafetensorsTensor> &tensors,
+                            const std::map<std::string, std::string> &meta) {
+  SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
+  SINTER_RT_RETURN_IF_ERROR(writeSafetensors(pathOf(dir, step), tensors, meta));
+  std::vector<int64_t> older;
+  for (int64_t s : checkpointSteps(dir))
+    if (s < step)
+      older.push_back(s);
+  size_t kept = size_t(std::max<int64_t>(keep, 1)) - 1;
+  for (size_t i = 0; i + kept < older.size(); ++i)
+    removeWithPieces(pathOf(dir, older[i]));
+  return Status::success();
+}
+
 Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
                                      const StepPlan &plan, BufferSet &buffers,
@@ -97,37 +146,73 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                            std::to_string(r) + " wrote, is not there: the ranks "
                            "of a sharded run must share checkpoint.dir");
   }
-  SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
-  std::vector<SafetensorsTensor> tensors;
-  for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    const BufferSpec &b = plan.buffers[i];
-    if (!b.globalShape.empty())
-      continue;
-    if (b.kind == BufferKind::Param || b.kind == BufferKind::State)
-      tensors.push_back({b.name, b.dtype, b.shape, buffers.data(i)});
-    if (b.kind == BufferKind::OptimizerState)
-      tensors.push_back({momentName(b), b.dtype, b.shape, buffers.data(i)});
-  }
-  std::map<std::string, std::string> meta = {
-      {"format", kFormat},
-      {"model", plan.model},
-      {"step", std::to_string(step)},
-      {"optimizer_steps", std::to_string(updates)},
-      {"seed", std::to_string(seed)}};
-  if (!shards.empty())
-    meta["pieces"] = std::to_string(ranks);
-  SINTER_RT_RETURN_IF_ERROR(writeSafetensors(path, tensors, meta));
-  // The newest `keep` up to this one stay. Later steps (left by an earlier
-  // run in the same folder) are not this run's to remove, and the file just
-  // written is never removed.
-  std::vector<int64_t> older;
-  for (int64_t s : checkpointSteps(dir))
-    if (s < step)
-      older.push_back(s);
-  size_t kept = size_t(std::max<int64_t>(keep, 1)) - 1;
-  for (size_t i = 0; i + kept < older.size(); ++i)
-    removeWithPieces(pathOf(dir, older[i]));
+  SINTER_RT_RETURN_IF_ERROR(writeMainFile(dir, keep, step, wholeTensors(plan, buffers),
+                                          metadataOf(plan, step, seed, updates,
+                                                     shards.empty() ? 0 : ranks)));
   return path;
+}
+
+CheckpointWriter::~CheckpointWriter() { (void)wait(); }
+
+/// Whether the writer saves `plan`'s checkpoints in the background.
+static bool writesInBackground(bool inBackground, const StepPlan &plan, int rank) {
+  bool sharded = std::any_of(plan.buffers.begin(), plan.buffers.end(),
+                             [](const BufferSpec &b) { return !b.globalShape.empty(); });
+  // A sharded step's pieces meet at a barrier, which must not run beside the
+  // training's collectives; other ranks than 0 have nothing to write.
+  return inBackground && !sharded && rank == 0;
+}
+
+uint64_t CheckpointWriter::reserve(const StepPlan &plan, int rank) {
+  if (!writesInBackground(inBackground, plan, rank))
+    return 0;
+  uint64_t bytes = 0;
+  for (const BufferSpec &b : plan.buffers)
+    if (b.kind == BufferKind::Param || b.kind == BufferKind::State ||
+        b.kind == BufferKind::OptimizerState)
+      bytes += b.byteSize;
+  snapshot.assign(bytes, 0);
+  return bytes;
+}
+
+Status CheckpointWriter::wait() {
+  if (!inFlight.valid())
+    return Status::success();
+  return inFlight.get();
+}
+
+Expected<std::string> CheckpointWriter::save(const std::string &dir, int64_t keep,
+                                             int64_t step, uint64_t seed,
+                                             const StepPlan &plan, BufferSet &buffers,
+                                             int64_t updates, Communicator *comm) {
+  // The previous checkpoint first: the snapshot is reused, and checkpoints
+  // complete in order.
+  SINTER_RT_RETURN_IF_ERROR(wait());
+  if (!writesInBackground(inBackground, plan, comm ? comm->rank() : 0))
+    return saveCheckpoint(dir, keep, step, seed, plan, buffers, updates, comm);
+  SINTER_RT_RETURN_IF_ERROR(buffers.download(
+      {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));
+  std::vector<SafetensorsTensor> tensors = wholeTensors(plan, buffers);
+  auto sizeOf = [](const SafetensorsTensor &t) {
+    return numElements(t.shape).value_or(0) * dtypeSize(t.dtype);
+  };
+  uint64_t bytes = 0;
+  for (const SafetensorsTensor &t : tensors)
+    bytes += sizeOf(t);
+  snapshot.resize(bytes);
+  char *at = snapshot.data();
+  for (SafetensorsTensor &t : tensors) {
+    uint64_t size = sizeOf(t);
+    std::memcpy(at, t.data, size);
+    t.data = at;
+    at += size;
+  }
+  inFlight = std::async(std::launch::async,
+                        [dir, keep, step, tensors = std::move(tensors),
+                         meta = metadataOf(plan, step, seed, updates, 0)] {
+                          return writeMainFile(dir, keep, step, tensors, meta);
+                        });
+  return pathOf(dir, step);
 }
 
 /// A non-negative integer of the metadata (seeds use all 64 bits).

@@ -22,7 +22,9 @@
 #include "dist/Communicator.h"
 #include "program/StepPlan.h"
 
+#include <future>
 #include <string>
+#include <vector>
 
 namespace sinter::rt {
 
@@ -35,6 +37,40 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      const StepPlan &plan, BufferSet &buffers,
                                      int64_t updates,
                                      Communicator *comm = nullptr);
+
+/// Saves checkpoints as saveCheckpoint does, writing them in the background:
+/// save() waits for the checkpoint still being written, if any, copies the
+/// state into a host snapshot (one checkpoint's bytes, reused) and returns
+/// while a thread writes the same file from the snapshot. A sharded step's
+/// checkpoints are written in the foreground (their pieces meet at a
+/// barrier). A failed write is the error of the next save() or wait().
+class CheckpointWriter {
+public:
+  explicit CheckpointWriter(bool inBackground) : inBackground(inBackground) {}
+  /// Waits for the write in flight.
+  ~CheckpointWriter();
+  CheckpointWriter(const CheckpointWriter &) = delete;
+  CheckpointWriter &operator=(const CheckpointWriter &) = delete;
+
+  /// The path of the checkpoint of `step`, which is whole once wait()
+  /// returns success; "" on ranks that write nothing.
+  Expected<std::string> save(const std::string &dir, int64_t keep, int64_t step,
+                             uint64_t seed, const StepPlan &plan, BufferSet &buffers,
+                             int64_t updates, Communicator *comm = nullptr);
+  /// Waits for the checkpoint being written; its failure, if it failed.
+  Status wait();
+  /// Allocates (and touches) the snapshot for `plan` now, so that the first
+  /// checkpoint's stall is a copy; returns its bytes, 0 when this rank
+  /// writes in the foreground or nothing.
+  uint64_t reserve(const StepPlan &plan, int rank);
+  /// The host memory the snapshot holds.
+  uint64_t snapshotBytes() const { return snapshot.capacity(); }
+
+private:
+  bool inBackground;
+  std::vector<char> snapshot;
+  std::future<Status> inFlight;
+};
 
 /// The newest checkpoint in `dir`, or "" when there is none.
 std::string latestCheckpoint(const std::string &dir);

@@ -81,7 +81,8 @@ public:
       : cfg(cfg), ck(cfg.checkpoint()), comm(comm), run(run), plan(*run.plan),
         buffers(*run.buffers), evalRun(evalRun), evalData(std::move(evalData)),
         outputs(plan),
-        checkpointDir(ck.dir().empty() ? "checkpoints" : ck.dir()) {}
+        checkpointDir(ck.dir().empty() ? "checkpoints" : ck.dir()),
+        checkpoints(ck.background()) {}
 
   /// Checks the config against the program, opens the logs, resumes and
   /// starts the data; false in `more` when the run has no step left.
@@ -114,6 +115,7 @@ private:
   std::shared_ptr<const BatchSource> evalData;
   StepOutputs outputs;
   std::string checkpointDir;
+  CheckpointWriter checkpoints;
   int64_t microBatches = 0; ///< k, per rank and step
   std::optional<Sampler> sampler;
   std::optional<RunLog> log;
@@ -177,6 +179,10 @@ Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more)
   batches = prefetcher.take();
   log->message(describeParallelism(cfg, comm));
   log->message(describePlanMemory(plan));
+  if (!ck.dir().empty())
+    if (uint64_t snapshot = checkpoints.reserve(plan, comm.rank()))
+      log->message("checkpoints: written in the background from a snapshot of " +
+                   formatBytes(snapshot) + " in host memory (checkpoint.background)");
   log->message(describeLearningRate(cfg) + "; " + std::to_string(comm.size()) +
                (comm.size() == 1 ? " rank, " : " ranks, ") + std::to_string(microBatches) +
                " micro-batches of " + std::to_string(b) + " per rank and step");
@@ -277,10 +283,11 @@ Status Training::dropped(int64_t step, const Status &interrupted) {
                                       : "its checkpoint is the newest already"));
     return interrupted;
   }
-  Expected<std::string> written = saveCheckpoint(checkpointDir, ck.keep(), step, cfg.seed(),
-                                                 plan, buffers, updates, &comm);
+  Expected<std::string> written = checkpoints.save(checkpointDir, ck.keep(), step, cfg.seed(),
+                                                   plan, buffers, updates, &comm);
   if (!written.ok())
     return written.status();
+  SINTER_RT_RETURN_IF_ERROR(checkpoints.wait());
   log->message(dropped + "checkpoint " + *written + " of step " + std::to_string(step) +
                " written; set checkpoint { dir: \"" + checkpointDir +
                "\" resume: true } to continue");
@@ -310,8 +317,9 @@ Status Training::checkpointIfDue(int64_t step, int signal, StepReport &report) {
   // Every rank takes part (each writes its shards' piece); rank 0 writes
   // the rest.
   auto began = Clock::now();
-  Expected<std::string> written = saveCheckpoint(checkpointDir, ck.keep(), step + 1,
-                                                 cfg.seed(), plan, buffers, updates, &comm);
+  // Training waits for the snapshot; the file is written beside it.
+  Expected<std::string> written = checkpoints.save(checkpointDir, ck.keep(), step + 1,
+                                                   cfg.seed(), plan, buffers, updates, &comm);
   if (!written.ok())
     return written.status();
   auto ended = Clock::now();
@@ -322,6 +330,7 @@ Status Training::checkpointIfDue(int64_t step, int signal, StepReport &report) {
   saved = step + 1;
   if (!signal)
     return Status::success();
+  SINTER_RT_RETURN_IF_ERROR(checkpoints.wait());
   SINTER_RT_RETURN_IF_ERROR(log->step(report));
   log->message("interrupted at step " + std::to_string(step + 1) + ": checkpoint " +
                *written + " written; set checkpoint { dir: \"" + checkpointDir +
@@ -345,6 +354,7 @@ Status Training::evaluateIfDue(int64_t step) {
 }
 
 Status Training::finish() {
+  SINTER_RT_RETURN_IF_ERROR(checkpoints.wait());
   if (comm.runsCollectives() && times.steps > 0)
     log->message(describeCommunication(times, cfg.parallel().overlap(),
                                        seconds(trainingStart, Clock::now())));

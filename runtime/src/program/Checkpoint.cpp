@@ -66,6 +66,12 @@ static std::vector<TensorShard> shardsOf(const StepPlan &plan, BufferSet &buffer
   return shards;
 }
 
+/// Whether ranks hold shards of some buffers (a ZERO or FULL_SHARD step).
+static bool isSharded(const StepPlan &plan) {
+  return std::any_of(plan.buffers.begin(), plan.buffers.end(),
+                     [](const BufferSpec &b) { return !b.globalShape.empty(); });
+}
+
 /// The tensors of the main file: every buffer no rank holds a shard of.
 static std::vector<SafetensorsTensor> wholeTensors(const StepPlan &plan, BufferSet &buffers) {
   std::vector<SafetensorsTensor> tensors;
@@ -118,6 +124,8 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
                                      const StepPlan &plan, BufferSet &buffers,
                                      int64_t updates, Communicator *comm) {
+  if (!isSharded(plan) && comm && comm->rank() != 0)
+    return std::string(); // rank 0 writes the whole file; nothing to copy back
   SINTER_RT_RETURN_IF_ERROR(buffers.download(
       {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));
   uint64_t rank = comm ? uint64_t(comm->rank()) : 0;
@@ -156,11 +164,9 @@ CheckpointWriter::~CheckpointWriter() { (void)wait(); }
 
 /// Whether the writer saves `plan`'s checkpoints in the background.
 static bool writesInBackground(bool inBackground, const StepPlan &plan, int rank) {
-  bool sharded = std::any_of(plan.buffers.begin(), plan.buffers.end(),
-                             [](const BufferSpec &b) { return !b.globalShape.empty(); });
   // A sharded step's pieces meet at a barrier, which must not run beside the
   // training's collectives; other ranks than 0 have nothing to write.
-  return inBackground && !sharded && rank == 0;
+  return inBackground && !isSharded(plan) && rank == 0;
 }
 
 uint64_t CheckpointWriter::reserve(const StepPlan &plan, int rank) {
@@ -184,11 +190,12 @@ Status CheckpointWriter::wait() {
 Expected<std::string> CheckpointWriter::save(const std::string &dir, int64_t keep,
                                              int64_t step, uint64_t seed,
                                              const StepPlan &plan, BufferSet &buffers,
-                                             int64_t updates, Communicator *comm) {
+                                             int64_t updates, Communicator *comm,
+                                             bool inForeground) {
   // The previous checkpoint first: the snapshot is reused, and checkpoints
   // complete in order.
   SINTER_RT_RETURN_IF_ERROR(wait());
-  if (!writesInBackground(inBackground, plan, comm ? comm->rank() : 0))
+  if (inForeground || !writesInBackground(inBackground, plan, comm ? comm->rank() : 0))
     return saveCheckpoint(dir, keep, step, seed, plan, buffers, updates, comm);
   SINTER_RT_RETURN_IF_ERROR(buffers.download(
       {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));

@@ -56,7 +56,8 @@ public:
   /// returns success; "" on ranks that write nothing.
   Expected<std::string> save(const std::string &dir, int64_t keep, int64_t step,
                              uint64_t seed, const StepPlan &plan, BufferSet &buffers,
-                             int64_t updates, Communicator *comm = nullptr);
+                             int64_t updates, Communicator *comm = nullptr,
+                             bool inForeground = false);
   /// Waits for the checkpoint being written; its failure, if it failed.
   Status wait();
   /// Allocates (and touches) the snapshot for `plan` now, so that the first

@@ -179,7 +179,9 @@ Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more)
   batches = prefetcher.take();
   log->message(describeParallelism(cfg, comm));
   log->message(describePlanMemory(plan));
-  if (!ck.dir().empty())
+  // A snapshot pays only when training goes on after a checkpoint: the
+  // last one, and one asked for by a signal, are written in the foreground.
+  if (!ck.dir().empty() && ck.every() > 0 && ck.every() < cfg.steps())
     if (uint64_t snapshot = checkpoints.reserve(plan, comm.rank()))
       log->message("checkpoints: written in the background from a snapshot of " +
                    formatBytes(snapshot) + " in host memory (checkpoint.background)");
@@ -283,8 +285,9 @@ Status Training::dropped(int64_t step, const Status &interrupted) {
                                       : "its checkpoint is the newest already"));
     return interrupted;
   }
-  Expected<std::string> written = checkpoints.save(checkpointDir, ck.keep(), step, cfg.seed(),
-                                                   plan, buffers, updates, &comm);
+  Expected<std::string> written =
+      checkpoints.save(checkpointDir, ck.keep(), step, cfg.seed(), plan, buffers, updates,
+                       &comm, /*inForeground=*/true);
   if (!written.ok())
     return written.status();
   SINTER_RT_RETURN_IF_ERROR(checkpoints.wait());
@@ -318,8 +321,9 @@ Status Training::checkpointIfDue(int64_t step, int signal, StepReport &report) {
   // the rest.
   auto began = Clock::now();
   // Training waits for the snapshot; the file is written beside it.
-  Expected<std::string> written = checkpoints.save(checkpointDir, ck.keep(), step + 1,
-                                                   cfg.seed(), plan, buffers, updates, &comm);
+  Expected<std::string> written =
+      checkpoints.save(checkpointDir, ck.keep(), step + 1, cfg.seed(), plan, buffers, updates,
+                       &comm, /*inForeground=*/last || signal);
   if (!written.ok())
     return written.status();
   auto ended = Clock::now();

@@ -62,13 +62,24 @@ const CompiledField kCompiledFields[] = {
      [](const TrainConfig &c) {
        return TrainConfig::Precision::Compute_Name(c.precision().compute());
      }},
+    {{"recompute", "mode"},
+     [](const TrainConfig &c) {
+       return TrainConfig::Recompute::Mode_Name(c.recompute().mode());
+     }},
+    {{"recompute", "scopes"},
+     [](const TrainConfig &c) {
+       std::string out;
+       for (const std::string &scope : c.recompute().scopes())
+         out += (out.empty() ? "\"" : ", \"") + scope + "\"";
+       return out.empty() ? std::string("none") : out;
+     }},
 };
 
 } // namespace
 
 /// sinterc compiles the model with its constants and shapes, the batch-norm
-/// mode, the gradient bucket layout and its overlap, the device and the
-/// compute precision into the program, so a run-time
+/// mode, the gradient bucket layout and its overlap, the device, the
+/// compute precision and what is recomputed into the program, so a run-time
 /// config or --set (laid over the compiled-in config) that changes one of
 /// them would be ignored: it is refused, at the field when `tree` holds the
 /// overriding file's positions.

@@ -86,6 +86,7 @@ private:
   void checkSource(const FieldPath &p, const TrainConfig::DataSource &source);
   void checkMaps(const TrainConfig &cfg);
   void checkTensorMap(const TrainConfig &cfg);
+  void checkRecompute(const TrainConfig &cfg);
 
   Diagnostics &diags;
   const Locator *locator;
@@ -303,6 +304,23 @@ void Validator::run(const TrainConfig &cfg) {
   if (c.dir().empty() && c.resume())
     report(sub(ckpt, "resume"), "checkpoint.resume needs checkpoint.dir to say "
                                 "where to look");
+  checkRecompute(cfg);
+}
+
+/// Scopes are names, and name what a mode applies to.
+void Validator::checkRecompute(const TrainConfig &cfg) {
+  FieldPath recompute = sub({}, "recompute");
+  const TrainConfig::Recompute &r = cfg.recompute();
+  for (int i = 0; i < r.scopes_size(); ++i) {
+    if (r.scopes(i).empty())
+      report(sub(recompute, "scopes", i),
+             "recompute.scopes: an empty scope names no repeat block");
+    else if (r.mode() == TrainConfig::Recompute::NONE)
+      report(sub(recompute, "scopes", i),
+             "recompute.scopes names \"" + r.scopes(i) +
+                 "\" but recompute.mode is NONE: say what to recompute there "
+                 "(SELECTIVE or FULL)");
+  }
 }
 
 } // namespace

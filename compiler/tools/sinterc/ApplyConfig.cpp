@@ -13,11 +13,14 @@
 #include "dialects/Sinter/IR/SinterAttrs.h"
 #include "frontend/MLIRGen.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 #include "google/protobuf/text_format.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -38,6 +41,61 @@ void bindConfig(const sinter::config::TrainConfig &cfg,
   for (const auto &[k, v] : shapes)
     options.defines.push_back({k, std::to_string(v)});
   options.defines.push_back({"B", std::to_string(cfg.batch().micro())});
+}
+
+/// Whether `scope` names the repeat block `block`: its scope path, or that
+/// path with the `_N` that tells apart repeats of one scope whose
+/// iterations differ.
+bool scopeNamesBlock(llvm::StringRef scope, llvm::StringRef block) {
+  if (!block.consume_front(scope))
+    return false;
+  return block.empty() ||
+         (block.consume_front("_") && !block.empty() &&
+          llvm::all_of(block, [](char c) { return llvm::isDigit(c); }));
+}
+
+/// Marks the train step's repeat blocks that recompute.mode applies to
+/// (`sinter.recompute`, which graph-autodiff reads). A scope that names no
+/// block, or a mode with no block to apply to, is an error.
+bool markRecomputedBlocks(mlir::ModuleOp module,
+                          const sinter::config::TrainConfig &cfg,
+                          const sinter::ModelGraph &train) {
+  using Recompute = sinter::config::TrainConfig::Recompute;
+  const Recompute &recompute = cfg.recompute();
+  if (recompute.mode() == Recompute::NONE)
+    return true;
+  std::string mode = Recompute::Mode_Name(recompute.mode());
+  std::string known;
+  for (const sinter::BlockGraph &block : train.blocks)
+    known += (known.empty() ? "" : ", ") + ("\"" + block.name + "\"");
+  auto fail = [&](const std::string &message) {
+    std::cerr << configFile.getValue() << ": error: " << message << "\n";
+    return false;
+  };
+  if (train.blocks.empty())
+    return fail("recompute.mode " + mode + " recomputes repeat blocks, but model '" +
+                train.name +
+                "' has none compiled once (a `repeat` whose iterations are the "
+                "same layer); set recompute.mode NONE");
+  for (int i = 0; i < recompute.scopes_size(); ++i)
+    if (llvm::none_of(train.blocks, [&](const sinter::BlockGraph &block) {
+          return scopeNamesBlock(recompute.scopes(i), block.name);
+        }))
+      return fail("recompute.scopes[" + std::to_string(i) + "] \"" +
+                  recompute.scopes(i) + "\" names no repeat block of model '" +
+                  train.name + "'; its blocks are " + known);
+  auto value = mlir::StringAttr::get(module.getContext(), llvm::StringRef(mode).lower());
+  for (const sinter::BlockGraph &block : train.blocks) {
+    bool asked = recompute.scopes().empty() ||
+                 llvm::any_of(recompute.scopes(), [&](const std::string &scope) {
+                   return scopeNamesBlock(scope, block.name);
+                 });
+    auto function =
+        module.lookupSymbol<mlir::func::FuncOp>(train.name + "." + block.name);
+    if (asked && function)
+      sinter::attrs::recompute.set(function, value);
+  }
+  return true;
 }
 
 } // namespace
@@ -160,6 +218,9 @@ generateSteps(mlir::MLIRContext &context,
                                     config->parallel().bucket_cap_mb()));
   if (!parallel.overlap())
     sinter::attrs::noOverlap.set(*module, mlir::UnitAttr::get(&context));
+  if (phases.front().training &&
+      !markRecomputedBlocks(*module, *config, phases.front()))
+    return nullptr;
   return module;
 }
 

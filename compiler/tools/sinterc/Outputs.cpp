@@ -226,6 +226,17 @@ int reportMemory(mlir::MLIRContext &context, std::vector<sinter::ModelGraph> &ph
   std::ostringstream os;
   sinter::printMemoryReport(columns, world, device, os);
   out << os.str();
+  using Recompute = sinter::config::TrainConfig::Recompute;
+  const Recompute &recompute = config.recompute();
+  if (recompute.mode() != Recompute::NONE) {
+    std::string scopes;
+    for (const std::string &scope : recompute.scopes())
+      scopes += (scopes.empty() ? "" : ", ") + ("\"" + scope + "\"");
+    out << "Activations are those left by recompute.mode "
+        << Recompute::Mode_Name(recompute.mode()) << " in "
+        << (scopes.empty() ? "every repeat block" : "the repeats " + scopes)
+        << "; --set recompute.mode=NONE shows them without it.\n";
+  }
   return 0;
 }
 

@@ -74,14 +74,31 @@ bool fusesIntoForwardUsers(Operation *op, const DenseSet<Operation *> &forwardOp
   return true;
 }
 
-/// Ops the backward function computes again instead of saving their result.
-/// For a batch-norm before a ReLU, the backward pass then reads the
-/// convolution's output and the ReLU's, not also the normalized copy
-/// (ResNet-18, batch 32: 488 -> 372 MiB at the peak).
-bool isRecomputed(Operation *op, const DenseSet<Operation *> &forwardOps,
-                  ArrayRef<Value> results) {
-  return movesData(op) || (isCheapArithmetic(op) && savesNoMore(op) &&
-                           fusesIntoForwardUsers(op, forwardOps, results));
+/// Ops whose outputs the selective policy keeps: the ones that cost
+/// compute rather than memory traffic.
+bool isExpensive(Operation *op) {
+  return isa<MatmulOp, MatmulTransposedOp, Conv2dOp, AttentionOp>(op);
+}
+
+/// Whether the backward function computes `value` again instead of saving
+/// it. Data movement is always recomputed. By default, so is cheap
+/// arithmetic that saves no memory: for a batch-norm before a ReLU, the
+/// backward pass then reads the convolution's output and the ReLU's, not
+/// also the normalized copy (ResNet-18, batch 32: 488 -> 372 MiB at the
+/// peak). Asked to recompute more, the block's results (which the caller
+/// holds anyway) and collectives (which every rank would have to run
+/// again) are still kept.
+bool isRecomputed(Value value, const DenseSet<Operation *> &forwardOps,
+                  ArrayRef<Value> results, Recompute policy) {
+  Operation *op = value.getDefiningOp();
+  if (movesData(op))
+    return true;
+  if (policy == Recompute::Cheap)
+    return isCheapArithmetic(op) && savesNoMore(op) &&
+           fusesIntoForwardUsers(op, forwardOps, results);
+  if (llvm::is_contained(results, value) || isa<AllReduceSumOp>(op))
+    return false;
+  return policy == Recompute::Full || !isExpensive(op);
 }
 
 /// `block`'s clone with the seeds as extra arguments and its gradients
@@ -163,10 +180,26 @@ func::FuncOp newFunction(OpBuilder &b, func::FuncOp block, StringRef suffix,
 
 } // namespace
 
+/// The block's `sinter.recompute`, Cheap when it has none.
+static FailureOr<Recompute> recomputePolicy(func::FuncOp block) {
+  StringAttr asked = attrs::recompute.get(block);
+  if (!asked)
+    return Recompute::Cheap;
+  if (asked.getValue() == "selective")
+    return Recompute::Selective;
+  if (asked.getValue() == "full")
+    return Recompute::Full;
+  return block.emitError("sinter.recompute is \"")
+         << asked.getValue() << "\"; expected \"selective\" or \"full\"";
+}
+
 FailureOr<BlockDerivative> differentiateBlock(func::FuncOp block,
                                               ArrayRef<unsigned> seeded,
                                               ArrayRef<unsigned> differentiated,
                                               SymbolTable &symbols) {
+  FailureOr<Recompute> policy = recomputePolicy(block);
+  if (failed(policy))
+    return failure();
   FailureOr<Differentiated> d = buildGradients(block, seeded, differentiated);
   if (failed(d))
     return failure();
@@ -191,7 +224,8 @@ FailureOr<BlockDerivative> differentiateBlock(func::FuncOp block,
       continue;
     }
     Operation *def = v.getDefiningOp();
-    if (forwardOps.contains(def) && !isRecomputed(def, forwardOps, d->results)) {
+    if (forwardOps.contains(def) &&
+        !isRecomputed(v, forwardOps, d->results, *policy)) {
       savedValues.insert(v);
       continue;
     }

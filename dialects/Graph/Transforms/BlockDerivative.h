@@ -11,7 +11,8 @@
 // backward pass, as an unrolled program would). Data movement (reshapes,
 // transposes, slices, constants) and cheap elementwise arithmetic (adds,
 // products, ReLU) that the forward pass fuses away are recomputed in the
-// backward function rather than kept, when that keeps no more memory.
+// backward function rather than kept, when that keeps no more memory. A
+// block marked `sinter.recompute` recomputes more (Recompute below).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_GRAPH_TRANSFORMS_BLOCKDERIVATIVE_H
@@ -21,6 +22,14 @@
 #include "mlir/IR/SymbolTable.h"
 
 namespace sinter::graph {
+
+/// What the backward function computes again rather than reads from the
+/// forward one.
+enum class Recompute {
+  Cheap,     ///< data movement, and fused arithmetic that saves no memory
+  Selective, ///< all but matmuls, convolutions and attention
+  Full,      ///< all: only the block's arguments and results are read
+};
 
 struct BlockDerivative {
   mlir::func::FuncOp forward, backward;

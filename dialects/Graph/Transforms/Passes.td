@@ -41,6 +41,13 @@ def GraphAutodiff : Pass<"graph-autodiff", "mlir::ModuleOp"> {
     gradients of the arguments. Every call becomes a call of `@F.fwd`, and
     the sweep calls `@F.bwd` in reverse order. Reshapes, transposes, slices
     and constants are computed again in `@F.bwd` rather than saved.
+
+    A block marked `sinter.recompute` (config `recompute.mode`) keeps less:
+    "selective" saves only the outputs of matmuls, convolutions and
+    attention, and `@F.bwd` computes the ops between them again; "full"
+    saves only the call's arguments, and `@F.bwd` runs the block's forward
+    ops again before its gradients. Either way the block's results and its
+    sums across ranks are read from the forward call, never recomputed.
   }];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }

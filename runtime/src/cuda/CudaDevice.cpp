@@ -183,6 +183,18 @@ void CudaDevice::release(void *p) {
   cudaFree(p);
 }
 
+Expected<void *> CudaDevice::allocateHost(uint64_t bytes) {
+  void *p = nullptr;
+  cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocDefault);
+  if (e != cudaSuccess)
+    return Status::error("cannot pin " + std::to_string(bytes) +
+                         " bytes of host memory for " + describe() + " (" +
+                         cudaGetErrorString(e) + ")");
+  return p;
+}
+
+void CudaDevice::releaseHost(void *p) { cudaFreeHost(p); }
+
 Status CudaDevice::upload(void *device, const void *host, uint64_t bytes) {
   return staging.upload(compute, device, host, bytes);
 }

@@ -57,6 +57,8 @@ public:
   bool hostVisible() const override { return false; }
   Expected<void *> allocate(uint64_t bytes) override;
   void release(void *p) override;
+  Expected<void *> allocateHost(uint64_t bytes) override;
+  void releaseHost(void *p) override;
   Status upload(void *device, const void *host, uint64_t bytes) override;
   Status download(void *host, const void *device, uint64_t bytes) override;
   Status copy(void *dst, const void *src, uint64_t bytes) override;

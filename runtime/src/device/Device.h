@@ -28,6 +28,11 @@ public:
   /// `bytes` of zeroed memory, aligned to 64 bytes at least.
   virtual Expected<void *> allocate(uint64_t bytes) = 0;
   virtual void release(void *p) = 0;
+  /// `bytes` of host memory that download() fills at the bus's full speed
+  /// (pinned on a GPU, so that no pageable bounce buffer is in the way),
+  /// aligned to 64 bytes; releaseHost() frees it.
+  virtual Expected<void *> allocateHost(uint64_t bytes) = 0;
+  virtual void releaseHost(void *p) = 0;
   /// Copies in order with the device's work: an upload is seen by every
   /// later step, a download waits for every earlier one.
   virtual Status upload(void *device, const void *host, uint64_t bytes) = 0;

@@ -28,6 +28,8 @@ public:
     return p;
   }
   void release(void *p) override { std::free(p); }
+  Expected<void *> allocateHost(uint64_t bytes) override { return allocate(bytes); }
+  void releaseHost(void *p) override { std::free(p); }
   Status upload(void *device, const void *host, uint64_t bytes) override {
     if (device != host)
       std::memmove(device, host, bytes);

@@ -73,18 +73,34 @@ static bool isSharded(const StepPlan &plan) {
 }
 
 /// The tensors of the main file: every buffer no rank holds a shard of.
-static std::vector<SafetensorsTensor> wholeTensors(const StepPlan &plan, BufferSet &buffers) {
-  std::vector<SafetensorsTensor> tensors;
+/// The buffers stored whole in the main file: params and states under their
+/// names, moments under momentName().
+static std::vector<size_t> wholeBuffers(const StepPlan &plan) {
+  std::vector<size_t> whole;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec &b = plan.buffers[i];
-    if (!b.globalShape.empty())
-      continue;
-    if (b.kind == BufferKind::Param || b.kind == BufferKind::State)
-      tensors.push_back({b.name, b.dtype, b.shape, buffers.data(i)});
-    if (b.kind == BufferKind::OptimizerState)
-      tensors.push_back({momentName(b), b.dtype, b.shape, buffers.data(i)});
+    if (b.globalShape.empty() &&
+        (b.kind == BufferKind::Param || b.kind == BufferKind::State ||
+         b.kind == BufferKind::OptimizerState))
+      whole.push_back(i);
+  }
+  return whole;
+}
+
+/// wholeBuffers(plan) as tensors, their data at `data(i)`.
+template <typename Data>
+static std::vector<SafetensorsTensor> wholeTensors(const StepPlan &plan, Data data) {
+  std::vector<SafetensorsTensor> tensors;
+  for (size_t i : wholeBuffers(plan)) {
+    const BufferSpec &b = plan.buffers[i];
+    std::string name = b.kind == BufferKind::OptimizerState ? momentName(b) : b.name;
+    tensors.push_back({name, b.dtype, b.shape, data(i)});
   }
   return tensors;
+}
+
+static std::vector<SafetensorsTensor> wholeTensors(const StepPlan &plan, BufferSet &buffers) {
+  return wholeTensors(plan, [&](size_t i) { return buffers.data(i); });
 }
 
 /// The main file's metadata.
@@ -160,7 +176,11 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
   return path;
 }
 
-CheckpointWriter::~CheckpointWriter() { (void)wait(); }
+CheckpointWriter::~CheckpointWriter() {
+  (void)wait();
+  if (snapshot.data)
+    snapshot.device->releaseHost(snapshot.data);
+}
 
 /// Whether the writer saves `plan`'s checkpoints in the background.
 static bool writesInBackground(bool inBackground, const StepPlan &plan, int rank) {
@@ -169,16 +189,34 @@ static bool writesInBackground(bool inBackground, const StepPlan &plan, int rank
   return inBackground && !isSharded(plan) && rank == 0;
 }
 
-uint64_t CheckpointWriter::reserve(const StepPlan &plan, int rank) {
-  if (!writesInBackground(inBackground, plan, rank))
-    return 0;
+static uint64_t wholeBytes(const StepPlan &plan) {
   uint64_t bytes = 0;
-  for (const BufferSpec &b : plan.buffers)
-    if (b.kind == BufferKind::Param || b.kind == BufferKind::State ||
-        b.kind == BufferKind::OptimizerState)
-      bytes += b.byteSize;
-  snapshot.assign(bytes, 0);
+  for (size_t i : wholeBuffers(plan))
+    bytes += plan.buffers[i].byteSize;
   return bytes;
+}
+
+Status CheckpointWriter::allocate(Device &device, uint64_t bytes) {
+  if (snapshot.data && snapshot.device == &device && snapshot.bytes >= bytes)
+    return Status::success();
+  if (snapshot.data)
+    snapshot.device->releaseHost(snapshot.data);
+  snapshot = {};
+  Expected<void *> data = device.allocateHost(bytes);
+  if (!data.ok())
+    return Status::error("checkpoint snapshot: " + data.message());
+  // Touched now, so that the first checkpoint's stall is only a copy.
+  std::memset(*data, 0, bytes);
+  snapshot = {&device, static_cast<char *>(*data), bytes};
+  return Status::success();
+}
+
+Expected<uint64_t> CheckpointWriter::reserve(const StepPlan &plan, int rank,
+                                             Device &device) {
+  if (!writesInBackground(inBackground, plan, rank))
+    return uint64_t(0);
+  SINTER_RT_RETURN_IF_ERROR(allocate(device, wholeBytes(plan)));
+  return snapshot.bytes;
 }
 
 Status CheckpointWriter::wait() {
@@ -197,23 +235,19 @@ Expected<std::string> CheckpointWriter::save(const std::string &dir, int64_t kee
   SINTER_RT_RETURN_IF_ERROR(wait());
   if (inForeground || !writesInBackground(inBackground, plan, comm ? comm->rank() : 0))
     return saveCheckpoint(dir, keep, step, seed, plan, buffers, updates, comm);
-  SINTER_RT_RETURN_IF_ERROR(buffers.download(
-      {BufferKind::Param, BufferKind::State, BufferKind::OptimizerState}));
-  std::vector<SafetensorsTensor> tensors = wholeTensors(plan, buffers);
-  auto sizeOf = [](const SafetensorsTensor &t) {
-    return numElements(t.shape).value_or(0) * dtypeSize(t.dtype);
-  };
-  uint64_t bytes = 0;
-  for (const SafetensorsTensor &t : tensors)
-    bytes += sizeOf(t);
-  snapshot.resize(bytes);
-  char *at = snapshot.data();
-  for (SafetensorsTensor &t : tensors) {
-    uint64_t size = sizeOf(t);
-    std::memcpy(at, t.data, size);
-    t.data = at;
-    at += size;
+  SINTER_RT_RETURN_IF_ERROR(allocate(buffers.device(), wholeBytes(plan)));
+  // Straight from the device's buffers into the snapshot, in the order of
+  // the file's tensors.
+  std::map<size_t, char *> at;
+  char *next = snapshot.data;
+  for (size_t i : wholeBuffers(plan)) {
+    uint64_t size = plan.buffers[i].byteSize;
+    SINTER_RT_RETURN_IF_ERROR(buffers.device().download(next, buffers.deviceData(i), size));
+    at[i] = next;
+    next += size;
   }
+  std::vector<SafetensorsTensor> tensors =
+      wholeTensors(plan, [&](size_t i) { return at.at(i); });
   inFlight = std::async(std::launch::async,
                         [dir, keep, step, tensors = std::move(tensors),
                          meta = metadataOf(plan, step, seed, updates, 0)] {

@@ -40,10 +40,11 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
 
 /// Saves checkpoints as saveCheckpoint does, writing them in the background:
 /// save() waits for the checkpoint still being written, if any, copies the
-/// state into a host snapshot (one checkpoint's bytes, reused) and returns
-/// while a thread writes the same file from the snapshot. A sharded step's
-/// checkpoints are written in the foreground (their pieces meet at a
-/// barrier). A failed write is the error of the next save() or wait().
+/// state from the device into a host snapshot (one checkpoint's bytes,
+/// reused; pinned on a GPU) and returns while a thread writes the same file
+/// from the snapshot. A sharded step's checkpoints are written in the
+/// foreground (their pieces meet at a barrier). A failed write is the error
+/// of the next save() or wait().
 class CheckpointWriter {
 public:
   explicit CheckpointWriter(bool inBackground) : inBackground(inBackground) {}
@@ -60,16 +61,24 @@ public:
                              bool inForeground = false);
   /// Waits for the checkpoint being written; its failure, if it failed.
   Status wait();
-  /// Allocates (and touches) the snapshot for `plan` now, so that the first
-  /// checkpoint's stall is a copy; returns its bytes, 0 when this rank
-  /// writes in the foreground or nothing.
-  uint64_t reserve(const StepPlan &plan, int rank);
+  /// Allocates (and touches) the snapshot for `plan` on `device`'s host
+  /// side now, so that the first checkpoint's stall is a copy; returns its
+  /// bytes, 0 when this rank writes in the foreground or nothing.
+  Expected<uint64_t> reserve(const StepPlan &plan, int rank, Device &device);
   /// The host memory the snapshot holds.
-  uint64_t snapshotBytes() const { return snapshot.capacity(); }
+  uint64_t snapshotBytes() const { return snapshot.bytes; }
 
 private:
+  /// Host memory of `device` for one checkpoint's bytes.
+  struct Snapshot {
+    Device *device = nullptr;
+    char *data = nullptr;
+    uint64_t bytes = 0;
+  };
+  Status allocate(Device &device, uint64_t bytes);
+
   bool inBackground;
-  std::vector<char> snapshot;
+  Snapshot snapshot;
   std::future<Status> inFlight;
 };
 

@@ -181,10 +181,17 @@ Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more)
   log->message(describePlanMemory(plan));
   // A snapshot pays only when training goes on after a checkpoint: the
   // last one, and one asked for by a signal, are written in the foreground.
-  if (!ck.dir().empty() && ck.every() > 0 && ck.every() < cfg.steps())
-    if (uint64_t snapshot = checkpoints.reserve(plan, comm.rank()))
+  if (!ck.dir().empty() && ck.every() > 0 && ck.every() < cfg.steps()) {
+    Expected<uint64_t> snapshot = checkpoints.reserve(plan, comm.rank(), buffers.device());
+    if (!snapshot.ok())
+      return snapshot.status();
+    if (*snapshot)
       log->message("checkpoints: written in the background from a snapshot of " +
-                   formatBytes(snapshot) + " in host memory (checkpoint.background)");
+                   formatBytes(*snapshot) +
+                   (buffers.device().hostVisible() ? " in host memory"
+                                                   : " in pinned host memory") +
+                   " (checkpoint.background)");
+  }
   log->message(describeLearningRate(cfg) + "; " + std::to_string(comm.size()) +
                (comm.size() == 1 ? " rank, " : " ranks, ") + std::to_string(microBatches) +
                " micro-batches of " + std::to_string(b) + " per rank and step");

@@ -1,7 +1,8 @@
 # Part "base" of scripts/gpu-check.sh (sourced by it, with its helpers):
 #   - every op's forward and gradient against the CPU program on the same
-#     inputs (f32: relative 1e-5; with compute: BF16, 2e-2), and the bf16
-#     gradients again under compute-sanitizer's memcheck where it is;
+#     inputs (f32: relative 1e-5; with compute: BF16, 2e-2; with
+#     precision.matmul TF32, against the f32 CPU program, 5e-3), and the
+#     bf16 gradients again under compute-sanitizer's memcheck where it is;
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
 #     program's parameters (relative 1e-4); 10 of ResNet-18 (width 16) at
 #     batch 32 (cuDNN's convolutions and batch-norm; 1e-3). A tensor that
@@ -41,6 +42,16 @@ stage "ops gradients, bf16" "$logs/ops_bf16_grad.log" 45  "$here/ops/ops_bf16" \
   --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
   --gradients "$here/got/ops_bf16_gradients" &&
   row "ops gradients (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_gradients" "$here/ref/ops_bf16_gradients" 2e-2)"
+# precision.matmul TF32 against the f32 CPU program: TF32 keeps 10 bits of
+# mantissa (relative rounding 2^-11, 4.9e-4), so 5e-3 allows a sum's worth.
+stage "ops forward, tf32" "$logs/ops_tf32_eval.log" 45  "$here/ops/ops_tf32" \
+  --config "$here/ops/ops.pbtxt" --eval --init "$here/ops/init.safetensors" \
+  --outputs "$here/got/ops_tf32_outputs" &&
+  row "ops forward (tf32, 5e-3)" "$(compare npy "$here/got/ops_tf32_outputs" "$here/ref/ops_outputs" 5e-3)"
+stage "ops gradients, tf32" "$logs/ops_tf32_grad.log" 45  "$here/ops/ops_tf32" \
+  --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+  --gradients "$here/got/ops_tf32_gradients" &&
+  row "ops gradients (tf32, 5e-3)" "$(compare npy "$here/got/ops_tf32_gradients" "$here/ref/ops_gradients" 5e-3)"
 stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \
   --save "$here/got/mlp.safetensors" &&
   row "mlp, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/mlp.safetensors" "$here/ref/mlp.safetensors" 1e-4 "$here/ref/mlp_floor.json")"

@@ -255,15 +255,22 @@ void buildGPUKernelsPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda) {
   kernels.addPass(mlir::createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(mlir::createCanonicalizerPass());
   kernels.addPass(mlir::createReconcileUnrealizedCastsPass());
-  mlir::GpuNVVMAttachTargetOptions target;
-  target.chip = cuda.chip;
-  target.features = cuda.features;
-  target.optLevel = 3;
-  pm.addPass(mlir::createGpuNVVMAttachTarget(target));
+  for (const std::string &chip : cuda.chips) {
+    mlir::GpuNVVMAttachTargetOptions target;
+    target.chip = chip;
+    target.features = cuda.features;
+    target.optLevel = 3;
+    pm.addPass(mlir::createGpuNVVMAttachTarget(target));
+  }
+  // A fatbinary of several chips: PTX per chip from LLVM, then ptxas and
+  // fatbinary over all of them.
+  bool fatbin = cuda.format == "fatbin";
   mlir::GpuModuleToBinaryPassOptions binary;
   binary.toolkitPath = cuda.toolkitPath;
-  binary.compilationTarget = cuda.format;
+  binary.compilationTarget = fatbin ? "isa" : cuda.format;
   pm.addPass(mlir::createGpuModuleToBinaryPass(binary));
+  if (fatbin)
+    pm.addPass(cuda::createCUDAFatbinary({cuda.toolkitPath}));
 }
 
 void buildLinalgToCUDAPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda) {

@@ -8,6 +8,7 @@
 #define SINTER_PIPELINES_PIPELINES_H
 
 #include <string>
+#include <vector>
 
 namespace mlir {
 class OpPassManager;
@@ -17,10 +18,13 @@ namespace sinter {
 
 /// Where and for what the CUDA target builds its kernels.
 struct CUDAOptions {
-  std::string chip = "sm_90";
+  /// The chips with a cubin (A100, H100), oldest first; the newest's PTX
+  /// goes along for later GPUs.
+  std::vector<std::string> chips = {"sm_80", "sm_90"};
   /// PTX ISA 8.0: sm_90 needs 7.8 or later.
   std::string features = "+ptx80";
-  /// fatbin (the cubin and PTX, for programs), isa (PTX text), bin (cubin).
+  /// fatbin (one image of every chip's cubin and the newest's PTX, for
+  /// programs), isa (PTX text per chip), bin (cubin per chip).
   std::string format = "fatbin";
   /// The CUDA toolkit whose ptxas and fatbinary are used; empty: found on
   /// PATH.

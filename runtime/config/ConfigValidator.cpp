@@ -87,6 +87,7 @@ private:
   void checkMaps(const TrainConfig &cfg);
   void checkTensorMap(const TrainConfig &cfg);
   void checkRecompute(const TrainConfig &cfg);
+  void checkPrecision(const TrainConfig &cfg);
 
   Diagnostics &diags;
   const Locator *locator;
@@ -276,6 +277,8 @@ void Validator::run(const TrainConfig &cfg) {
            "(this config has device " + TrainConfig::Device_Name(cfg.device()) +
                "); CPU ranks use GLOO (or AUTO)");
 
+  checkPrecision(cfg);
+
   FieldPath data = sub({}, "data");
   checkSource(sub(data, "train"), cfg.data().train());
   if (cfg.data().has_eval())
@@ -305,6 +308,24 @@ void Validator::run(const TrainConfig &cfg) {
     report(sub(ckpt, "resume"), "checkpoint.resume needs checkpoint.dir to say "
                                 "where to look");
   checkRecompute(cfg);
+}
+
+/// TF32 is a GPU's tensor cores' format, for f32 matmuls.
+void Validator::checkPrecision(const TrainConfig &cfg) {
+  using Precision = TrainConfig::Precision;
+  const Precision &p = cfg.precision();
+  if (p.matmul() != Precision::TF32)
+    return;
+  FieldPath matmul = sub(sub({}, "precision"), "matmul");
+  if (cfg.device() != TrainConfig::CUDA)
+    report(matmul, "precision.matmul TF32 rounds f32 matmuls' inputs on a GPU's "
+                   "tensor cores, so it needs device: CUDA (this config has device " +
+                       TrainConfig::Device_Name(cfg.device()) +
+                       "); the CPU multiplies f32 in f32");
+  else if (p.compute() != Precision::F32)
+    report(matmul, "precision.matmul TF32 applies to f32 matmuls, but with "
+                   "precision.compute " + Precision::Compute_Name(p.compute()) +
+                       " every matmul reads bf16 inputs; leave matmul at HIGHEST");
 }
 
 /// Scopes are names, and name what a mode applies to.

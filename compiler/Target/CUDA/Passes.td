@@ -205,12 +205,31 @@ def CUDAGraphRegions : Pass<"sinter-cuda-graph-regions", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def CUDAFatbinary : Pass<"sinter-cuda-fatbinary", "mlir::ModuleOp"> {
+  let summary = "Assembles each chip's PTX and puts them in one fatbinary";
+  let description = [{
+    After `gpu-module-to-binary` with one `#nvvm.target` per chip and
+    PTX objects (format `isa`): each `gpu.binary` gets one fatbinary
+    object instead, holding a cubin per chip (the toolkit's `ptxas` at the
+    target's optimization level) and the PTX of the newest chip, so that
+    the driver loads the cubin of the GPU's architecture and compiles the
+    PTX on a newer one. The object's target is the newest chip's. A chip
+    whose PTX `ptxas` rejects is an error with ptxas's message.
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit-path", "std::string", "\"\"",
+           "The CUDA toolkit whose bin/ptxas and bin/fatbinary run "
+           "(empty: found on PATH)">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect"];
+}
+
 def CUDALaunchCalls : Pass<"sinter-cuda-launch-calls", "mlir::ModuleOp"> {
   let summary = "Embeds the kernel binary and launches through the runtime";
   let description = [{
     After `gpu-module-to-binary`: the `gpu.binary @sinter_kernels` becomes
-    the constants `sinter_cuda_module` (its fatbinary: an sm_90 cubin and
-    PTX) and `sinter_cuda_kernel_names` (abi.h), and every `gpu.launch_func`
+    the constants `sinter_cuda_module` (its fatbinary: sm_80 and sm_90
+    cubins and sm_90 PTX, from `sinter-cuda-fatbinary`) and `sinter_cuda_kernel_names` (abi.h), and every `gpu.launch_func`
     a call of `sinter_cuda_launch` with the kernel's index, the grid, and
     its arguments in 8-byte slots: buffers as device pointers, scalars in
     the low bytes. The runtime loads the module once and launches on its

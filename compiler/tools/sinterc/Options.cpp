@@ -73,9 +73,14 @@ static cl::opt<Target> targetDevice(
     cl::init(Target::Config),
     cl::values(clEnumValN(Target::CPU, "cpu", "the CPU: LLVM and oneDNN"),
                clEnumValN(Target::CUDA, "cuda",
-                          "NVIDIA GPUs: kernels for sm_90 with PTX, cuBLASLt "
-                          "and cuDNN")),
+                          "NVIDIA GPUs: kernels for sm_80 and sm_90 with "
+                          "PTX, cuBLASLt and cuDNN")),
     cl::cat(category));
+cl::opt<std::string> cudaArch(
+    "cuda-arch",
+    cl::desc("With --emit=ptx: the chip whose PTX is printed (sm_80 or "
+             "sm_90; programs carry both)"),
+    cl::init("sm_90"), cl::value_desc("CHIP"), cl::cat(category));
 cl::opt<bool> listParams("list-params",
                          cl::desc("Print every param and state with its "
                                   "shape, and the trainable total"),

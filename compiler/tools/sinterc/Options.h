@@ -28,6 +28,7 @@ extern llvm::cl::opt<bool> listParams;
 extern llvm::cl::opt<bool> reportMemoryOpt;
 extern llvm::cl::opt<int> worldOpt;
 extern llvm::cl::opt<std::string> deviceMemoryOpt;
+extern llvm::cl::opt<std::string> cudaArch;
 extern llvm::cl::opt<std::string> outputFile;
 extern llvm::cl::opt<bool> timePhases;
 extern llvm::cl::opt<unsigned> jobs;

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
@@ -94,7 +95,8 @@ int linkProgram(llvm::Module &llvmModule, bool cuda, mlir::TimingScope &timing) 
   return 0;
 }
 
-/// The CUDA target's options: sm_90 kernels and PTX from this toolkit.
+/// The CUDA target's options: sm_80 and sm_90 kernels and PTX from this
+/// toolkit.
 sinter::CUDAOptions cudaOptions(llvm::StringRef format) {
   sinter::CUDAOptions options;
   options.toolkitPath = cudaToolkit();
@@ -109,7 +111,16 @@ int printPtx(mlir::ModuleOp module, mlir::MLIRContext &context,
   mlir::TimingScope passes = timing.nest("Passes (linalg to PTX)");
   pm.enableTiming(passes);
   sinter::buildLinalgToGPUPipeline(pm);
-  sinter::buildGPUKernelsPipeline(pm, cudaOptions("isa"));
+  llvm::StringRef digits = cudaArch.getValue();
+  if (!digits.consume_front("sm_") || digits.empty() ||
+      !llvm::all_of(digits, llvm::isDigit)) {
+    std::cerr << "sinterc: error: --cuda-arch " << cudaArch.getValue()
+              << ": expected a chip such as sm_80 or sm_90\n";
+    return 1;
+  }
+  sinter::CUDAOptions options = cudaOptions("isa");
+  options.chips = {cudaArch};
+  sinter::buildGPUKernelsPipeline(pm, options);
   if (mlir::failed(pm.run(module)))
     return 1;
   for (auto binary : module.getOps<mlir::gpu::BinaryOp>())

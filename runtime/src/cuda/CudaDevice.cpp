@@ -122,6 +122,14 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int index) {
   cudaDeviceProp props;
   SINTER_CUDA_CHECK(cudaGetDeviceProperties(&props, index));
   d->name = props.name;
+  // The program carries cubins for sm_80 and sm_90 and PTX for later chips;
+  // bf16 matmuls and cuDNN's fused attention need Ampere too.
+  if (props.major < 8)
+    return Status::error(d->describe() + " has compute capability " +
+                         std::to_string(props.major) + "." +
+                         std::to_string(props.minor) +
+                         "; Sinter's CUDA programs need 8.0 or later (A100, H100 "
+                         "and newer)");
   SINTER_CUDA_CHECK(cudaStreamCreateWithFlags(&d->compute, cudaStreamNonBlocking));
   SINTER_CUDA_CHECK(cublasLtCreate(&d->blasLt));
   SINTER_RT_RETURN_IF_ERROR(loadDriver());

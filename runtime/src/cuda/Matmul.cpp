@@ -29,11 +29,12 @@ namespace {
 /// What the memory plan guarantees of every buffer's address.
 constexpr uint32_t kBufferAlignment = 64;
 
-/// abi.h's flag bits: the product added to c; a bias added to its rows.
-constexpr int64_t kAccumulate = 8, kBias = 16;
+/// abi.h's flag bits: the product added to c; a bias added to its rows;
+/// f32 inputs rounded to TF32.
+constexpr int64_t kAccumulate = 8, kBias = 16, kTF32 = 32;
 
-/// Our key bit for bf16 inputs, above abi.h's five flag bits.
-constexpr int64_t kBF16Inputs = 32;
+/// Our key bit for bf16 inputs, above abi.h's six flag bits.
+constexpr int64_t kBF16Inputs = 64;
 
 /// A column-major matrix of `type` of `rows` x `cols`, `batch` of them
 /// `stride` elements apart.
@@ -69,7 +70,12 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) 
                          "operand transposed");
   cudaDataType_t inputs = (flags & kBF16Inputs) ? CUDA_R_16BF : CUDA_R_32F;
   auto plan = std::make_unique<Matmul>();
-  SINTER_CUDA_CHECK(cublasLtMatmulDescCreate(&plan->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // TF32: tensor cores with the inputs' mantissas rounded to 10 bits, as
+  // torch.backends.cuda.matmul.allow_tf32.
+  cublasComputeType_t compute =
+      (flags & kTF32) && inputs == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                              : CUBLAS_COMPUTE_32F;
+  SINTER_CUDA_CHECK(cublasLtMatmulDescCreate(&plan->op, compute, CUDA_R_32F));
   // Row-major c = a @ b is column-major c^T = b^T a^T: cuBLASLt's first
   // operand is our b, its second our a.
   cublasOperation_t opFirst = transposedB ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -62,9 +62,6 @@ cp -r "$work/ops" "$out/ops"
   --outputs "$out/ref/ops_bf16_outputs" >/dev/null
 "$work/ops_bf16_cpu" --config "$out/ops/ops.pbtxt" --init "$out/ops/init.safetensors" \
   --gradients "$out/ref/ops_bf16_gradients" >/dev/null
-# And with precision.matmul TF32, checked against the f32 CPU references.
-(cd "$out/ops" && "$sinterc" --config ops.pbtxt --set device=CUDA \
-   --set precision.matmul=TF32 -o ops_tf32)
 
 fi
 
@@ -174,7 +171,7 @@ fi
 mkdir -p "$out/bin"
 cp build/bin/sinter-run "$out/bin/"
 programs=()
-for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/ops/ops_tf32 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny* \
+for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny* \
             "$out"/resnet/resnet "$out"/gpt124m/gpt124m "$out"/gpt124m/gpt124m_bf16 \
             "$out"/multi/gpt_tiny_* "$out"/multi/gpt124m_* "$out"/bin/sinter-run; do
   [ -f "$prog" ] && [ -x "$prog" ] && programs+=("$prog")

@@ -44,12 +44,12 @@ stage "ops gradients, bf16" "$logs/ops_bf16_grad.log" 45  "$here/ops/ops_bf16" \
   row "ops gradients (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_gradients" "$here/ref/ops_bf16_gradients" 2e-2)"
 # precision.matmul TF32 against the f32 CPU program: TF32 keeps 10 bits of
 # mantissa (relative rounding 2^-11, 4.9e-4), so 5e-3 allows a sum's worth.
-stage "ops forward, tf32" "$logs/ops_tf32_eval.log" 45  "$here/ops/ops_tf32" \
-  --config "$here/ops/ops.pbtxt" --eval --init "$here/ops/init.safetensors" \
+stage "ops forward, tf32" "$logs/ops_tf32_eval.log" 45  "$here/ops/ops" \
+  --config "$here/ops/ops.pbtxt" --set precision.matmul=TF32 --eval --init "$here/ops/init.safetensors" \
   --outputs "$here/got/ops_tf32_outputs" &&
   row "ops forward (tf32, 5e-3)" "$(compare npy "$here/got/ops_tf32_outputs" "$here/ref/ops_outputs" 5e-3)"
-stage "ops gradients, tf32" "$logs/ops_tf32_grad.log" 45  "$here/ops/ops_tf32" \
-  --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+stage "ops gradients, tf32" "$logs/ops_tf32_grad.log" 45  "$here/ops/ops" \
+  --config "$here/ops/ops.pbtxt" --set precision.matmul=TF32 --init "$here/ops/init.safetensors" \
   --gradients "$here/got/ops_tf32_gradients" &&
   row "ops gradients (tf32, 5e-3)" "$(compare npy "$here/got/ops_tf32_gradients" "$here/ref/ops_gradients" 5e-3)"
 stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/train.pbtxt" \

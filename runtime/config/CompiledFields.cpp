@@ -62,10 +62,6 @@ const CompiledField kCompiledFields[] = {
      [](const TrainConfig &c) {
        return TrainConfig::Precision::Compute_Name(c.precision().compute());
      }},
-    {{"precision", "matmul"},
-     [](const TrainConfig &c) {
-       return TrainConfig::Precision::MatmulPrecision_Name(c.precision().matmul());
-     }},
     {{"recompute", "mode"},
      [](const TrainConfig &c) {
        return TrainConfig::Recompute::Mode_Name(c.recompute().mode());

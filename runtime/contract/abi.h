@@ -59,9 +59,8 @@ extern const int64_t sinter_config_dir_size;
  * shared by every batch; bit 1, b is stored transposed, as [n, k]; bit 2, a
  * is stored transposed, as [k, m] (not batched); bit 3, the product is added
  * to c (c += a @ b) instead of replacing it; bit 4, bias[n] (f32) is added
- * to each row of c (c = a @ b + bias; not batched, not with bit 3); bit 5
- * (CUDA's f32 calls only), the inputs may be rounded to TF32 on tensor
- * cores (precision.matmul TF32). `bias` is null without bit 4. */
+ * to each row of c (c = a @ b + bias; not batched, not with bit 3). `bias`
+ * is null without bit 4. */
 void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                            int64_t batch, int64_t m, int64_t n, int64_t k,
                            int64_t flags, const float *bias);

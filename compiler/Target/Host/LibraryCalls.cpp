@@ -6,7 +6,6 @@
 #include "compiler/Target/Host/MatmulForm.h"
 #include "compiler/Target/Host/MemoryOpBefore.h"
 #include "compiler/Target/Host/Passes.h"
-#include "dialects/Sinter/IR/SinterAttrs.h"
 #include "runtime/contract/AbiNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -134,13 +133,10 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
   bool pitched = padded || !isDense(a) || !isDense(bm) || !isDense(c);
   if (!pitched)
     args.push_back(cb.constant(loc, batch));
-  // precision.matmul TF32: f32 products on tensor cores (CUDA only).
-  bool tf32 = device == "cuda" && attrs::tf32Matmuls.has(module) &&
-              matmulInputs(op, device) == "f32";
   for (int64_t v :
        {m, n, k,
         int64_t((batched ? 0 : 1) | (transposedB ? 2 : 0) | (transposedA ? 4 : 0) |
-                (accumulate ? 8 : 0) | (bias ? 16 : 0) | (tf32 ? 32 : 0))})
+                (accumulate ? 8 : 0) | (bias ? 16 : 0))})
     args.push_back(cb.constant(loc, v));
   args.push_back(bias ? cb.pointer(bias) : cb.nullPointer(loc));
   if (pitched)

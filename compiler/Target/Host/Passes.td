@@ -151,9 +151,7 @@ def LibraryCalls : Pass<"sinter-library-calls", "mlir::ModuleOp"> {
     `linalg.conv_2d_nchw_fchw` on dense f32 buffers with calls of the
     runtime's `sinter_<device>_matmul_f32` and `sinter_<device>_conv2d_f32`
     (abi.h): oneDNN inside for `device=cpu`, cuBLASLt and cuDNN for
-    `device=cuda`. Other element types (f64) stay linalg. In a module
-    marked `sinter.tf32_matmuls` (precision.matmul TF32), f32 matmuls on
-    CUDA carry flag bit 5: cuBLASLt may round their inputs to TF32.
+    `device=cuda`. Other element types (f64) stay linalg.
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",

@@ -213,8 +213,6 @@ generateSteps(mlir::MLIRContext &context,
                                         parallel.world_size()));
   if (config->precision().compute() == sinter::config::TrainConfig::Precision::BF16)
     sinter::attrs::compute.set(*module, mlir::StringAttr::get(&context, "bf16"));
-  if (config->precision().matmul() == sinter::config::TrainConfig::Precision::TF32)
-    sinter::attrs::tf32Matmuls.set(*module, mlir::UnitAttr::get(&context));
   sinter::attrs::bucketCapMb.set(
       *module, mlir::FloatAttr::get(mlir::Float64Type::get(&context),
                                     config->parallel().bucket_cap_mb()));

@@ -132,13 +132,10 @@ void printMemoryReport(const std::vector<StrategyPlan> &columns, int64_t world,
       [](const Breakdown &b, size_t) { return mib(b.communication); });
   row("inputs and outputs", [](const Breakdown &b, size_t) { return mib(b.io); });
   row("total", [](const Breakdown &b, size_t) { return mib(b.total()); });
-  // checkpoint.background's snapshot, in host memory on rank 0 (pinned on a
-  // GPU); a sharded strategy's checkpoints are written in the foreground.
+  // checkpoint.background's snapshot in host memory (pinned on a GPU): of
+  // rank 0, which writes what no rank shards and its own shards.
   row(gpu ? "checkpoint snapshot (pinned)" : "checkpoint snapshot (host)",
-      [&](const Breakdown &b, size_t i) {
-    return columns[i].strategy == "DDP" ? mib(b.params + b.optimizer)
-                                        : std::string("none");
-  });
+      [&](const Breakdown &b, size_t) { return mib(b.params + b.optimizer); });
   os << "\n";
   row("model state", [](const Breakdown &b, size_t) { return mib(b.modelState()); });
   row("  DOMAIN.md 5 (f32)", [&](const Breakdown &b, size_t i) {

@@ -63,6 +63,10 @@ public:
   Status download(void *host, const void *device, uint64_t bytes) override;
   Status copy(void *dst, const void *src, uint64_t bytes) override;
   Status synchronize() override;
+  Status allowTf32Matmuls(bool allowed) override {
+    tf32Matmuls = allowed;
+    return Status::success();
+  }
   void *workQueue() const override { return compute; }
   std::string activity() const override;
   Expected<StagingQueues *> stagingQueues() override;
@@ -194,6 +198,7 @@ private:
   GraphRegions graphs;
   std::unique_ptr<Profile> profile; ///< with SINTER_CUDA_PROFILE
   bool waitEachCall = false;        ///< with SINTER_CUDA_SYNC
+  bool tf32Matmuls = false;         ///< precision.matmul TF32
   /// What the region in progress does; Direct outside one.
   GraphRegions::Action region = GraphRegions::Action::Direct;
   int64_t regionId = -1; ///< the region in progress, or -1

@@ -29,12 +29,12 @@ namespace {
 /// What the memory plan guarantees of every buffer's address.
 constexpr uint32_t kBufferAlignment = 64;
 
-/// abi.h's flag bits: the product added to c; a bias added to its rows;
-/// f32 inputs rounded to TF32.
-constexpr int64_t kAccumulate = 8, kBias = 16, kTF32 = 32;
+/// abi.h's flag bits: the product added to c; a bias added to its rows.
+constexpr int64_t kAccumulate = 8, kBias = 16;
 
-/// Our key bit for bf16 inputs, above abi.h's six flag bits.
-constexpr int64_t kBF16Inputs = 64;
+/// Our key bits, above abi.h's five flag bits: bf16 inputs; f32 inputs
+/// rounded to TF32 (precision.matmul TF32).
+constexpr int64_t kBF16Inputs = 32, kTF32 = 64;
 
 /// A column-major matrix of `type` of `rows` x `cols`, `batch` of them
 /// `stride` elements apart.
@@ -164,7 +164,7 @@ void CudaDevice::matmul(const void *a, const void *b, float *c, MatmulShape shap
     s.flags = (s.flags & ~kBias) | kAccumulate;
     return s;
   };
-  shape.flags |= bf16Inputs ? kBF16Inputs : 0;
+  shape.flags |= bf16Inputs ? kBF16Inputs : tf32Matmuls ? kTF32 : 0;
   bool biasRows = (shape.flags & kBias) && biasAsRows.count(shape.key());
   Expected<Matmul *> plan = matmulPlan(biasRows ? rowsInstead(shape) : shape);
   if ((shape.flags & kBias) && !biasRows && !plan.ok()) {

@@ -40,6 +40,9 @@ public:
   virtual Status copy(void *dst, const void *src, uint64_t bytes) = 0;
   /// Waits for all the work given to the device; the first error of it.
   virtual Status synchronize() = 0;
+  /// precision.matmul TF32: f32 matmuls may round their inputs to TF32 on
+  /// tensor cores. An error where the device has none.
+  virtual Status allowTf32Matmuls(bool allowed) = 0;
   /// The queue the device's work runs on in order (a cudaStream_t), for
   /// collectives that must start after it; null where work runs at once.
   virtual void *workQueue() const { return nullptr; }

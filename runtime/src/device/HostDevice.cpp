@@ -30,6 +30,11 @@ public:
   void release(void *p) override { std::free(p); }
   Expected<void *> allocateHost(uint64_t bytes) override { return allocate(bytes); }
   void releaseHost(void *p) override { std::free(p); }
+  Status allowTf32Matmuls(bool allowed) override {
+    return allowed ? Status::error("precision.matmul TF32 needs a GPU's tensor "
+                                   "cores; the CPU multiplies f32 in f32")
+                   : Status::success();
+  }
   Status upload(void *device, const void *host, uint64_t bytes) override {
     if (device != host)
       std::memmove(device, host, bytes);

@@ -165,6 +165,8 @@ Expected<Step> prepare(StepFn fn, const char *planBytes, int64_t planSize,
   Expected<Device *> device = deviceFor(*plan);
   if (!device.ok())
     return device.status();
+  SINTER_RT_RETURN_IF_ERROR((*device)->allowTf32Matmuls(
+      cfg.precision().matmul() == config::TrainConfig::Precision::TF32));
   Expected<BufferSet> buffers = BufferSet::allocate(*plan, **device);
   if (!buffers.ok())
     return buffers.status();

@@ -8,6 +8,7 @@
 #include "support/AtomicFile.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -15,10 +16,16 @@
 #include <future>
 #include <map>
 #include <sys/stat.h>
+#include <thread>
 
 namespace sinter::rt {
 
 static constexpr const char *kFormat = "sinter-checkpoint-1";
+/// How long rank 0's writer waits for the other ranks' pieces of a
+/// checkpoint it writes in the background: they write theirs beside it,
+/// from snapshots taken at the same step. A rank that dies stops the run
+/// sooner (sinter-run's supervisor).
+static constexpr std::chrono::seconds kPiecePatience{600};
 
 /// The steps of the checkpoints in `dir`, ascending.
 static std::vector<int64_t> checkpointSteps(const std::string &dir) {
@@ -53,17 +60,29 @@ std::string latestCheckpoint(const std::string &dir) {
 }
 
 /// Every buffer of the checkpoint that a rank holds a shard of.
-static std::vector<TensorShard> shardsOf(const StepPlan &plan, BufferSet &buffers) {
+static std::vector<size_t> shardedBuffers(const StepPlan &plan) {
+  std::vector<size_t> sharded;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (!plan.buffers[i].globalShape.empty())
+      sharded.push_back(i);
+  return sharded;
+}
+
+/// shardedBuffers(plan) as shards, their data at `data(i)`.
+template <typename Data>
+static std::vector<TensorShard> shardsOf(const StepPlan &plan, Data data) {
   std::vector<TensorShard> shards;
-  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+  for (size_t i : shardedBuffers(plan)) {
     const BufferSpec &b = plan.buffers[i];
-    if (b.globalShape.empty())
-      continue;
     std::string name = b.kind == BufferKind::OptimizerState ? momentName(b) : b.name;
-    shards.push_back({name, b.dtype, b.globalShape, buffers.data(i),
+    shards.push_back({name, b.dtype, b.globalShape, data(i),
                       b.byteSize / dtypeSize(b.dtype)});
   }
   return shards;
+}
+
+static std::vector<TensorShard> shardsOf(const StepPlan &plan, BufferSet &buffers) {
+  return shardsOf(plan, [&](size_t i) { return buffers.data(i); });
 }
 
 /// Whether ranks hold shards of some buffers (a ZERO or FULL_SHARD step).
@@ -72,7 +91,6 @@ static bool isSharded(const StepPlan &plan) {
                      [](const BufferSpec &b) { return !b.globalShape.empty(); });
 }
 
-/// The tensors of the main file: every buffer no rank holds a shard of.
 /// The buffers stored whole in the main file: params and states under their
 /// names, moments under momentName().
 static std::vector<size_t> wholeBuffers(const StepPlan &plan) {
@@ -136,6 +154,27 @@ static Status writeMainFile(const std::string &dir, int64_t keep, int64_t step,
   return Status::success();
 }
 
+/// Waits up to `patience` for every rank's piece of `path` (each written
+/// atomically, so there is whole), looking every 20 ms.
+static Status waitForPieces(const std::string &path, uint64_t ranks,
+                            std::chrono::seconds patience) {
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  for (uint64_t r = 0; r < ranks; ++r) {
+    std::string piece = piecePath(path, r, ranks);
+    struct stat st;
+    while (stat(piece.c_str(), &st) != 0) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        return Status::error(
+            "checkpoint.dir: " + piece + ", which rank " + std::to_string(r) +
+            " writes, is not there" +
+            (patience.count() ? " after " + std::to_string(patience.count()) + " s" : "") +
+            ": the ranks of a sharded run must share checkpoint.dir");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  return Status::success();
+}
+
 Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
                                      int64_t step, uint64_t seed,
                                      const StepPlan &plan, BufferSet &buffers,
@@ -162,14 +201,8 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
   }
   if (rank != 0)
     return std::string(); // rank 0 writes the rest
-  for (uint64_t r = 0; r < ranks && !shards.empty(); ++r) {
-    struct stat st;
-    std::string piece = piecePath(path, r, ranks);
-    if (stat(piece.c_str(), &st) != 0)
-      return Status::error("checkpoint.dir: " + piece + ", which rank " +
-                           std::to_string(r) + " wrote, is not there: the ranks "
-                           "of a sharded run must share checkpoint.dir");
-  }
+  if (!shards.empty())
+    SINTER_RT_RETURN_IF_ERROR(waitForPieces(path, ranks, std::chrono::seconds(0)));
   SINTER_RT_RETURN_IF_ERROR(writeMainFile(dir, keep, step, wholeTensors(plan, buffers),
                                           metadataOf(plan, step, seed, updates,
                                                      shards.empty() ? 0 : ranks)));
@@ -182,16 +215,23 @@ CheckpointWriter::~CheckpointWriter() {
     snapshot.device->releaseHost(snapshot.data);
 }
 
-/// Whether the writer saves `plan`'s checkpoints in the background.
+/// Whether the writer saves `plan`'s checkpoints in the background: rank 0
+/// writes the main file, and under a sharded strategy every rank its piece.
 static bool writesInBackground(bool inBackground, const StepPlan &plan, int rank) {
-  // A sharded step's pieces meet at a barrier, which must not run beside the
-  // training's collectives; other ranks than 0 have nothing to write.
-  return inBackground && !isSharded(plan) && rank == 0;
+  return inBackground && (rank == 0 || isSharded(plan));
 }
 
-static uint64_t wholeBytes(const StepPlan &plan) {
+/// The buffers rank `rank` writes: the main file's on rank 0, its shards.
+static std::vector<size_t> buffersWritten(const StepPlan &plan, int rank) {
+  std::vector<size_t> written = rank == 0 ? wholeBuffers(plan) : std::vector<size_t>();
+  for (size_t i : shardedBuffers(plan))
+    written.push_back(i);
+  return written;
+}
+
+static uint64_t bytesOf(const StepPlan &plan, const std::vector<size_t> &buffers) {
   uint64_t bytes = 0;
-  for (size_t i : wholeBuffers(plan))
+  for (size_t i : buffers)
     bytes += plan.buffers[i].byteSize;
   return bytes;
 }
@@ -215,7 +255,7 @@ Expected<uint64_t> CheckpointWriter::reserve(const StepPlan &plan, int rank,
                                              Device &device) {
   if (!writesInBackground(inBackground, plan, rank))
     return uint64_t(0);
-  SINTER_RT_RETURN_IF_ERROR(allocate(device, wholeBytes(plan)));
+  SINTER_RT_RETURN_IF_ERROR(allocate(device, bytesOf(plan, buffersWritten(plan, rank))));
   return snapshot.bytes;
 }
 
@@ -233,27 +273,52 @@ Expected<std::string> CheckpointWriter::save(const std::string &dir, int64_t kee
   // The previous checkpoint first: the snapshot is reused, and checkpoints
   // complete in order.
   SINTER_RT_RETURN_IF_ERROR(wait());
-  if (inForeground || !writesInBackground(inBackground, plan, comm ? comm->rank() : 0))
+  int rank = comm ? comm->rank() : 0;
+  uint64_t ranks = comm ? uint64_t(comm->size()) : 1;
+  if (inForeground || !writesInBackground(inBackground, plan, rank))
     return saveCheckpoint(dir, keep, step, seed, plan, buffers, updates, comm);
-  SINTER_RT_RETURN_IF_ERROR(allocate(buffers.device(), wholeBytes(plan)));
-  // Straight from the device's buffers into the snapshot, in the order of
-  // the file's tensors.
-  std::map<size_t, char *> at;
+  bool sharded = isSharded(plan);
+  if (sharded && ranks != plan.worldSize)
+    return Status::error("internal error: saving a checkpoint of a step sharded over " +
+                         std::to_string(plan.worldSize) + " ranks on " +
+                         std::to_string(ranks));
+  // Straight from the device's buffers into the snapshot.
+  std::vector<size_t> written = buffersWritten(plan, rank);
+  SINTER_RT_RETURN_IF_ERROR(allocate(buffers.device(), bytesOf(plan, written)));
+  std::map<size_t, const char *> at;
   char *next = snapshot.data;
-  for (size_t i : wholeBuffers(plan)) {
+  for (size_t i : written) {
     uint64_t size = plan.buffers[i].byteSize;
     SINTER_RT_RETURN_IF_ERROR(buffers.device().download(next, buffers.deviceData(i), size));
     at[i] = next;
     next += size;
   }
-  std::vector<SafetensorsTensor> tensors =
-      wholeTensors(plan, [&](size_t i) { return at.at(i); });
-  inFlight = std::async(std::launch::async,
-                        [dir, keep, step, tensors = std::move(tensors),
-                         meta = metadataOf(plan, step, seed, updates, 0)] {
-                          return writeMainFile(dir, keep, step, tensors, meta);
-                        });
-  return pathOf(dir, step);
+  auto snapshotOf = [&](size_t i) { return at.at(i); };
+  std::vector<SafetensorsTensor> tensors;
+  if (rank == 0)
+    tensors = wholeTensors(plan, snapshotOf);
+  std::vector<TensorShard> shards;
+  if (sharded)
+    shards = shardsOf(plan, snapshotOf);
+  std::string path = pathOf(dir, step);
+  // Each rank writes its piece; rank 0 then waits for the others' (no
+  // collective: the training's run meanwhile) and writes the main file.
+  inFlight = std::async(
+      std::launch::async,
+      [dir, keep, step, path, rank, ranks, tensors = std::move(tensors),
+       shards = std::move(shards),
+       meta = metadataOf(plan, step, seed, updates, sharded ? ranks : 0)]() -> Status {
+        if (!shards.empty()) {
+          SINTER_RT_RETURN_IF_ERROR(createDirectories(dir, "checkpoint.dir"));
+          SINTER_RT_RETURN_IF_ERROR(writePiece(path, uint64_t(rank), ranks, shards));
+        }
+        if (rank != 0)
+          return Status::success();
+        if (!shards.empty())
+          SINTER_RT_RETURN_IF_ERROR(waitForPieces(path, ranks, kPiecePatience));
+        return writeMainFile(dir, keep, step, tensors, meta);
+      });
+  return rank == 0 ? path : std::string();
 }
 
 /// A non-negative integer of the metadata (seeds use all 64 bits).

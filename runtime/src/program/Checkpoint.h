@@ -42,9 +42,10 @@ Expected<std::string> saveCheckpoint(const std::string &dir, int64_t keep,
 /// save() waits for the checkpoint still being written, if any, copies the
 /// state from the device into a host snapshot (one checkpoint's bytes,
 /// reused; pinned on a GPU) and returns while a thread writes the same file
-/// from the snapshot. A sharded step's checkpoints are written in the
-/// foreground (their pieces meet at a barrier). A failed write is the error
-/// of the next save() or wait().
+/// from the snapshot. Under a sharded strategy every rank snapshots and
+/// writes its piece so, and rank 0's thread waits for the others' pieces
+/// (no collective beside the training's) before the main file. A failed
+/// write is the error of the next save() or wait().
 class CheckpointWriter {
 public:
   explicit CheckpointWriter(bool inBackground) : inBackground(inBackground) {}

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <sys/stat.h>
 
 namespace sinter::rt {
 
@@ -77,6 +78,32 @@ Status writePiece(const std::string &path, uint64_t rank, uint64_t ranks,
     meta[shapeKey(t.name)] = formatDims(t.shape);
   }
   return writeSafetensors(piecePath(path, rank, ranks), tensors, meta);
+}
+
+std::vector<OrphanPiece> removeOrphanPieces(const std::string &folder) {
+  std::vector<OrphanPiece> removed;
+  DIR *d = opendir(folder.c_str());
+  if (!d)
+    return removed;
+  std::vector<std::string> names;
+  while (dirent *e = readdir(d))
+    names.push_back(e->d_name);
+  closedir(d);
+  for (const std::string &name : names) {
+    size_t at = name.rfind(".piece-");
+    const std::string ext = ".safetensors";
+    if (at == std::string::npos || name.size() < ext.size() ||
+        name.compare(name.size() - ext.size(), ext.size(), ext) != 0)
+      continue;
+    struct stat main, piece;
+    std::string path = folder + "/" + name;
+    if (stat((folder + "/" + name.substr(0, at) + ext).c_str(), &main) == 0 ||
+        stat(path.c_str(), &piece) != 0)
+      continue;
+    if (std::remove(path.c_str()) == 0)
+      removed.push_back({name, uint64_t(piece.st_size)});
+  }
+  return removed;
 }
 
 void removeWithPieces(const std::string &path) {

@@ -77,6 +77,17 @@ Status writePiece(const std::string &path, uint64_t rank, uint64_t ranks,
 /// Removes `path` and every piece of it.
 void removeWithPieces(const std::string &path);
 
+/// A piece file whose main file is not there.
+struct OrphanPiece {
+  std::string name; ///< within the folder
+  uint64_t bytes = 0;
+};
+
+/// Removes the pieces in `folder` whose main file does not exist: those of
+/// a sharded checkpoint that a killed run began and never finished. Only
+/// safe while no rank writes one.
+std::vector<OrphanPiece> removeOrphanPieces(const std::string &folder);
+
 } // namespace sinter::rt
 
 #endif // SINTER_RT_PROGRAM_STOREDTENSORS_H

@@ -6,6 +6,7 @@
 #include "observe/RunLog.h"
 #include "observe/Trace.h"
 #include "program/Checkpoint.h"
+#include "program/StoredTensors.h"
 #include "program/ReportWindow.h"
 #include "program/RunDescription.h"
 #include "program/StepValues.h"
@@ -212,6 +213,12 @@ Status Training::removeStaleCheckpointFiles() {
   for (const StaleTemporary &file : *removed)
     log->message("removed " + checkpointDir + "/" + file.name + " (" + formatBytes(file.bytes) +
                  "), the temporary file of a checkpoint whose writer was killed");
+  // Pieces of a sharded checkpoint never made whole: a later checkpoint of
+  // the same step must not take them for this run's.
+  for (const OrphanPiece &piece : removeOrphanPieces(checkpointDir))
+    log->message("removed " + checkpointDir + "/" + piece.name + " (" +
+                 formatBytes(piece.bytes) +
+                 "), a piece of a checkpoint that was never completed");
   return Status::success();
 }
 

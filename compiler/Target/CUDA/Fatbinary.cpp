@@ -61,7 +61,6 @@ public:
   LogicalResult run() {
     SmallVector<std::string> images;
     TempFile newestPtx;
-    StringRef newestChip;
     int newest = -1;
     for (Attribute a : binary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(a);
@@ -84,7 +83,6 @@ public:
       images.push_back(image);
       if (sm > newest) {
         newest = sm;
-        newestChip = chip;
         newestPtx = std::move(ptx);
         newestTarget = target;
       }

@@ -59,6 +59,11 @@ std::string latestCheckpoint(const std::string &dir) {
   return steps.empty() ? "" : pathOf(dir, steps.back());
 }
 
+/// A buffer's name in checkpoint files: moments under momentName().
+static std::string storedName(const BufferSpec &b) {
+  return b.kind == BufferKind::OptimizerState ? momentName(b) : b.name;
+}
+
 /// Every buffer of the checkpoint that a rank holds a shard of.
 static std::vector<size_t> shardedBuffers(const StepPlan &plan) {
   std::vector<size_t> sharded;
@@ -74,8 +79,7 @@ static std::vector<TensorShard> shardsOf(const StepPlan &plan, Data data) {
   std::vector<TensorShard> shards;
   for (size_t i : shardedBuffers(plan)) {
     const BufferSpec &b = plan.buffers[i];
-    std::string name = b.kind == BufferKind::OptimizerState ? momentName(b) : b.name;
-    shards.push_back({name, b.dtype, b.globalShape, data(i),
+    shards.push_back({storedName(b), b.dtype, b.globalShape, data(i),
                       b.byteSize / dtypeSize(b.dtype)});
   }
   return shards;
@@ -111,8 +115,7 @@ static std::vector<SafetensorsTensor> wholeTensors(const StepPlan &plan, Data da
   std::vector<SafetensorsTensor> tensors;
   for (size_t i : wholeBuffers(plan)) {
     const BufferSpec &b = plan.buffers[i];
-    std::string name = b.kind == BufferKind::OptimizerState ? momentName(b) : b.name;
-    tensors.push_back({name, b.dtype, b.shape, data(i)});
+    tensors.push_back({storedName(b), b.dtype, b.shape, data(i)});
   }
   return tensors;
 }

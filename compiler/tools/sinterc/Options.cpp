@@ -78,9 +78,10 @@ static cl::opt<Target> targetDevice(
     cl::cat(category));
 cl::opt<std::string> cudaArch(
     "cuda-arch",
-    cl::desc("With --emit=ptx: the chip whose PTX is printed (sm_80 or "
-             "sm_90; programs carry both)"),
-    cl::init("sm_90"), cl::value_desc("CHIP"), cl::cat(category));
+    cl::desc("The CUDA chips to build kernels for, comma-separated "
+             "(default: sm_80,sm_90); with --emit=ptx, the one chip whose "
+             "PTX is printed (default: sm_90)"),
+    cl::value_desc("CHIPS"), cl::cat(category));
 cl::opt<bool> listParams("list-params",
                          cl::desc("Print every param and state with its "
                                   "shape, and the trainable total"),

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -30,7 +31,9 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace sinterc {
@@ -95,32 +98,58 @@ int linkProgram(llvm::Module &llvmModule, bool cuda, mlir::TimingScope &timing) 
   return 0;
 }
 
-/// The CUDA target's options: sm_80 and sm_90 kernels and PTX from this
-/// toolkit.
-sinter::CUDAOptions cudaOptions(llvm::StringRef format) {
+/// The chips of --cuda-arch, each checked; none given: `fallback`.
+std::optional<std::vector<std::string>>
+cudaChips(const std::vector<std::string> &fallback) {
+  if (cudaArch.empty())
+    return fallback;
+  std::vector<std::string> chips;
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(cudaArch).split(names, ',');
+  for (llvm::StringRef name : names) {
+    llvm::StringRef digits = name.trim();
+    if (!digits.consume_front("sm_") || digits.empty() ||
+        !llvm::all_of(digits, llvm::isDigit)) {
+      std::cerr << "sinterc: error: --cuda-arch " << cudaArch.getValue()
+                << ": expected chips such as sm_80 or sm_90\n";
+      return std::nullopt;
+    }
+    chips.push_back(name.trim().str());
+  }
+  // Oldest first: the fatbinary's PTX is the last chip's.
+  llvm::sort(chips, [](const std::string &a, const std::string &b) {
+    return std::stoi(a.substr(3)) < std::stoi(b.substr(3));
+  });
+  chips.erase(std::unique(chips.begin(), chips.end()), chips.end());
+  return chips;
+}
+
+/// The CUDA target's options: kernels for `chips`, and the newest one's
+/// PTX, from this toolkit.
+sinter::CUDAOptions cudaOptions(llvm::StringRef format, std::vector<std::string> chips) {
   sinter::CUDAOptions options;
   options.toolkitPath = cudaToolkit();
   options.format = format.str();
+  options.chips = std::move(chips);
   return options;
 }
 
 /// --emit=ptx: the kernels' PTX, each module's text.
 int printPtx(mlir::ModuleOp module, mlir::MLIRContext &context,
              llvm::ToolOutputFile *output, mlir::TimingScope &timing) {
+  std::optional<std::vector<std::string>> chips = cudaChips({"sm_90"});
+  if (!chips)
+    return 1;
+  if (chips->size() != 1) {
+    std::cerr << "sinterc: error: --emit=ptx prints one chip's PTX; --cuda-arch "
+              << cudaArch.getValue() << " names " << chips->size() << "\n";
+    return 1;
+  }
   mlir::PassManager pm(&context);
   mlir::TimingScope passes = timing.nest("Passes (linalg to PTX)");
   pm.enableTiming(passes);
   sinter::buildLinalgToGPUPipeline(pm);
-  llvm::StringRef digits = cudaArch.getValue();
-  if (!digits.consume_front("sm_") || digits.empty() ||
-      !llvm::all_of(digits, llvm::isDigit)) {
-    std::cerr << "sinterc: error: --cuda-arch " << cudaArch.getValue()
-              << ": expected a chip such as sm_80 or sm_90\n";
-    return 1;
-  }
-  sinter::CUDAOptions options = cudaOptions("isa");
-  options.chips = {cudaArch};
-  sinter::buildGPUKernelsPipeline(pm, options);
+  sinter::buildGPUKernelsPipeline(pm, cudaOptions("isa", *chips));
   if (mlir::failed(pm.run(module)))
     return 1;
   for (auto binary : module.getOps<mlir::gpu::BinaryOp>())
@@ -142,13 +171,17 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context, bool cuda,
   if (emitStage == Emit::Ptx)
     return printPtx(module, context, output, timing);
   if (emitStage != Emit::Train && emitStage != Emit::Linalg) {
+    std::optional<std::vector<std::string>> chips =
+        cudaChips(sinter::CUDAOptions().chips);
+    if (!chips)
+      return 1;
     mlir::PassManager pm(&context);
     mlir::TimingScope passes = timing.nest("Passes (linalg to LLVM)");
     pm.enableTiming(passes);
     if (emitStage == Emit::Gpu)
       sinter::buildLinalgToGPUPipeline(pm);
     else if (cuda)
-      sinter::buildLinalgToCUDAPipeline(pm, cudaOptions("fatbin"));
+      sinter::buildLinalgToCUDAPipeline(pm, cudaOptions("fatbin", *chips));
     else
       sinter::buildLinalgToLLVMPipeline(pm);
     if (mlir::failed(pm.run(module)))

@@ -135,7 +135,9 @@ static void addHostToLLVMPasses(mlir::OpPassManager &pm) {
 static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(host::createRecordPlan());
   // Threads take a generic's parallel loops; its reductions run inside.
-  pm.addPass(createParallelReductions());
+  ParallelReductionsOptions reductions;
+  reductions.splitColumns = !cuda;
+  pm.addPass(createParallelReductions(reductions));
   // Matmuls read their operands transposed in place, not through copies.
   pm.addPass(host::createFoldMatmulTransposes());
   // compute: BF16 rounds the inputs of the matmuls, their forms settled.

@@ -220,10 +220,21 @@ def ParallelReductions : Pass<"sinter-parallel-reductions", "mlir::ModuleOp"> {
     and minima are split, and only when the outermost loop has at least
     `min-rows` iterations. The order of the sums is fixed by the shapes
     alone, so results do not depend on the number of threads.
+
+    With `split-columns` (the CPU), a sum whose reductions all come before
+    its parallel loops, the result indexed by those in order (a channel's
+    sum over N, H and W of an NHWC tensor), is split the same way instead
+    of reordered: a partial row per iteration of its outermost loop, whose
+    inner loops read along memory, then the rows summed. Reordered, each
+    thread would read a column with the stride of a row. Only when each
+    partial row sums `min-rows` rows or more (not a matrix's column sums,
+    whose partial rows would be the matrix again).
   }];
   let options = [
     Option<"minRows", "min-rows", "int64_t", /*default=*/"16",
-           "split only reductions with at least this many outer iterations">
+           "split only reductions with at least this many outer iterations">,
+    Option<"splitColumns", "split-columns", "bool", /*default=*/"false",
+           "split reductions over leading loops into partial rows">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",

@@ -1,4 +1,5 @@
 // RUN: sinter-opt %s -sinter-parallel-reductions -split-input-file | FileCheck %s
+// RUN: sinter-opt %s -sinter-parallel-reductions=split-columns -split-input-file | FileCheck %s --check-prefix=COLUMNS
 
 // A reduction over rows (the bias gradient) runs a thread per column: its
 // parallel loop becomes the outermost.
@@ -62,4 +63,47 @@ func.func @small(%g: tensor<8xf32>, %init: tensor<f32>) -> tensor<f32> {
     linalg.yield %s : f32
   } -> tensor<f32>
   return %r : tensor<f32>
+}
+
+// -----
+
+// A channel's sum over N, H and W of an NHWC tensor. Reordered (the
+// default), a thread per channel reads with the stride of a row; with
+// split-columns (the CPU), a partial row per image, read along memory with
+// the loops in their order, then the 16 rows summed into the result.
+// CHECK-LABEL: func.func @channels(
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction", "reduction"]}
+// COLUMNS-LABEL: func.func @channels(
+// COLUMNS-SAME:    %[[X:.*]]: tensor<16x4x4x64xf32>, %[[INIT:.*]]: tensor<64xf64>)
+// COLUMNS:       %[[FILL:.*]] = linalg.fill ins(%{{.*}} : f64) outs(%{{.*}} : tensor<16x64xf64>)
+// COLUMNS:       %[[PARTIAL:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[ROW:.*]]], iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins(%[[X]] : tensor<16x4x4x64xf32>) outs(%[[FILL]] : tensor<16x64xf64>)
+// COLUMNS:       %[[TOTAL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PARTIAL]] : tensor<16x64xf64>) outs(%[[INIT]] : tensor<64xf64>)
+// COLUMNS:       return %[[TOTAL]]
+// A matrix's column sums (each partial row would sum one row) are
+// reordered as before.
+// COLUMNS-LABEL: func.func @matrix_columns(
+// COLUMNS:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// COLUMNS-NOT:   linalg.generic
+#nhwc = affine_map<(n, h, w, c) -> (n, h, w, c)>
+#channel = affine_map<(n, h, w, c) -> (c)>
+func.func @channels(%x: tensor<16x4x4x64xf32>, %init: tensor<64xf64>) -> tensor<64xf64> {
+  %r = linalg.generic {indexing_maps = [#nhwc, #channel], iterator_types = ["reduction", "reduction", "reduction", "parallel"]}
+      ins(%x : tensor<16x4x4x64xf32>) outs(%init : tensor<64xf64>) {
+  ^bb0(%v: f32, %acc: f64):
+    %e = arith.extf %v : f32 to f64
+    %s = arith.addf %e, %acc : f64
+    linalg.yield %s : f64
+  } -> tensor<64xf64>
+  return %r : tensor<64xf64>
+}
+#few_in = affine_map<(i, j) -> (i, j)>
+#few_out = affine_map<(i, j) -> (j)>
+func.func @matrix_columns(%g: tensor<64x8xf32>, %init: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.generic {indexing_maps = [#few_in, #few_out], iterator_types = ["reduction", "parallel"]}
+      ins(%g : tensor<64x8xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
 }

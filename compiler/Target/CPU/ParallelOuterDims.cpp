@@ -51,17 +51,20 @@ unsigned parallelDims(scf::ParallelOp loop, int64_t enough) {
 }
 
 /// scf.parallel (i0..in) { body } becomes
-/// scf.parallel (i0..ik-1) { scf.for ik { ... scf.for in { body } } }.
+/// scf.parallel (i0..ik-1) { scf.for ik { ... scf.for in { body } } }, or
+/// with k = 0 the loops alone.
 void keepOuterParallel(scf::ParallelOp loop, unsigned kept) {
   OpBuilder b(loop);
   Location loc = loop.getLoc();
-  auto outer = scf::ParallelOp::create(b, loc, loop.getLowerBound().take_front(kept),
-                                       loop.getUpperBound().take_front(kept),
-                                       loop.getStep().take_front(kept));
   IRMapping mapping;
-  for (unsigned d = 0; d < kept; ++d)
-    mapping.map(loop.getInductionVars()[d], outer.getInductionVars()[d]);
-  b.setInsertionPointToStart(outer.getBody());
+  if (kept > 0) {
+    auto outer = scf::ParallelOp::create(b, loc, loop.getLowerBound().take_front(kept),
+                                         loop.getUpperBound().take_front(kept),
+                                         loop.getStep().take_front(kept));
+    for (unsigned d = 0; d < kept; ++d)
+      mapping.map(loop.getInductionVars()[d], outer.getInductionVars()[d]);
+    b.setInsertionPointToStart(outer.getBody());
+  }
   for (unsigned d = kept; d < loop.getNumLoops(); ++d) {
     auto inner = scf::ForOp::create(b, loc, loop.getLowerBound()[d],
                                     loop.getUpperBound()[d], loop.getStep()[d]);
@@ -78,13 +81,18 @@ struct CPUParallelOuterDims
     : public impl::CPUParallelOuterDimsBase<CPUParallelOuterDims> {
   using Base::Base;
   void runOnOperation() override {
-    SmallVector<scf::ParallelOp> loops;
+    SmallVector<scf::ParallelOp> loops, nested;
     getOperation().walk([&](scf::ParallelOp loop) {
       // Loops with reductions keep their form (scf.reduce combines across
-      // every dimension); nested ones run inside a thread already.
-      if (loop.getNumResults() == 0 && !loop->getParentOfType<scf::ParallelOp>())
-        loops.push_back(loop);
+      // every dimension). Nested ones (a partial row's loop inside a
+      // reduction) run inside a thread already: they become sequential
+      // loops, innermost first, instead of OpenMP regions of one thread.
+      if (loop.getNumResults() != 0)
+        return;
+      (loop->getParentOfType<scf::ParallelOp>() ? nested : loops).push_back(loop);
     });
+    for (scf::ParallelOp loop : nested)
+      keepOuterParallel(loop, 0);
     for (scf::ParallelOp loop : loops) {
       unsigned kept = parallelDims(loop, minParallelIterations);
       if (kept < loop.getNumLoops())

@@ -80,7 +80,10 @@ def CPUParallelOuterDims : Pass<"sinter-cpu-parallel-outer-dims", "mlir::ModuleO
     the same order, which LLVM is asked not to unroll: it would unroll a
     short row whole and then vectorize across rows with gathers, where a
     rolled row vectorizes along memory. A loop with bounds not known at
-    compile time keeps its form, and so does one nested in another.
+    compile time keeps its form. One nested in another (the loop over a
+    partial row of a split column reduction) already runs inside a thread:
+    it becomes sequential `scf.for` loops, not a parallel region of one
+    thread per iteration of the loops around it.
   }];
   let options = [
     Option<"minParallelIterations", "min-parallel-iterations", "int64_t",

@@ -19,6 +19,7 @@
 // MORE:         scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = (%c0, %c0, %c0) to (%c32, %c64, %c32)
 // MORE-NEXT:      scf.for %{{.*}} = %c0 to %c32 step %c1 {
 // MORE-NOT:       scf.for
+// MORE-LABEL: func.func @rows(
 func.func @elementwise(%x: memref<32x64x32x32xf32>, %y: memref<32x64x32x32xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -52,8 +53,9 @@ func.func @rows(%x: memref<256x1024xf32>) {
 }
 
 // Left as they are: a bound known only at run time, a loop that reduces
-// across its dimensions, one whose dimensions never reach 64 together, and
-// a loop inside another parallel one.
+// across its dimensions, and one whose dimensions never reach 64 together.
+// A loop inside another parallel one runs inside a thread: its dimensions
+// become sequential loops (a partial row's loop in a column reduction).
 // CHECK-LABEL: func.func @unchanged(
 // CHECK:         scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%[[D:.*]], %c1024)
 // CHECK-NOT:       scf.for
@@ -62,8 +64,11 @@ func.func @rows(%x: memref<256x1024xf32>) {
 // CHECK:         scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c4, %c4)
 // CHECK-NOT:       scf.for
 // CHECK:         scf.parallel (%{{.*}}) = (%c0) to (%c256)
-// CHECK-NEXT:      scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = (%c0, %c0, %c0) to (%c256, %c4, %c4)
-// CHECK-NOT:         scf.for
+// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c256 step %c1 {
+// CHECK-NEXT:        scf.for %[[K:.*]] = %c0 to %c4 step %c1 {
+// CHECK-NEXT:          scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK-NEXT:            memref.store %{{.*}}, %{{.*}}[%[[J]], %[[K]]]
+// CHECK-NOT:       scf.parallel
 func.func @unchanged(%x: memref<?x1024xf32>, %d: index) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -40,6 +40,7 @@ void buildStepPipeline(mlir::OpPassManager &pm) {
   pm.addPass(graph::createGraphFuseAttention());
   pm.addPass(train::createDistSyncBatchNorm());
   pm.addPass(graph::createGraphFuseBatchNorm());
+  pm.addPass(graph::createGraphChannelsLast());
   pm.addPass(graph::createGraphAutodiff());
   pm.addPass(graph::createGraphExpandAttentionGrad());
   pm.addPass(graph::createGraphModelToFunc());

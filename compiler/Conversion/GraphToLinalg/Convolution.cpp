@@ -50,6 +50,13 @@ bool forLibrary(Operation *op) {
          cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
 }
 
+/// Channels-last convolutions are the library's alone (graph-channels-last
+/// makes them only for it).
+Results channelsLastWithoutLibrary(Operation *op) {
+  op->emitError("internal error: a channels-last convolution that no library runs");
+  return failure();
+}
+
 Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
   OpBuilder &b = tb.builder();
   Location loc = tb.location();
@@ -60,8 +67,11 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
   if (g == 1 && forLibrary(op))
     return one(train::ConvForwardOp::create(b, loc, out, a.getInput(), a.getWeight(),
                                             Value(), op.getStrideAttr(),
-                                            op.getPaddingAttr(), op.getDilationAttr())
+                                            op.getPaddingAttr(), op.getDilationAttr(),
+                                            op.getChannelsLastAttr())
                    .getResult());
+  if (op.getChannelsLast())
+    return channelsLastWithoutLibrary(op);
   int64_t padding[2] = {pad[0], pad[1]};
   Value x = tb.padSpatial(a.getInput(), padding, 0.0);
   Value w = a.getWeight();
@@ -95,8 +105,11 @@ Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op,
   if (forLibrary(op))
     return one(train::ConvBackwardWeightsOp::create(
                    b, tb.location(), op.getType(), ad.getInput(), ad.getGrad(), Value(),
-                   op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr())
+                   op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
+                   op.getChannelsLastAttr())
                    .getResult());
+  if (op.getChannelsLast())
+    return channelsLastWithoutLibrary(op);
   int64_t pad[2] = {p[0], p[1]};
   Value x = tb.padSpatial(ad.getInput(), pad, 0.0);
   ArrayRef<int64_t> gs = shapeOf(ad.getGrad()), os = op.getType().getShape();
@@ -134,8 +147,11 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   if (forLibrary(op))
     return one(train::ConvBackwardDataOp::create(b, loc, out, g, w, Value(),
                                                  op.getStrideAttr(), op.getPaddingAttr(),
-                                                 op.getDilationAttr())
+                                                 op.getDilationAttr(),
+                                                 op.getChannelsLastAttr())
                    .getResult());
+  if (op.getChannelsLast())
+    return channelsLastWithoutLibrary(op);
   ArrayRef<int64_t> gs = shapeOf(g), ws = shapeOf(w);
   int64_t n = gs[0], o = ws[0], c = ws[1], kh = ws[2], kw = ws[3];
   int64_t k[2] = {kh, kw};

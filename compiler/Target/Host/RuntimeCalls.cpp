@@ -54,6 +54,8 @@ void markCommunication(Value buffer) {
 template <typename OpT>
 LogicalResult callConv(CallBuilder &cb, OpT op, StringRef callee, Value input, Value grad,
                        Value weight) {
+  if (callee.empty())
+    return op.emitError("internal error: the device's library has no such convolution");
   for (Value v : {input, grad, weight}) {
     auto t = cast<MemRefType>(v.getType());
     if (!t.getElementType().isF32() || !t.getLayout().isIdentity())
@@ -61,9 +63,14 @@ LogicalResult callConv(CallBuilder &cb, OpT op, StringRef callee, Value input, V
                           "buffers, not ")
              << t;
   }
-  ArrayRef<int64_t> x = cast<MemRefType>(input.getType()).getShape(),
-                    w = cast<MemRefType>(weight.getType()).getShape(),
-                    y = cast<MemRefType>(grad.getType()).getShape();
+  SmallVector<int64_t> x(cast<MemRefType>(input.getType()).getShape()),
+      y(cast<MemRefType>(grad.getType()).getShape());
+  ArrayRef<int64_t> w = cast<MemRefType>(weight.getType()).getShape();
+  // The call takes NCHW sizes whatever the layout.
+  if (op.getChannelsLast()) {
+    x = {x[0], x[3], x[1], x[2]};
+    y = {y[0], y[3], y[1], y[2]};
+  }
   Location loc = op.getLoc();
   SmallVector<Value> args = {cb.pointer(op.getLhs()), cb.pointer(op.getRhs()),
                              cb.pointer(op.getInto())};
@@ -73,6 +80,11 @@ LogicalResult callConv(CallBuilder &cb, OpT op, StringRef callee, Value input, V
     args.push_back(cb.constant(loc, v));
   cb.libraryCall(loc, callee, args);
   return success();
+}
+
+/// A convolution pass's library function: conv2d_[nhwc_]PASS.
+template <typename OpT> std::string convCall(OpT op, StringRef pass) {
+  return ("conv2d_" + Twine(op.getChannelsLast() ? "nhwc_" : "") + pass).str();
 }
 
 /// The pointers of a variadic library call's buffers (inputs, then
@@ -284,22 +296,22 @@ std::optional<LogicalResult> lowerLibraryCall(CallBuilder &cb, ModuleOp module,
   // The device library's function: sinter_cpu_conv2d_f32, sinter_cuda_...
   auto library = [&](StringRef function) {
     StringAttr device = attrs::device.get(module);
-    std::string_view name = abi::libraryCall(device ? device.getValue() : "cpu", function);
-    assert(!name.empty() && "a library call abi_names.def does not list");
-    return std::string(name);
+    // Empty for a function the device lacks (a channels-last convolution
+    // on CUDA), which callConv refuses.
+    return std::string(abi::libraryCall(device ? device.getValue() : "cpu", function));
   };
   return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](ConvForwardOp c) {
-        return callConv(cb, c, library("conv2d_f32"), /*input=*/c.getLhs(),
+        return callConv(cb, c, library(convCall(c, "f32")), /*input=*/c.getLhs(),
                         /*grad=*/c.getInto(), /*weight=*/c.getRhs());
       })
       .Case([&](ConvBackwardDataOp c) {
-        return callConv(cb, c, library("conv2d_backward_data_f32"), /*input=*/c.getInto(),
-                        /*grad=*/c.getLhs(), /*weight=*/c.getRhs());
+        return callConv(cb, c, library(convCall(c, "backward_data_f32")),
+                        /*input=*/c.getInto(), /*grad=*/c.getLhs(), /*weight=*/c.getRhs());
       })
       .Case([&](ConvBackwardWeightsOp c) {
-        return callConv(cb, c, library("conv2d_backward_weights_f32"), /*input=*/c.getLhs(),
-                        /*grad=*/c.getRhs(), /*weight=*/c.getInto());
+        return callConv(cb, c, library(convCall(c, "backward_weights_f32")),
+                        /*input=*/c.getLhs(), /*grad=*/c.getRhs(), /*weight=*/c.getInto());
       })
       .Case([&](AttentionForwardOp a) {
         return callAttention(cb, a, library("attention_bf16"), a.getInputs(), a.getInto(),

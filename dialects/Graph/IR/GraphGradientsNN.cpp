@@ -97,12 +97,12 @@ GRADIENT(Conv2dOp) {
     return emitError("the gradient of a grouped convolution is not built yet");
   Location l = getLoc();
   Value g = rg[0];
-  og.push_back(Conv2dGradInputOp::create(b, l, getInput().getType(), g,
-                                         getWeight(), getStrideAttr(),
-                                         getPaddingAttr(), getDilationAttr()));
-  og.push_back(Conv2dGradWeightOp::create(b, l, getWeight().getType(),
-                                          getInput(), g, getStrideAttr(),
-                                          getPaddingAttr(), getDilationAttr()));
+  og.push_back(Conv2dGradInputOp::create(
+      b, l, getInput().getType(), g, getWeight(), getStrideAttr(),
+      getPaddingAttr(), getDilationAttr(), getChannelsLastAttr()));
+  og.push_back(Conv2dGradWeightOp::create(
+      b, l, getWeight().getType(), getInput(), g, getStrideAttr(),
+      getPaddingAttr(), getDilationAttr(), getChannelsLastAttr()));
   return success();
 }
 

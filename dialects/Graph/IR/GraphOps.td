@@ -311,11 +311,12 @@ def Graph_Conv2dGradInputOp : Graph_Op<"conv2d_grad_input", [Pure]> {
     Given `grad` (the gradient of a `graph.conv2d` result, `[N, O, OH, OW]`)
     and its `weight` (`[O, C, KH, KW]`), the gradient with respect to the
     convolution's input, of the result's type `[N, C, H, W]`. The attributes
-    are the convolution's; `groups` must be 1.
+    are the convolution's; `groups` must be 1. With `channels_last`, `grad`
+    and the result are NHWC.
   }];
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$weight,
                        Graph_PairAttr:$stride, Graph_PairAttr:$padding,
-                       Graph_PairAttr:$dilation);
+                       Graph_PairAttr:$dilation, UnitAttr:$channels_last);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat =
       "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
@@ -327,11 +328,12 @@ def Graph_Conv2dGradWeightOp : Graph_Op<"conv2d_grad_weight", [Pure]> {
     Given the convolution's `input` (`[N, C, H, W]`) and `grad` (the
     gradient of its result, `[N, O, OH, OW]`), the gradient with respect to
     the weight, of the result's type `[O, C, KH, KW]`. The attributes are the
-    convolution's; `groups` must be 1.
+    convolution's; `groups` must be 1. With `channels_last`, `input` and
+    `grad` are NHWC.
   }];
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grad,
                        Graph_PairAttr:$stride, Graph_PairAttr:$padding,
-                       Graph_PairAttr:$dilation);
+                       Graph_PairAttr:$dilation, UnitAttr:$channels_last);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat =
       "$input `,` $grad attr-dict `:` functional-type(operands, results)";
@@ -725,6 +727,8 @@ def Graph_Conv2dOp : Graph_InferOp<"conv2d", [Pure, Graph_Differentiable]> {
     pairs: strides and dilations positive, padding non-negative. `groups` is
     positive and divides the output channels; the input has
     `groups * I` channels. The kernel extent fits the padded input.
+    With `channels_last` (set by `graph-channels-last`, for one group), the
+    input and the result are NHWC instead; the weight stays OIHW.
 
     Example:
     ```mlir
@@ -736,7 +740,8 @@ def Graph_Conv2dOp : Graph_InferOp<"conv2d", [Pure, Graph_Differentiable]> {
   }];
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$weight,
                        Graph_PairAttr:$stride, Graph_PairAttr:$padding,
-                       Graph_PairAttr:$dilation, I64Attr:$groups);
+                       Graph_PairAttr:$dilation, I64Attr:$groups,
+                       UnitAttr:$channels_last);
   let results = (outs Graph_FloatTensor:$result);
 }
 

@@ -295,11 +295,20 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *context,
     return failInference(loc, getOperationName(),
                          "expects (height, width) pairs for stride, padding "
                          "and dilation");
-  return addResult(loc, getOperationName(),
-                   shape::conv2d(toShape(inputType), toShape(weightType),
-                                 stride, padding, dilation,
-                                 adaptor.getGroups()),
-                   inputType.getElementType(), types);
+  // Channels last: the rule's NCHW shapes, permuted in and out.
+  bool last = adaptor.getChannelsLast();
+  if (last && adaptor.getGroups() != 1)
+    return failInference(loc, getOperationName(),
+                         "channels_last needs one group");
+  shape::Shape input = toShape(inputType);
+  if (last && input.size() == 4)
+    input = {input[0], input[3], input[1], input[2]};
+  shape::Result rule = shape::conv2d(input, toShape(weightType), stride,
+                                     padding, dilation, adaptor.getGroups());
+  if (last && rule.ok())
+    rule.shape = {rule.shape[0], rule.shape[2], rule.shape[3], rule.shape[1]};
+  return addResult(loc, getOperationName(), rule, inputType.getElementType(),
+                   types);
 }
 
 LogicalResult GlobalAvgPool2dOp::inferReturnTypes(

@@ -79,6 +79,25 @@ def GraphFuseBatchNorm : Pass<"graph-fuse-batch-norm", "mlir::ModuleOp"> {
   }];
 }
 
+def GraphChannelsLast : Pass<"graph-channels-last", "mlir::ModuleOp"> {
+  let summary = "NHWC activations between a CPU module's convolutions";
+  let description = [{
+    In a module compiled for the CPU (`sinter.device` "cpu"), each f32
+    `graph.conv2d` of one group becomes a `channels_last` one (NHWC input
+    and result, OIHW weight) between transposes, and the transposes back to
+    NCHW move down through elementwise ops of rank-4 and scalar operands
+    (the others transposed to match; a per-channel `[1, C, 1, 1]` view
+    becomes `[1, 1, 1, C]`), through `graph.batch_norm_stats` and
+    `graph.batch_norm_count` over N, H and W (axes renumbered), and across
+    the arguments and results of private functions that only calls use (the
+    repeated blocks), until they meet their inverses and fold away. What
+    reads a value in NCHW otherwise reads a transpose. It runs before
+    autodiff, which keeps the layout in the gradients. Elsewhere it changes
+    nothing.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def GraphExpandAttentionGrad : Pass<"graph-expand-attention-grad", "mlir::ModuleOp"> {
   let summary = "graph.attention_grad as graph ops, unless the target fuses it";
   let description = [{

@@ -80,7 +80,7 @@ LogicalResult bufferizeConvLibraryOp(OpT op, RewriterBase &rewriter,
   Value into = newBuffer(rewriter, op.getLoc(), op.getResult().getType());
   OpT::create(rewriter, op.getLoc(), Type(), denseBuffer(rewriter, op.getLoc(), *lhs),
               denseBuffer(rewriter, op.getLoc(), *rhs), into, op.getStrideAttr(),
-              op.getPaddingAttr(), op.getDilationAttr());
+              op.getPaddingAttr(), op.getDilationAttr(), op.getChannelsLastAttr());
   replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
   return success();
 }

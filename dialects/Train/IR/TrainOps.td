@@ -256,7 +256,8 @@ class Train_ConvLibraryOp<string mnemonic, string summaryText>
   let summary = summaryText;
   let arguments = (ins AnyShaped:$lhs, AnyShaped:$rhs,
                    Optional<AnyMemRef>:$into, DenseI64ArrayAttr:$stride,
-                   DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation);
+                   DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation,
+                   UnitAttr:$channels_last);
   let results = (outs Optional<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`into` $into^)? attr-dict `:` type($lhs) `,` type($rhs)
@@ -270,7 +271,8 @@ def Train_ConvForwardOp : Train_ConvLibraryOp<"conv2d_forward",
   let description = [{
     y = conv2d(x, w): the input `lhs` (NCHW, not padded) by the kernel `rhs`
     (OIHW) with the given stride, zero padding on both sides of each spatial
-    axis, and dilation. The CPU target lowers it to oneDNN's forward
+    axis, and dilation. With `channels_last` (CPU only), x and y are NHWC,
+    and so are the activations and their gradients of the two backward ops. The CPU target lowers it to oneDNN's forward
     convolution, the CUDA target to cuDNN's; both read the padding as zeros
     instead of a padded copy of x. On tensors it returns y, in a new buffer; on buffers it writes
     `into`.

@@ -354,7 +354,20 @@ namespace {
 /// order.
 struct ConvShape {
   int64_t n, c, h, w, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw;
+  /// The activations (x, y and their gradients) are NHWC, not NCHW.
+  bool channelsLast = false;
 };
+
+/// An activation of NCHW sizes `dims`, stored NCHW or NHWC.
+dnnl_memory_desc_t describeActivation(const dnnl_dims_t dims, bool channelsLast,
+                                      const std::string &what) {
+  if (!channelsLast)
+    return describe(4, dims, what);
+  dnnl_memory_desc_t md;
+  check(dnnl_memory_desc_init_by_tag(&md, 4, dims, dnnl_f32, dnnl_nhwc),
+        "dnnl_memory_desc_init_by_tag", what);
+  return md;
+}
 
 /// The three passes of a convolution, each its own primitive. Their call
 /// arguments are x, w, y (forward); dy, w, dx (data); x, dy, dw (weights).
@@ -365,6 +378,8 @@ std::string describeConv(ConvPass pass, const ConvShape &s) {
                    ", " + std::to_string(s.h) + ", " + std::to_string(s.w) + "] with [" +
                    std::to_string(s.o) + ", " + std::to_string(s.c) + ", " +
                    std::to_string(s.kh) + ", " + std::to_string(s.kw) + "]";
+  if (s.channelsLast)
+    of += " (channels last)";
   switch (pass) {
   case ConvPass::forward:
     return of;
@@ -381,10 +396,15 @@ std::string describeConv(ConvPass pass, const ConvShape &s) {
 Kernel buildConv(ConvPass pass, const ConvShape &s, const std::string &what) {
   dnnl_dims_t xd = {s.n, s.c, s.h, s.w}, wdims = {s.o, s.c, s.kh, s.kw},
               yd = {s.n, s.o, s.oh, s.ow};
-  dnnl_memory_desc_t xmd = describe(4, xd, what), wmd = describe(4, wdims, what),
-                     ymd = describe(4, yd, what);
-  dnnl_memory_desc_t xany = anyLayout(4, xd, what), wany = anyLayout(4, wdims, what),
-                     yany = anyLayout(4, yd, what);
+  dnnl_memory_desc_t xmd = describeActivation(xd, s.channelsLast, what),
+                     wmd = describe(4, wdims, what),
+                     ymd = describeActivation(yd, s.channelsLast, what);
+  // Channels-last activations are taken as they are (oneDNN's NHWC kernels
+  // cost the backward passes nothing against its blocked ones, and spare
+  // the reorders); the weights' layout is oneDNN's choice.
+  dnnl_memory_desc_t xany = s.channelsLast ? xmd : anyLayout(4, xd, what),
+                     wany = anyLayout(4, wdims, what),
+                     yany = s.channelsLast ? ymd : anyLayout(4, yd, what);
   dnnl_dims_t strides = {s.sh, s.sw}, dilates = {s.dh - 1, s.dw - 1}, pad = {s.ph, s.pw};
   dnnl_convolution_desc_t forward;
   check(dnnl_dilated_convolution_forward_desc_init(
@@ -426,7 +446,7 @@ Kernel buildConv(ConvPass pass, const ConvShape &s, const std::string &what) {
 
 void conv(ConvPass pass, const ConvShape &s, std::array<void *, 3> args) {
   Key key{s.n,  s.c,  s.h,  s.w,  s.o,  s.kh, s.kw, s.oh,
-          s.ow, s.sh, s.sw, s.dh, s.dw, s.ph, s.pw};
+          s.ow, s.sh, s.sw, s.dh, s.dw, s.ph, s.pw, s.channelsLast};
   Kernel *kernel;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
@@ -466,5 +486,30 @@ extern "C" void sinter_cpu_conv2d_backward_weights_f32(
     int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
     int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
   conv(ConvPass::weights, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
+       {const_cast<float *>(x), const_cast<float *>(dy), dwt});
+}
+
+extern "C" void sinter_cpu_conv2d_nhwc_f32(const float *x, const float *w, float *y,
+                                           int64_t n, int64_t c, int64_t h, int64_t wd,
+                                           int64_t o, int64_t kh, int64_t kw, int64_t oh,
+                                           int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+                                           int64_t dw, int64_t ph, int64_t pw) {
+  conv(ConvPass::forward, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, true},
+       {const_cast<float *>(x), const_cast<float *>(w), y});
+}
+
+extern "C" void sinter_cpu_conv2d_nhwc_backward_data_f32(
+    const float *dy, const float *w, float *dx, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
+  conv(ConvPass::data, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, true},
+       {const_cast<float *>(dy), const_cast<float *>(w), dx});
+}
+
+extern "C" void sinter_cpu_conv2d_nhwc_backward_weights_f32(
+    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
+  conv(ConvPass::weights, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, true},
        {const_cast<float *>(x), const_cast<float *>(dy), dwt});
 }

@@ -1,0 +1,105 @@
+// RUN: sinter-opt %s -graph-channels-last -split-input-file | FileCheck %s
+
+// On the CPU, activations are NHWC from the stem's convolution through the
+// repeated block, called twice, to the pooling: the block's argument and
+// result are NHWC, its convolution is channels_last, its statistics are
+// over axes 0, 1 and 2, its per-channel views are [1, 1, 1, C], and the
+// residual add reads the argument as it is. One transpose is left at each
+// end: the image into NHWC, the last activation back to NCHW for the pool.
+// CHECK-LABEL: func.func private @block
+// CHECK-SAME:  (%[[X:.*]]: tensor<2x4x4x3xf32>, %[[W:.*]]: tensor<3x3x3x3xf32>, %[[S:.*]]: tensor<3xf32>) -> tensor<2x4x4x3xf32>
+// CHECK-NOT:   graph.transpose
+// CHECK:       %[[C:.*]] = graph.conv2d %[[X]], %[[W]] {channels_last, {{.*}}} : (tensor<2x4x4x3xf32>, tensor<3x3x3x3xf32>) -> tensor<2x4x4x3xf32>
+// CHECK:       graph.batch_norm_stats %[[C]] {axes = array<i64: 0, 1, 2>}
+// CHECK:       graph.batch_norm_count %[[C]] {axes = array<i64: 0, 1, 2>}
+// CHECK:       %[[V:.*]] = graph.reshape %[[S]] : (tensor<3xf32>) -> tensor<1x1x1x3xf32>
+// CHECK:       %[[M:.*]] = graph.mul %[[C]], %[[V]] : (tensor<2x4x4x3xf32>, tensor<1x1x1x3xf32>) -> tensor<2x4x4x3xf32>
+// CHECK:       %[[A:.*]] = graph.add %[[M]], %[[X]] : (tensor<2x4x4x3xf32>, tensor<2x4x4x3xf32>) -> tensor<2x4x4x3xf32>
+// CHECK:       %[[R:.*]] = graph.relu %[[A]] : (tensor<2x4x4x3xf32>) -> tensor<2x4x4x3xf32>
+// CHECK-NOT:   graph.transpose
+// CHECK:       return %[[R]]
+// CHECK-LABEL: graph.model @net
+// CHECK:       %[[XT:.*]] = graph.transpose %x {permutation = array<i64: 0, 2, 3, 1>}
+// CHECK:       %[[H:.*]] = graph.conv2d %[[XT]], %{{.*}} {channels_last
+// CHECK:       %[[B1:.*]] = func.call @block(%[[H]], %{{.*}}) : (tensor<2x4x4x3xf32>, tensor<3x3x3x3xf32>, tensor<3xf32>) -> tensor<2x4x4x3xf32>
+// CHECK:       %[[B2:.*]] = func.call @block(%[[B1]], %{{.*}})
+// CHECK:       %[[BACK:.*]] = graph.transpose %[[B2]] {permutation = array<i64: 0, 3, 1, 2>}
+// CHECK:       graph.global_avg_pool2d %[[BACK]]
+// CHECK-NOT:   graph.transpose
+module attributes {sinter.device = "cpu"} {
+func.func private @block(%x: tensor<2x3x4x4xf32>, %w: tensor<3x3x3x3xf32>, %s: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
+  %c = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x3x3x3xf32>) -> tensor<2x3x4x4xf32>
+  %mean, %var = graph.batch_norm_stats %c {axes = array<i64: 0, 2, 3>} : (tensor<2x3x4x4xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+  %n = graph.batch_norm_count %c {axes = array<i64: 0, 2, 3>} : (tensor<2x3x4x4xf32>) -> tensor<f32>
+  %sv = graph.reshape %s : (tensor<3xf32>) -> tensor<1x3x1x1xf32>
+  %m = graph.mul %c, %sv : (tensor<2x3x4x4xf32>, tensor<1x3x1x1xf32>) -> tensor<2x3x4x4xf32>
+  %a = graph.add %m, %x : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %r = graph.relu %a : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  return %r : tensor<2x3x4x4xf32>
+}
+graph.model @net phase "train" {
+  %x = graph.input "x" : tensor<2x3x4x4xf32>
+  %w = graph.param "w" {init = "ones", init_args = array<f64>} : tensor<3x3x3x3xf32>
+  %s = graph.param "s" {init = "ones", init_args = array<f64>} : tensor<3xf32>
+  %h = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x3x3x3xf32>) -> tensor<2x3x4x4xf32>
+  %b1 = func.call @block(%h, %w, %s) : (tensor<2x3x4x4xf32>, tensor<3x3x3x3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  %b2 = func.call @block(%b1, %w, %s) : (tensor<2x3x4x4xf32>, tensor<3x3x3x3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  %p = graph.global_avg_pool2d %b2 : (tensor<2x3x4x4xf32>) -> tensor<2x3xf32>
+  %l = graph.reduce_mean %p {axes = array<i64>, keepdim = false} : (tensor<2x3xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+}
+
+// -----
+
+// Statistics over other axes than N, H and W, and ops that are not
+// elementwise, read the NCHW view: a transpose back stays before them.
+// CHECK-LABEL: graph.model @partial
+// CHECK:       %[[C:.*]] = graph.conv2d %{{.*}} {channels_last
+// CHECK:       %[[T:.*]] = graph.transpose %[[C]] {permutation = array<i64: 0, 3, 1, 2>}
+// CHECK:       graph.batch_norm_stats %[[T]] {axes = array<i64: 0>}
+// CHECK:       graph.reduce_mean %[[T]]
+module attributes {sinter.device = "cpu"} {
+graph.model @partial phase "train" {
+  %x = graph.input "x" : tensor<2x3x4x4xf32>
+  %w = graph.param "w" {init = "ones", init_args = array<f64>} : tensor<3x3x3x3xf32>
+  %c = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x3x3x3xf32>) -> tensor<2x3x4x4xf32>
+  %mean, %var = graph.batch_norm_stats %c {axes = array<i64: 0>} : (tensor<2x3x4x4xf32>) -> (tensor<3x4x4xf32>, tensor<3x4x4xf32>)
+  %l = graph.reduce_mean %c {axes = array<i64>, keepdim = false} : (tensor<2x3x4x4xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+}
+
+// -----
+
+// Elsewhere than the CPU (and for grouped or f64 convolutions) nothing
+// changes.
+// CHECK-LABEL: graph.model @gpu
+// CHECK-NOT:   channels_last
+// CHECK-NOT:   graph.transpose
+// CHECK-LABEL: graph.model @grouped
+// CHECK-NOT:   channels_last
+// CHECK-NOT:   graph.transpose
+module attributes {sinter.device = "cuda"} {
+graph.model @gpu phase "train" {
+  %x = graph.input "x" : tensor<2x3x4x4xf32>
+  %w = graph.param "w" {init = "ones", init_args = array<f64>} : tensor<3x3x3x3xf32>
+  %c = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x3x3x3xf32>) -> tensor<2x3x4x4xf32>
+  %r = graph.relu %c : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %l = graph.reduce_mean %r {axes = array<i64>, keepdim = false} : (tensor<2x3x4x4xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+}
+
+// -----
+
+module attributes {sinter.device = "cpu"} {
+graph.model @grouped phase "train" {
+  %x = graph.input "x" : tensor<2x4x4x4xf32>
+  %w = graph.param "w" {init = "ones", init_args = array<f64>} : tensor<4x2x3x3xf32>
+  %c = graph.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x4x4x4xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x4x4xf32>
+  %r = graph.relu %c : (tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %l = graph.reduce_mean %r {axes = array<i64>, keepdim = false} : (tensor<2x4x4x4xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+}

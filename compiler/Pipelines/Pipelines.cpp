@@ -174,9 +174,12 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   } else {
     pm.addPass(cpu::createCPUMathApproximations());
   }
-  // Biases are added in the matmul call, gradients accumulate in it.
+  // Biases are added in the matmul call, gradients accumulate in it (in
+  // the CPU convolution call too).
   pm.addPass(host::createMatmulBias());
-  pm.addPass(host::createAccumulateMatmuls());
+  host::AccumulateMatmulsOptions accumulate;
+  accumulate.convolutions = !cuda;
+  pm.addPass(host::createAccumulateMatmuls(accumulate));
   // Narrow column sums (bias gradients) fill the GPU through partial sums.
   if (cuda) {
     pm.addPass(cuda::createCUDASplitColumnReductions());

@@ -171,7 +171,17 @@ void sinter_cpu_conv2d_backward_weights_f32(const float *x, const float *dy,
                                             int64_t dh, int64_t dw, int64_t ph,
                                             int64_t pw);
 
-/* The same three with x, y, dy and dx channels last (x[n, h, w, c],
+/* As sinter_cpu_conv2d_backward_weights_f32, adding the kernel's gradient
+ * into dwt (a gradient accumulator) instead of writing it. */
+void sinter_cpu_conv2d_backward_weights_add_f32(const float *x, const float *dy,
+                                                float *dwt, int64_t n, int64_t c,
+                                                int64_t h, int64_t wd, int64_t o,
+                                                int64_t kh, int64_t kw, int64_t oh,
+                                                int64_t ow, int64_t sh, int64_t sw,
+                                                int64_t dh, int64_t dw, int64_t ph,
+                                                int64_t pw);
+
+/* The same four with x, y, dy and dx channels last (x[n, h, w, c],
  * y[n, oh, ow, o]); w stays [o, c, kh, kw]; the sizes are as above. */
 void sinter_cpu_conv2d_nhwc_f32(const float *x, const float *w, float *y, int64_t n,
                                 int64_t c, int64_t h, int64_t wd, int64_t o,
@@ -191,6 +201,10 @@ void sinter_cpu_conv2d_nhwc_backward_weights_f32(const float *x, const float *dy
                                                  int64_t ow, int64_t sh, int64_t sw,
                                                  int64_t dh, int64_t dw, int64_t ph,
                                                  int64_t pw);
+void sinter_cpu_conv2d_nhwc_backward_weights_add_f32(
+    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw);
 
 /* CUDA programs (plan device "cuda"): every buffer of the step's table is
  * device memory, and the step's work is queued on the runtime's compute

@@ -2,9 +2,10 @@
 //
 // The convolutions run in the layouts oneDNN picks (blocked channels where
 // the machine has them), reordered from and to the caller's plain arrays
-// through scratch shared by every kernel: each result is checked against a
-// float64 sum, for shapes of several sizes in turn, so that a kernel that
-// reads or writes scratch sized for another one shows.
+// through scratch shared by every kernel: each result (NCHW and channels
+// last, a kernel gradient written or added into an accumulator) is checked
+// against a float64 sum, for shapes of several sizes in turn, so that a
+// kernel that reads or writes scratch sized for another one shows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +86,67 @@ std::vector<float> padded(const Conv &s, const std::vector<float> &x) {
   return out;
 }
 
+/// An [n, c, h, w] array stored [n, h, w, c] (channels last), and back.
+std::vector<float> toChannelsLast(const std::vector<float> &a, int64_t n, int64_t c,
+                                  int64_t h, int64_t w) {
+  std::vector<float> out(a.size());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t y = 0; y < h * w; ++y)
+        out[size_t((b * h * w + y) * c + ic)] = a[size_t((b * c + ic) * h * w + y)];
+  return out;
+}
+std::vector<float> fromChannelsLast(const std::vector<float> &a, int64_t n, int64_t c,
+                                    int64_t h, int64_t w) {
+  std::vector<float> out(a.size());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t y = 0; y < h * w; ++y)
+        out[size_t((b * c + ic) * h * w + y)] = a[size_t((b * h * w + y) * c + ic)];
+  return out;
+}
+
+/// The channels-last calls on the same convolution, and the kernel
+/// gradients added into what their arrays held (gradient accumulators) in
+/// both layouts.
+void checkChannelsLastAndAdded(const Conv &s, const std::vector<float> &x,
+                               const std::vector<float> &w, const std::vector<float> &dy,
+                               const std::vector<double> &y, const std::vector<double> &dx,
+                               const std::vector<double> &dw, unsigned seed) {
+  std::vector<float> xl = toChannelsLast(x, s.n, s.c, s.h, s.w),
+                     dyl = toChannelsLast(dy, s.n, s.o, s.oh(), s.ow());
+  std::vector<float> gotY(y.size()), gotDx(dx.size()), gotDw(dw.size());
+  sinter_cpu_conv2d_nhwc_f32(xl.data(), w.data(), gotY.data(), s.n, s.c, s.h, s.w, s.o,
+                             s.kh, s.kw, s.oh(), s.ow(), s.sh, s.sw, s.dh, s.dw, s.ph,
+                             s.pw);
+  sinter_cpu_conv2d_nhwc_backward_data_f32(dyl.data(), w.data(), gotDx.data(), s.n, s.c,
+                                           s.h, s.w, s.o, s.kh, s.kw, s.oh(), s.ow(), s.sh,
+                                           s.sw, s.dh, s.dw, s.ph, s.pw);
+  sinter_cpu_conv2d_nhwc_backward_weights_f32(xl.data(), dyl.data(), gotDw.data(), s.n,
+                                              s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh(),
+                                              s.ow(), s.sh, s.sw, s.dh, s.dw, s.ph, s.pw);
+  expectClose(fromChannelsLast(gotY, s.n, s.o, s.oh(), s.ow()), y,
+              double(s.c * s.kh * s.kw), "conv2d, channels last");
+  expectClose(fromChannelsLast(gotDx, s.n, s.c, s.h, s.w), dx, double(s.o * s.kh * s.kw),
+              "backward data, channels last");
+  expectClose(gotDw, dw, double(s.n * s.oh() * s.ow()), "backward weights, channels last");
+
+  std::vector<float> held = randoms(dw.size(), seed);
+  std::vector<double> sum(dw.size());
+  for (size_t i = 0; i < dw.size(); ++i)
+    sum[i] = held[i] + dw[i];
+  std::vector<float> added = held, addedLast = held;
+  sinter_cpu_conv2d_backward_weights_add_f32(x.data(), dy.data(), added.data(), s.n, s.c,
+                                             s.h, s.w, s.o, s.kh, s.kw, s.oh(), s.ow(),
+                                             s.sh, s.sw, s.dh, s.dw, s.ph, s.pw);
+  sinter_cpu_conv2d_nhwc_backward_weights_add_f32(
+      xl.data(), dyl.data(), addedLast.data(), s.n, s.c, s.h, s.w, s.o, s.kh, s.kw,
+      s.oh(), s.ow(), s.sh, s.sw, s.dh, s.dw, s.ph, s.pw);
+  double terms = double(s.n * s.oh() * s.ow() + 1);
+  expectClose(added, sum, terms, "backward weights added");
+  expectClose(addedLast, sum, terms, "backward weights added, channels last");
+}
+
 void checkConvolution(const Conv &s, unsigned seed) {
   std::vector<float> x = randoms(size_t(s.n * s.c * s.h * s.w), seed);
   std::vector<float> w = randoms(size_t(s.o * s.c * s.kh * s.kw), seed + 1);
@@ -115,6 +177,7 @@ void checkConvolution(const Conv &s, unsigned seed) {
   expectClose(gotYOfPadded, y, double(s.c * s.kh * s.kw), "conv2d of a padded copy");
   expectClose(gotDx, dx, double(s.o * s.kh * s.kw), "backward data");
   expectClose(gotDw, dw, double(s.n * s.oh() * s.ow()), "backward weights");
+  checkChannelsLastAndAdded(s, x, w, dy, y, dx, dw, seed + 3);
 }
 
 TEST(Dnnl, ConvolutionsOfGrowingAndShrinkingShapes) {

@@ -22,6 +22,7 @@
 #include "compiler/Target/Host/MatmulForm.h"
 #include "compiler/Target/Host/Passes.h"
 #include "compiler/Transforms/KnownCalls.h"
+#include "dialects/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,39 +61,65 @@ OpOperand *addend(linalg::GenericOp op) {
   return matches ? op.getDpsInputOperand(0) : nullptr;
 }
 
-/// The matmul onto zeros that `v` is, read nowhere else, if its result is of
+/// A weight's gradient made from nothing, that could be added into an
+/// accumulator instead: a matmul onto zeros, or (with `convolutions`) a
+/// library convolution's kernel gradient that does not accumulate. Null if
+/// `v` is neither.
+Operation *freshProduct(Value v, bool convolutions) {
+  if (auto mm = v.getDefiningOp<linalg::MatmulOp>())
+    return mm.hasPureTensorSemantics() && matmulFormOf(mm) &&
+                   isZeros(mm.getDpsInits()[0])
+               ? mm.getOperation()
+               : nullptr;
+  auto conv = v.getDefiningOp<train::ConvBackwardWeightsOp>();
+  return convolutions && conv && conv.getResult() && !conv.getAccumulate()
+             ? conv.getOperation()
+             : nullptr;
+}
+
+/// The fresh product that `v` is, read nowhere else, if its result is of
 /// type `into` (the accumulator's it may be made onto).
-linalg::MatmulOp productOntoZeros(Value v, Type into) {
-  auto mm = v.getDefiningOp<linalg::MatmulOp>();
-  if (!mm || !mm->hasOneUse() || !matmulFormOf(mm) || !isZeros(mm.getDpsInits()[0]) ||
-      mm.getResult(0).getType() != into)
-    return {};
-  return mm;
+Operation *productOntoZeros(Value v, Type into, bool convolutions) {
+  Operation *product = freshProduct(v, convolutions);
+  if (!product || !v.hasOneUse() || v.getType() != into)
+    return nullptr;
+  return product;
 }
 
-/// `mm`'s product made onto `acc` at the rewriter's point, in `mm`'s form.
-Value productOnto(PatternRewriter &rewriter, linalg::MatmulOp mm, Value acc) {
-  auto into = linalg::MatmulOp::create(rewriter, mm.getLoc(), TypeRange{acc.getType()},
-                                       mm.getDpsInputs(), ValueRange{acc});
-  into.setIndexingMapsAttr(mm.getIndexingMaps());
-  return into.getResult(0);
+/// `product` made onto `acc` at the rewriter's point, in its form.
+Value productOnto(OpBuilder &b, Operation *product, Value acc) {
+  if (auto mm = dyn_cast<linalg::MatmulOp>(product)) {
+    auto into = linalg::MatmulOp::create(b, mm.getLoc(), TypeRange{acc.getType()},
+                                         mm.getDpsInputs(), ValueRange{acc});
+    into.setIndexingMapsAttr(mm.getIndexingMaps());
+    return into.getResult(0);
+  }
+  auto conv = cast<train::ConvBackwardWeightsOp>(product);
+  auto into = train::ConvBackwardWeightsOp::create(
+      b, conv.getLoc(), acc.getType(), conv.getLhs(), conv.getRhs(), acc,
+      conv.getStrideAttr(), conv.getPaddingAttr(), conv.getDilationAttr(),
+      conv.getChannelsLastAttr(), b.getUnitAttr());
+  return into.getResult();
 }
 
-/// acc + matmul(A, B) onto zeros  ->  matmul(A, B) onto acc.
+/// acc + product onto zeros  ->  the product onto acc.
 struct AccumulateIntoMatmul : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
+  AccumulateIntoMatmul(MLIRContext *ctx, bool convolutions)
+      : OpRewritePattern(ctx), convolutions(convolutions) {}
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
     OpOperand *x = addend(op);
     if (!x || !op.hasPureTensorSemantics())
       return failure();
-    linalg::MatmulOp mm = productOntoZeros(x->get(), op.getResult(0).getType());
-    if (!mm)
+    Operation *product =
+        productOntoZeros(x->get(), op.getResult(0).getType(), convolutions);
+    if (!product)
       return failure();
-    rewriter.replaceOp(op, productOnto(rewriter, mm, op.getDpsInits()[0]));
-    rewriter.eraseOp(mm);
+    rewriter.replaceOp(op, productOnto(rewriter, product, op.getDpsInits()[0]));
+    rewriter.eraseOp(product);
     return success();
   }
+  bool convolutions;
 };
 
 /// Whether `op` is an elementwise sum of its init and two or more inputs:
@@ -120,8 +147,8 @@ bool isSumOfAll(linalg::GenericOp op) {
 /// (x + ...). The product is made where it was (what it reads is not kept
 /// longer), the sum is the same, added in another order.
 struct ProductOutOfSum : OpRewritePattern<linalg::GenericOp> {
-  ProductOutOfSum(MLIRContext *ctx, DominanceInfo &dominance)
-      : OpRewritePattern(ctx), dominance(dominance) {}
+  ProductOutOfSum(MLIRContext *ctx, DominanceInfo &dominance, bool convolutions)
+      : OpRewritePattern(ctx), dominance(dominance), convolutions(convolutions) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
@@ -130,15 +157,15 @@ struct ProductOutOfSum : OpRewritePattern<linalg::GenericOp> {
     Type type = op.getResult(0).getType();
     Value acc = op.getDpsInits()[0];
     auto product = llvm::find_if(op.getDpsInputOperands(), [&](OpOperand *in) {
-      linalg::MatmulOp mm = productOntoZeros(in->get(), type);
-      return mm && dominance.properlyDominates(acc, mm);
+      Operation *p = productOntoZeros(in->get(), type, convolutions);
+      return p && dominance.properlyDominates(acc, p);
     });
     if (product == op.getDpsInputOperands().end())
       return failure();
-    linalg::MatmulOp mm = productOntoZeros((*product)->get(), type);
-    rewriter.setInsertionPoint(mm);
-    Value into = productOnto(rewriter, mm, acc);
-    rewriter.eraseOp(mm);
+    Operation *made = productOntoZeros((*product)->get(), type, convolutions);
+    rewriter.setInsertionPoint(made);
+    Value into = productOnto(rewriter, made, acc);
+    rewriter.eraseOp(made);
 
     SmallVector<Value> rest;
     for (OpOperand *in : op.getDpsInputOperands())
@@ -160,6 +187,7 @@ struct ProductOutOfSum : OpRewritePattern<linalg::GenericOp> {
   }
 
   DominanceInfo &dominance;
+  bool convolutions;
 };
 
 /// Whether `loop` only adds into the one tensor it carries: each version of
@@ -255,15 +283,11 @@ struct OwnZeros : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 };
 
-/// The product `f` returns at `index`, if it is a matmul onto zeros that
-/// nothing else in `f` reads.
-linalg::MatmulOp returnedProduct(func::FuncOp f, unsigned index) {
+/// The fresh product `f` returns at `index`, if nothing else in `f` reads
+/// it.
+Operation *returnedProduct(func::FuncOp f, unsigned index, bool convolutions) {
   Value v = f.getBody().back().getTerminator()->getOperand(index);
-  auto mm = v.getDefiningOp<linalg::MatmulOp>();
-  if (!mm || !v.hasOneUse() || !mm.hasPureTensorSemantics() || !matmulFormOf(mm) ||
-      !isZeros(mm.getDpsInits()[0]))
-    return {};
-  return mm;
+  return v.hasOneUse() ? freshProduct(v, convolutions) : nullptr;
 }
 
 /// The `acc + r` that is the only use of `r`, if it is one.
@@ -280,15 +304,20 @@ linalg::GenericOp accumulationOf(Value r) {
 /// Makes result `index` of `f`, which every call adds to an accumulator,
 /// the product added into an accumulator argument, and has each call pass
 /// its own. `calls` are replaced by the new calls.
-void accumulateInCallee(func::FuncOp f, unsigned index, linalg::MatmulOp product,
+void accumulateInCallee(func::FuncOp f, unsigned index, Operation *product,
                         SmallVectorImpl<func::CallOp> &calls) {
   unsigned argIndex = f.getNumArguments();
   Type type = f.getResultTypes()[index];
-  if (failed(f.insertArgument(argIndex, type, DictionaryAttr(), product.getLoc())))
+  if (failed(f.insertArgument(argIndex, type, DictionaryAttr(), product->getLoc())))
     return;
-  Operation *zeros = product.getDpsInits()[0].getDefiningOp();
-  product.getDpsInitsMutable()[0].set(f.getArgument(argIndex));
-  if (zeros->use_empty())
+  OpBuilder inCallee(product);
+  Value added = productOnto(inCallee, product, f.getArgument(argIndex));
+  Operation *zeros = isa<linalg::MatmulOp>(product)
+                         ? product->getOperand(product->getNumOperands() - 1).getDefiningOp()
+                         : nullptr;
+  product->getResult(0).replaceAllUsesWith(added);
+  product->erase();
+  if (zeros && zeros->use_empty())
     zeros->erase();
   for (func::CallOp &call : calls) {
     linalg::GenericOp add = accumulationOf(call.getResult(index));
@@ -307,13 +336,13 @@ void accumulateInCallee(func::FuncOp f, unsigned index, linalg::MatmulOp product
 
 /// Every private function's returned products that all its callers add to
 /// an accumulator they already hold.
-void accumulateAcrossCalls(ModuleOp module) {
+void accumulateAcrossCalls(ModuleOp module, bool convolutions) {
   DominanceInfo dominance(module);
   for (auto &[f, calls] : knownCalls(module)) {
     if (!f.getBody().hasOneBlock())
       continue;
     for (unsigned index = 0; index < f.getNumResults(); ++index) {
-      linalg::MatmulOp product = returnedProduct(f, index);
+      Operation *product = returnedProduct(f, index, convolutions);
       // The accumulator must exist before the call that now takes it.
       auto accumulates = [&](func::CallOp call) {
         linalg::GenericOp add = accumulationOf(call.getResult(index));
@@ -326,12 +355,15 @@ void accumulateAcrossCalls(ModuleOp module) {
 }
 
 struct AccumulateMatmuls : public impl::AccumulateMatmulsBase<AccumulateMatmuls> {
+  using AccumulateMatmulsBase::AccumulateMatmulsBase;
   void runOnOperation() override {
-    accumulateAcrossCalls(getOperation());
+    accumulateAcrossCalls(getOperation(), convolutions);
     DominanceInfo dominance(getOperation());
     RewritePatternSet patterns(&getContext());
-    patterns.add<AccumulateIntoMatmul, OwnZeros>(&getContext());
-    patterns.add<ProductOutOfSum, AccumulateIntoScatter>(&getContext(), dominance);
+    patterns.add<OwnZeros>(&getContext());
+    patterns.add<AccumulateIntoMatmul>(&getContext(), convolutions);
+    patterns.add<ProductOutOfSum>(&getContext(), dominance, convolutions);
+    patterns.add<AccumulateIntoScatter>(&getContext(), dominance);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

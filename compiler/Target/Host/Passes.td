@@ -40,7 +40,7 @@ def MatmulBias : Pass<"sinter-matmul-bias", "mlir::ModuleOp"> {
 }
 
 def AccumulateMatmuls : Pass<"sinter-accumulate-matmuls", "mlir::ModuleOp"> {
-  let summary = "Adds products into their accumulators in the library call";
+  let summary = "Adds weight gradients into their accumulators in the library call";
   let description = [{
     On linalg on tensors, after the target's matmul forms are settled: an
     elementwise `acc + x` whose `x` is a `linalg.matmul` onto zeros used
@@ -57,9 +57,16 @@ def AccumulateMatmuls : Pass<"sinter-accumulate-matmuls", "mlir::ModuleOp"> {
     also its output projection) becomes the product onto `acc`, made where
     `p` was, plus the rest; and `acc + s`, `s` a loop that only adds rows
     into a tensor of zeros (an embedding's gradient), becomes that loop
-    started from `acc`.
+    started from `acc`. With `convolutions` (the CPU), a library
+    convolution's kernel gradient is such a product too: added to `acc`, it
+    becomes `train.conv2d_backward_weights` into `acc` with `accumulate`,
+    in the function or across calls as above.
   }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"convolutions", "convolutions", "bool", /*default=*/"false",
+           "Add convolutions' kernel gradients into their accumulators too">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "sinter::train::TrainDialect"];
 }
 
 def RuntimeCalls : Pass<"sinter-runtime-calls", "mlir::ModuleOp"> {

@@ -310,7 +310,9 @@ std::optional<LogicalResult> lowerLibraryCall(CallBuilder &cb, ModuleOp module,
                         /*input=*/c.getInto(), /*grad=*/c.getLhs(), /*weight=*/c.getRhs());
       })
       .Case([&](ConvBackwardWeightsOp c) {
-        return callConv(cb, c, library(convCall(c, "backward_weights_f32")),
+        StringRef pass = c.getAccumulate() ? "backward_weights_add_f32"
+                                           : "backward_weights_f32";
+        return callConv(cb, c, library(convCall(c, pass)),
                         /*input=*/c.getLhs(), /*grad=*/c.getRhs(), /*weight=*/c.getInto());
       })
       .Case([&](AttentionForwardOp a) {

@@ -11,16 +11,33 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::bufferization;
 
 namespace sinter::train {
 
-// The library convolutions: both operands read, the result a new buffer.
+/// Whether `op` adds its result into `into` (a kernel gradient's
+/// accumulator) instead of writing a new value.
+template <typename OpT> bool accumulates(OpT op) {
+  if constexpr (std::is_same_v<OpT, ConvBackwardWeightsOp>)
+    return op.getAccumulate();
+  return false;
+}
+
+// The library convolutions: both operands read, the result a new buffer
+// (or, accumulating, `into`'s).
 template <typename OpT> LogicalResult verifyConvLibraryOp(OpT op) {
   bool onTensors = isa<RankedTensorType>(op.getLhs().getType());
-  if (onTensors != bool(op.getResult()) || onTensors == bool(op.getInto()))
-    return op.emitOpError("on tensors returns its result; on buffers writes `into`");
+  if (onTensors != bool(op.getResult()) ||
+      (onTensors ? bool(op.getInto()) != accumulates(op) : !op.getInto()))
+    return op.emitOpError("on tensors returns its result (adding it to `into` when it "
+                          "accumulates); on buffers writes `into`");
+  if (op.getInto() && onTensors != isa<RankedTensorType>(op.getInto().getType()))
+    return op.emitOpError("takes `into` as a tensor on tensors, a buffer on buffers");
+  if (onTensors && op.getInto() && op.getInto().getType() != op.getResult().getType())
+    return op.emitOpError("accumulates into a tensor of its result's type");
   auto out = onTensors ? cast<ShapedType>(op.getResult().getType())
                        : cast<ShapedType>(op.getInto().getType());
   for (ShapedType t : {cast<ShapedType>(op.getLhs().getType()),
@@ -73,44 +90,78 @@ template <typename OpT>
 LogicalResult bufferizeConvLibraryOp(OpT op, RewriterBase &rewriter,
                                      const BufferizationOptions &options,
                                      BufferizationState &state) {
+  Location loc = op.getLoc();
   FailureOr<Value> lhs = getBuffer(rewriter, op.getLhs(), options, state);
   FailureOr<Value> rhs = getBuffer(rewriter, op.getRhs(), options, state);
   if (failed(lhs) || failed(rhs))
     return failure();
-  Value into = newBuffer(rewriter, op.getLoc(), op.getResult().getType());
-  OpT::create(rewriter, op.getLoc(), Type(), denseBuffer(rewriter, op.getLoc(), *lhs),
-              denseBuffer(rewriter, op.getLoc(), *rhs), into, op.getStrideAttr(),
-              op.getPaddingAttr(), op.getDilationAttr(), op.getChannelsLastAttr());
-  replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
+  Value result, into;
+  if (accumulates(op)) {
+    // The sum is made in the accumulator's buffer; a strided one through a
+    // dense copy of it, copied back.
+    FailureOr<Value> acc = getBuffer(rewriter, op.getInto(), options, state);
+    if (failed(acc))
+      return failure();
+    result = *acc;
+    into = denseBuffer(rewriter, loc, result);
+  } else {
+    result = into = newBuffer(rewriter, loc, op.getResult().getType());
+  }
+  auto made = OpT::create(rewriter, loc, Type(), denseBuffer(rewriter, loc, *lhs),
+                          denseBuffer(rewriter, loc, *rhs), into, op.getStrideAttr(),
+                          op.getPaddingAttr(), op.getDilationAttr(),
+                          op.getChannelsLastAttr());
+  if (accumulates(op)) {
+    made->setAttr("accumulate", rewriter.getUnitAttr());
+    if (into != result)
+      memref::CopyOp::create(rewriter, loc, into, result);
+  }
+  replaceOpWithBufferizedValues(rewriter, op.getOperation(), result);
   return success();
 }
 
 /// On tensors a result is a value of its operands alone, so one nobody
 /// uses (the gradient of a model's input) is dropped; on buffers the op
-/// reads both operands and writes `into`.
+/// reads both operands and writes `into` (reads it too, accumulating).
 template <typename OpT>
 void convLibraryOpEffects(
     OpT op,
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
-  if (!op.getInto())
+  if (isa<RankedTensorType>(op.getLhs().getType()))
     return;
   for (OpOperand &operand : op->getOpOperands()) {
     if (operand.get() == op.getInto())
       effects.emplace_back(MemoryEffects::Write::get(), &operand,
                            SideEffects::DefaultResource::get());
-    else
+    if (operand.get() != op.getInto() || accumulates(op))
       effects.emplace_back(MemoryEffects::Read::get(), &operand,
                            SideEffects::DefaultResource::get());
   }
 }
 
+/// As LIBRARY_OP_BUFFERIZATION, except that an accumulating convolution
+/// reads and writes `into` in place, its result that buffer.
 #define CONV_LIBRARY_INTERFACE(OpT)                                                      \
   LogicalResult OpT::verify() { return verifyConvLibraryOp(*this); }                     \
   void OpT::getEffects(                                                                  \
       SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {    \
     convLibraryOpEffects(*this, effects);                                                \
   }                                                                                      \
-  LIBRARY_OP_BUFFERIZATION(OpT, bufferizeConvLibraryOp)
+  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) { return true; }  \
+  bool OpT::bufferizesToMemoryWrite(OpOperand &operand, const AnalysisState &) {         \
+    return accumulates(*this) && operand.get() == getInto();                             \
+  }                                                                                      \
+  bool OpT::bufferizesToAllocation(Value) { return !accumulates(*this); }                \
+  AliasingValueList OpT::getAliasingValues(OpOperand &operand, const AnalysisState &) {  \
+    if (accumulates(*this) && operand.get() == getInto())                                \
+      return {{getResult(), BufferRelation::Equivalent}};                                \
+    return {};                                                                           \
+  }                                                                                      \
+  LogicalResult OpT::bufferize(RewriterBase &rewriter,                                   \
+                               const BufferizationOptions &options,                      \
+                               BufferizationState &state) {                              \
+    return bufferizeConvLibraryOp(*this, rewriter, options, state);                      \
+  }
 CONV_LIBRARY_INTERFACE(ConvForwardOp)
 CONV_LIBRARY_INTERFACE(ConvBackwardDataOp)
 CONV_LIBRARY_INTERFACE(ConvBackwardWeightsOp)

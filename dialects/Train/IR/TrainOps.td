@@ -247,17 +247,18 @@ def Train_CollectiveWaitOp : Train_Op<"collective_wait", [
   }];
 }
 
-class Train_ConvLibraryOp<string mnemonic, string summaryText>
+class Train_ConvLibraryOp<string mnemonic, string summaryText,
+                          dag extraArguments = (ins)>
     : Train_Op<mnemonic, [
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,
         ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
          "bufferizesToAllocation", "getAliasingValues", "bufferize"]>]> {
   let summary = summaryText;
-  let arguments = (ins AnyShaped:$lhs, AnyShaped:$rhs,
-                   Optional<AnyMemRef>:$into, DenseI64ArrayAttr:$stride,
+  let arguments = !con((ins AnyShaped:$lhs, AnyShaped:$rhs,
+                   Optional<AnyShaped>:$into, DenseI64ArrayAttr:$stride,
                    DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation,
-                   UnitAttr:$channels_last);
+                   UnitAttr:$channels_last), extraArguments);
   let results = (outs Optional<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`into` $into^)? attr-dict `:` type($lhs) `,` type($rhs)
@@ -305,12 +306,27 @@ def Train_ConvBackwardDataOp : Train_ConvLibraryOp<"conv2d_backward_data",
 }
 
 def Train_ConvBackwardWeightsOp : Train_ConvLibraryOp<"conv2d_backward_weights",
-    "The gradient of a convolution's kernel, for the device's library"> {
+    "The gradient of a convolution's kernel, for the device's library",
+    (ins UnitAttr:$accumulate)> {
   let description = [{
     dw = the gradient of conv2d(x, w) with respect to w, from the input `lhs`
     and the output's gradient `rhs` (as `train.conv2d_backward_data`). The
     CPU target lowers it to oneDNN's backward-weights convolution, the CUDA
     target to cuDNN's backward-filter convolution.
+
+    With `accumulate` (CPU only), dw is added to `into`, a weight's
+    gradient accumulator: on tensors the result is `into` plus dw, made in
+    `into`'s buffer; on buffers the call adds dw into `into`. A weight
+    gradient then needs no buffer of its own and no pass that adds it.
+
+    Example:
+    ```mlir
+    %acc2 = train.conv2d_backward_weights %x, %dy into %acc {accumulate,
+        stride = array<i64: 1, 1>, padding = array<i64: 1, 1>,
+        dilation = array<i64: 1, 1>}
+        : tensor<2x3x4x4xf32>, tensor<2x8x4x4xf32> into tensor<8x3x3x3xf32>
+        -> tensor<8x3x3x3xf32>
+    ```
   }];
 }
 

@@ -9,7 +9,10 @@
 // AVX-512): its direct kernels run 1.5-6x faster than the im2col GEMM it
 // falls back to on plain NCHW. The call reorders the plain arrays the step
 // holds into those layouts and the result back, through scratch buffers
-// shared by every kernel (the step makes one call at a time).
+// shared by every kernel (the step makes one call at a time). Channels-last
+// activations are taken as they are; only the weights are reordered. A
+// kernel gradient that accumulates is added into the caller's array by
+// that reorder back (oneDNN's backward primitives take no sum post-op).
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,19 +148,27 @@ struct Attributes {
   }
 };
 
-/// The reorder from `from` to `to`.
+/// The reorder from `from` to `to`; with `addToDestination`, one that adds
+/// into what `to` holds.
 dnnl_primitive_t reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
-                         const std::string &what) {
+                         const std::string &what, bool addToDestination = false) {
   Context &ctx = context();
   dnnl_primitive_desc_t pd;
-  check(
-      dnnl_reorder_primitive_desc_create(&pd, from, ctx.engine, to, ctx.engine, nullptr),
-      "dnnl_reorder_primitive_desc_create", what);
+  Attributes attributes(addToDestination, what);
+  check(dnnl_reorder_primitive_desc_create(&pd, from, ctx.engine, to, ctx.engine,
+                                           attributes.attr),
+        "dnnl_reorder_primitive_desc_create", what);
   dnnl_primitive_t primitive;
   check(dnnl_primitive_create(&primitive, pd), "dnnl_primitive_create", what);
   dnnl_primitive_desc_destroy(pd);
   return primitive;
 }
+
+/// How a kernel's result reaches the caller's array: written by the
+/// primitive, added by the primitive (a sum post-op), or added by the
+/// reorder out of the primitive's layout (primitives without post-ops, the
+/// backward convolutions).
+enum class Output { write, primitiveAdds, reorderAdds };
 
 /// The primitive of `desc`, whose arguments the caller holds in the plain
 /// layouts `mds`. `desc` may leave layouts to oneDNN (dnnl_format_tag_any):
@@ -165,7 +176,8 @@ dnnl_primitive_t reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_
 Kernel build(const_dnnl_op_desc_t desc, const dnnl_memory_desc_t *mds[3],
              std::array<int, 3> argKinds, const std::string &what,
              const_dnnl_primitive_desc_t forwardHint = nullptr,
-             bool addToDestination = false) {
+             Output output = Output::write) {
+  bool addToDestination = output == Output::primitiveAdds;
   Context &ctx = context();
   dnnl_primitive_desc_t pd;
   Attributes attributes(addToDestination, what);
@@ -178,13 +190,14 @@ Kernel build(const_dnnl_op_desc_t desc, const dnnl_memory_desc_t *mds[3],
           "dnnl_memory_create", what);
     const dnnl_memory_desc_t *wanted =
         dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, argKinds[i]);
-    if (!wanted || dnnl_memory_desc_equal(wanted, mds[i]))
+    bool input = i < 2, reorderAdds = !input && output == Output::reorderAdds;
+    if (!wanted || (dnnl_memory_desc_equal(wanted, mds[i]) && !reorderAdds))
       continue;
     check(dnnl_memory_create(&k.laidOut[i], wanted, ctx.engine, DNNL_MEMORY_NONE),
           "dnnl_memory_create", what);
     scratch.reserve(i, dnnl_memory_desc_get_size(wanted));
-    bool input = i < 2;
-    k.reorders[i] = input ? reorder(mds[i], wanted, what) : reorder(wanted, mds[i], what);
+    k.reorders[i] = input ? reorder(mds[i], wanted, what)
+                          : reorder(wanted, mds[i], what, reorderAdds);
     if (!input && addToDestination)
       k.outputIn = reorder(mds[i], wanted, what);
   }
@@ -269,7 +282,8 @@ void matmul(dnnl_data_type_t inputs, const void *a, const void *b, float *c,
       it = cache
                .emplace(std::make_pair(kind, key),
                         build(&desc, mds, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
-                              what, nullptr, accumulate))
+                              what, nullptr,
+                              accumulate ? Output::primitiveAdds : Output::write))
                .first;
     }
     kernel = &it->second;
@@ -369,9 +383,11 @@ dnnl_memory_desc_t describeActivation(const dnnl_dims_t dims, bool channelsLast,
   return md;
 }
 
-/// The three passes of a convolution, each its own primitive. Their call
-/// arguments are x, w, y (forward); dy, w, dx (data); x, dy, dw (weights).
-enum class ConvPass { forward = 1, data = 2, weights = 3 };
+/// The passes of a convolution, each its own primitive. Their call
+/// arguments are x, w, y (forward); dy, w, dx (data); x, dy, dw (weights,
+/// and weightsAdded, which adds the gradient into dw). The values are the
+/// cache's kinds, apart from KernelKind's.
+enum class ConvPass { forward = 1, data = 2, weights = 3, weightsAdded = 5 };
 
 std::string describeConv(ConvPass pass, const ConvShape &s) {
   std::string of = "conv2d of [" + std::to_string(s.n) + ", " + std::to_string(s.c) +
@@ -386,6 +402,7 @@ std::string describeConv(ConvPass pass, const ConvShape &s) {
   case ConvPass::data:
     return "the input gradient of " + of;
   case ConvPass::weights:
+  case ConvPass::weightsAdded:
     return "the kernel gradient of " + of;
   }
   return of;
@@ -438,7 +455,7 @@ Kernel buildConv(ConvPass pass, const ConvShape &s, const std::string &what) {
           "dnnl_dilated_convolution_backward_weights_desc_init", what);
     const dnnl_memory_desc_t *mds[3] = {&xmd, &ymd, &wmd};
     k = build(&desc, mds, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS}, what,
-              hint);
+              hint, pass == ConvPass::weightsAdded ? Output::reorderAdds : Output::write);
   }
   dnnl_primitive_desc_destroy(hint);
   return k;
@@ -489,6 +506,14 @@ extern "C" void sinter_cpu_conv2d_backward_weights_f32(
        {const_cast<float *>(x), const_cast<float *>(dy), dwt});
 }
 
+extern "C" void sinter_cpu_conv2d_backward_weights_add_f32(
+    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
+  conv(ConvPass::weightsAdded, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
+       {const_cast<float *>(x), const_cast<float *>(dy), dwt});
+}
+
 extern "C" void sinter_cpu_conv2d_nhwc_f32(const float *x, const float *w, float *y,
                                            int64_t n, int64_t c, int64_t h, int64_t wd,
                                            int64_t o, int64_t kh, int64_t kw, int64_t oh,
@@ -511,5 +536,14 @@ extern "C" void sinter_cpu_conv2d_nhwc_backward_weights_f32(
     int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
     int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
   conv(ConvPass::weights, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, true},
+       {const_cast<float *>(x), const_cast<float *>(dy), dwt});
+}
+
+extern "C" void sinter_cpu_conv2d_nhwc_backward_weights_add_f32(
+    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
+  conv(ConvPass::weightsAdded,
+       {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, true},
        {const_cast<float *>(x), const_cast<float *>(dy), dwt});
 }

@@ -62,3 +62,30 @@ func.func @batch_norm_backward_dx(%x: tensor<8x4xf32>, %w: tensor<4xf32>) {
       -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @accumulate_without_into(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x8x8x8xf32>) -> tensor<8x3x3x3xf32> {
+  // expected-error @below {{on tensors returns its result (adding it to `into` when it accumulates); on buffers writes `into`}}
+  %dw = train.conv2d_backward_weights %x, %dy {accumulate, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : tensor<2x3x8x8xf32>, tensor<2x8x8x8xf32> -> tensor<8x3x3x3xf32>
+  return %dw : tensor<8x3x3x3xf32>
+}
+
+// -----
+
+func.func @into_on_tensors_without_accumulate(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x8x8x8xf32>, %acc: tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> {
+  // expected-error @below {{on tensors returns its result (adding it to `into` when it accumulates); on buffers writes `into`}}
+  %dw = train.conv2d_backward_weights %x, %dy into %acc {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : tensor<2x3x8x8xf32>, tensor<2x8x8x8xf32> into tensor<8x3x3x3xf32> -> tensor<8x3x3x3xf32>
+  return %dw : tensor<8x3x3x3xf32>
+}
+
+// -----
+
+func.func @accumulate_into_another_type(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x8x8x8xf32>, %acc: tensor<8x3x3x4xf32>) -> tensor<8x3x3x3xf32> {
+  // expected-error @below {{accumulates into a tensor of its result's type}}
+  %dw = train.conv2d_backward_weights %x, %dy into %acc {accumulate, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : tensor<2x3x8x8xf32>, tensor<2x8x8x8xf32> into tensor<8x3x3x4xf32> -> tensor<8x3x3x3xf32>
+  return %dw : tensor<8x3x3x3xf32>
+}

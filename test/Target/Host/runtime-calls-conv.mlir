@@ -26,3 +26,23 @@ func.func @grads(%dy: memref<2x8x4x4xf32>, %w: memref<8x3x3x3xf32>, %x: memref<2
       : memref<2x3x8x8xf32>, memref<2x8x4x4xf32> into memref<8x3x3x3xf32>
   return
 }
+
+// Channels-last activations call the nhwc functions with the sizes in NCHW
+// order (x [2, 8, 8, 3] is n 2, c 3, h 8, w 8); a kernel gradient that
+// accumulates calls the function that adds into dw, in either layout.
+// CHECK-LABEL: func.func @channels_last_and_added(
+// CHECK:         call @sinter_cpu_conv2d_nhwc_f32(%{{.+}}, %{{.+}}, %{{.+}}, %c2_i64, %c3_i64, %c8_i64, %c8_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}}, %c3_i64_{{[0-9]+}}, %c3_i64_{{[0-9]+}}, %c4_i64, %c4_i64_{{[0-9]+}},
+// CHECK:         call @sinter_cpu_conv2d_nhwc_backward_weights_add_f32(
+// CHECK:         call @sinter_cpu_conv2d_backward_weights_add_f32(
+// CHECK-NOT:     train.
+func.func @channels_last_and_added(%x: memref<2x8x8x3xf32>, %w: memref<8x3x3x3xf32>,
+                                   %y: memref<2x4x4x8xf32>, %dw: memref<8x3x3x3xf32>,
+                                   %xc: memref<2x3x8x8xf32>, %dyc: memref<2x8x4x4xf32>) {
+  train.conv2d_forward %x, %w into %y {channels_last, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : memref<2x8x8x3xf32>, memref<8x3x3x3xf32> into memref<2x4x4x8xf32>
+  train.conv2d_backward_weights %x, %y into %dw {accumulate, channels_last, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : memref<2x8x8x3xf32>, memref<2x4x4x8xf32> into memref<8x3x3x3xf32>
+  train.conv2d_backward_weights %xc, %dyc into %dw {accumulate, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : memref<2x3x8x8xf32>, memref<2x8x4x4xf32> into memref<8x3x3x3xf32>
+  return
+}

@@ -206,6 +206,23 @@ void sinter_cpu_conv2d_nhwc_backward_weights_add_f32(
     int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
     int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw);
 
+/* y = max or average pooling of x (max != 0: the maximum, padding never
+ * winning; else the average, padding counted as zeros) over kh x kw
+ * windows with strides (sh, sw) and zero padding (ph, pw) on both sides;
+ * x[n, c, h, w] and y[n, c, oh, ow], or x[n, h, w, c] and y[n, oh, ow, c]
+ * when channels_last != 0 (the sizes are NCHW's either way). The backward
+ * call gives dx from x and dy: a window's gradient goes to its first
+ * maximum in row-major order, or is shared by the whole window. */
+void sinter_cpu_pool2d_f32(const float *x, float *y, int64_t n, int64_t c, int64_t h,
+                           int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw,
+                           int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t max,
+                           int64_t channels_last);
+void sinter_cpu_pool2d_backward_f32(const float *x, const float *dy, float *dx,
+                                    int64_t n, int64_t c, int64_t h, int64_t w,
+                                    int64_t oh, int64_t ow, int64_t kh, int64_t kw,
+                                    int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                                    int64_t max, int64_t channels_last);
+
 /* CUDA programs (plan device "cuda"): every buffer of the step's table is
  * device memory, and the step's work is queued on the runtime's compute
  * stream; calls return before it is done unless they say otherwise. The

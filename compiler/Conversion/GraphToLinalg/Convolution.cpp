@@ -2,7 +2,8 @@
 //
 // An f32 conv2d and its gradients as the train dialect's library ops, which
 // each target's library (oneDNN, cuDNN) runs whole; otherwise as the linalg
-// named convolutions (grouped or not) on padded copies; pooling (Pooling.h).
+// named convolutions (grouped or not) on padded copies. Pooling likewise:
+// the CPU's library ops in f32, else linalg (Pooling.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,10 +51,21 @@ bool forLibrary(Operation *op) {
          cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
 }
 
-/// Channels-last convolutions are the library's alone (graph-channels-last
-/// makes them only for it).
+/// Whether the step's f32 poolings and their gradients go to the CPU's
+/// library (oneDNN's pooling, in either layout); elsewhere they are linalg
+/// (Pooling.h).
+bool poolForLibrary(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  StringAttr device = module ? attrs::device.get(module) : StringAttr();
+  return device && device.getValue() == "cpu" &&
+         cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
+}
+
+/// Channels-last convolutions and poolings are the library's alone
+/// (graph-channels-last makes them only for it).
 Results channelsLastWithoutLibrary(Operation *op) {
-  op->emitError("internal error: a channels-last convolution that no library runs");
+  op->emitError("internal error: a channels-last ")
+      << op->getName() << " that no library runs";
   return failure();
 }
 
@@ -203,15 +215,35 @@ template <typename PoolOp> PoolWindow windowOf(PoolOp op, bool isMax) {
 
 template <typename PoolOp, bool isMax>
 Results lowerPool(TensorBuilder &tb, PoolOp op, typename PoolOp::Adaptor a) {
+  if (poolForLibrary(op))
+    return one(train::Pool2dForwardOp::create(
+                   tb.builder(), tb.location(), TypeRange{op.getType()},
+                   ValueRange{a.getInput()}, ValueRange{}, op.getKernelAttr(),
+                   op.getStrideAttr(), op.getPaddingAttr(),
+                   tb.builder().getBoolAttr(isMax), op.getChannelsLastAttr())
+                   .getResult(0));
+  if (op.getChannelsLast())
+    return channelsLastWithoutLibrary(op);
   return one(pool2d(tb, a.getInput(), op.getType(), windowOf(op, isMax)));
 }
 
 Results lowerPoolGrad(TensorBuilder &tb, Pool2dGradOp op, Pool2dGradOp::Adaptor a) {
+  if (poolForLibrary(op))
+    return one(train::Pool2dBackwardOp::create(
+                   tb.builder(), tb.location(), TypeRange{op.getType()},
+                   ValueRange{a.getInput(), a.getGrad()}, ValueRange{},
+                   op.getKernelAttr(), op.getStrideAttr(), op.getPaddingAttr(),
+                   op.getMaxAttr(), op.getChannelsLastAttr())
+                   .getResult(0));
+  if (op.getChannelsLast())
+    return channelsLastWithoutLibrary(op);
   return one(pool2dGrad(tb, a.getInput(), a.getGrad(), windowOf(op, op.getMax())));
 }
 
-Results lowerGlobalAvgPool(TensorBuilder &tb, GlobalAvgPool2dOp,
+Results lowerGlobalAvgPool(TensorBuilder &tb, GlobalAvgPool2dOp op,
                            GlobalAvgPool2dOp::Adaptor a) {
+  if (op.getChannelsLast())
+    return one(tb.mean(a.getInput(), {1, 2}, false));
   return one(tb.mean(a.getInput(), {2, 3}, false));
 }
 

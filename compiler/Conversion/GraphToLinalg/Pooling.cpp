@@ -1,6 +1,8 @@
 //===- Pooling.cpp - 2-D pooling and its gradient in linalg --------------===//
 //
-// The forward pass uses linalg's named pooling ops. The gradient is a
+// Where no library pools (CUDA, and f64 anywhere; the CPU's f32 poolings
+// are oneDNN's, Convolution.cpp). The forward pass uses linalg's named
+// pooling ops. The gradient is a
 // transposed window op, like the convolution's: the result's gradient is
 // dilated by the stride and padded by the kernel, and every input position
 // sums over the kernel offsets whose window covers it. For max pooling, a

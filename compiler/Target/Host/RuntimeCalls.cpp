@@ -129,6 +129,37 @@ LogicalResult callAttention(CallBuilder &cb, Operation *op, StringRef callee,
   return success();
 }
 
+/// A pooling or its gradient as the library's call: its buffers (inputs,
+/// then the result), then x's [n, c, h, w] and the result's [oh, ow] in
+/// NCHW order whatever the layout, the kernel, stride and padding pairs,
+/// whether it takes the maximum, and whether it is channels last.
+template <typename OpT>
+LogicalResult callPool(CallBuilder &cb, OpT op, StringRef callee, ValueRange inputs,
+                       ValueRange into) {
+  if (callee.empty())
+    return op.emitError("internal error: the device's library has no pooling");
+  FailureOr<SmallVector<Value>> pointers = densePointers(
+      cb, op, inputs, into, "the library's pooling", cb.builder().getF32Type());
+  if (failed(pointers))
+    return failure();
+  SmallVector<Value> args = std::move(*pointers);
+  SmallVector<int64_t> x(cast<MemRefType>(inputs[0].getType()).getShape());
+  SmallVector<int64_t> y(cast<MemRefType>(
+      (inputs.size() > 1 ? inputs[1] : into[0]).getType()).getShape());
+  bool last = op.getChannelsLast();
+  if (last) {
+    x = {x[0], x[3], x[1], x[2]};
+    y = {y[0], y[3], y[1], y[2]};
+  }
+  ArrayRef<int64_t> k = op.getKernel(), s = op.getStride(), p = op.getPadding();
+  Location loc = op.getLoc();
+  for (int64_t v : {x[0], x[1], x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0],
+                    p[1], int64_t(op.getMax()), int64_t(last)})
+    args.push_back(cb.constant(loc, v));
+  cb.libraryCall(loc, callee, args);
+  return success();
+}
+
 /// A batch-norm as the device library's call: its buffers (inputs, then
 /// results), then x's [n, c] and the product of its other dimensions, and
 /// epsilon.
@@ -290,7 +321,7 @@ std::optional<LogicalResult> lowerDataMovement(CallBuilder &cb, Operation *op) {
 }
 
 /// Ops the device library computes: convolutions, fused attention,
-/// batch-norm. None if `op` is none of them.
+/// batch-norm, pooling. None if `op` is none of them.
 std::optional<LogicalResult> lowerLibraryCall(CallBuilder &cb, ModuleOp module,
                                               Operation *op) {
   // The device library's function: sinter_cpu_conv2d_f32, sinter_cuda_...
@@ -322,6 +353,13 @@ std::optional<LogicalResult> lowerLibraryCall(CallBuilder &cb, ModuleOp module,
       .Case([&](AttentionBackwardOp a) {
         return callAttention(cb, a, library("attention_backward_bf16"), a.getInputs(),
                              a.getInto(), a.getCausal());
+      })
+      .Case([&](Pool2dForwardOp p) {
+        return callPool(cb, p, library("pool2d_f32"), p.getInputs(), p.getInto());
+      })
+      .Case([&](Pool2dBackwardOp p) {
+        return callPool(cb, p, library("pool2d_backward_f32"), p.getInputs(),
+                        p.getInto());
       })
       .Case([&](BatchNormForwardOp n) {
         return callBatchNorm(cb, n, library("batch_norm_f32"), n.getInputs(), n.getInto(),

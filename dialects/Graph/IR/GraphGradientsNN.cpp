@@ -25,12 +25,15 @@ namespace sinter::graph {
 GRADIENT(GlobalAvgPool2dOp) {
   Location l = getLoc();
   RankedTensorType in = typeOf(getInput());
-  int64_t hw = in.getDimSize(2) * in.getDimSize(3);
-  Value g = ReshapeOp::create(
-      b, l,
-      RankedTensorType::get({in.getDimSize(0), in.getDimSize(1), 1, 1},
-                            in.getElementType()),
-      rg[0]);
+  // Each channel's gradient, shared by the H x W positions it averaged.
+  bool last = getChannelsLast();
+  int64_t n = in.getDimSize(0), c = in.getDimSize(last ? 3 : 1);
+  int64_t hw = last ? in.getDimSize(1) * in.getDimSize(2)
+                    : in.getDimSize(2) * in.getDimSize(3);
+  SmallVector<int64_t> view = last ? SmallVector<int64_t>{n, 1, 1, c}
+                                   : SmallVector<int64_t>{n, c, 1, 1};
+  Value g = ReshapeOp::create(b, l, RankedTensorType::get(view, in.getElementType()),
+                              rg[0]);
   g = mul(b, l, g, scalar(b, l, 1.0 / double(hw), g));
   og.push_back(broadcastTo(b, l, g, in));
   return success();
@@ -110,7 +113,7 @@ GRADIENT(MaxPool2dOp) {
   og.push_back(Pool2dGradOp::create(b, getLoc(), getInput().getType(),
                                     getInput(), rg[0], getKernelAttr(),
                                     getStrideAttr(), getPaddingAttr(),
-                                    b.getBoolAttr(true)));
+                                    b.getBoolAttr(true), getChannelsLastAttr()));
   return success();
 }
 
@@ -118,7 +121,7 @@ GRADIENT(AvgPool2dOp) {
   og.push_back(Pool2dGradOp::create(b, getLoc(), getInput().getType(),
                                     getInput(), rg[0], getKernelAttr(),
                                     getStrideAttr(), getPaddingAttr(),
-                                    b.getBoolAttr(false)));
+                                    b.getBoolAttr(false), getChannelsLastAttr()));
   return success();
 }
 

@@ -306,7 +306,7 @@ LogicalResult BatchNormGradOp::verify() {
 LogicalResult Pool2dGradOp::verify() {
   SmallVector<Type> pooled;
   if (failed(inferPool2d(getLoc(), getOperationName(), getInput(), getKernel(),
-                         getStride(), getPadding(), pooled)))
+                         getStride(), getPadding(), getChannelsLast(), pooled)))
     return failure();
   if (getGrad().getType() != pooled.front())
     return emitOpError() << "expects grad of the pooling's result type "

@@ -753,7 +753,8 @@ class Graph_Pool2dOp<string mnemonic, string what, string padded>
     tensor; padded positions count as }] # padded # [{ (PyTorch's
     defaults). `kernel`, `stride` and `padding` are (height, width) pairs:
     kernel and stride positive, padding non-negative and at most half the
-    kernel. The kernel fits the padded input.
+    kernel. The kernel fits the padded input. With `channels_last` (set by
+    `graph-channels-last`), the input and the result are NHWC instead.
 
     Example:
     ```mlir
@@ -764,13 +765,15 @@ class Graph_Pool2dOp<string mnemonic, string what, string padded>
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$input, Graph_PairAttr:$kernel,
-                       Graph_PairAttr:$stride, Graph_PairAttr:$padding);
+                       Graph_PairAttr:$stride, Graph_PairAttr:$padding,
+                       UnitAttr:$channels_last);
   let results = (outs Graph_FloatTensor:$result);
   let extraClassDefinition = Graph_InferSignature # [{ {
     return ::sinter::graph::inferPool2d(location, getOperationName(),
                                         adaptor.getInput(), adaptor.getKernel(),
                                         adaptor.getStride(),
-                                        adaptor.getPadding(), types);
+                                        adaptor.getPadding(),
+                                        adaptor.getChannelsLast(), types);
   }
   }];
 }
@@ -788,10 +791,12 @@ def Graph_Pool2dGradOp : Graph_Op<"pool2d_grad", [Pure]> {
     gradient to the first position (row-major) holding the window's maximum,
     as PyTorch does; with average, every position of the window receives the
     gradient divided by the full window's size. Overlapping windows add up.
+    With `channels_last`, `input`, `grad` and the result are NHWC.
   }];
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grad,
                        Graph_PairAttr:$kernel, Graph_PairAttr:$stride,
-                       Graph_PairAttr:$padding, BoolAttr:$max);
+                       Graph_PairAttr:$padding, BoolAttr:$max,
+                       UnitAttr:$channels_last);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat =
       "$input `,` $grad attr-dict `:` functional-type(operands, results)";
@@ -802,14 +807,14 @@ def Graph_GlobalAvgPool2dOp : Graph_InferOp<"global_avg_pool2d", [Pure, Graph_Di
   let summary = "Average over the spatial dimensions, NCHW to [N, C]";
   let description = [{
     The mean over H and W of a rank-4 NCHW floating-point tensor, of shape
-    `[N, C]`.
+    `[N, C]`. With `channels_last`, the input is NHWC.
 
     Example:
     ```mlir
     %y = graph.global_avg_pool2d %x : (tensor<?x64x8x8xf32>) -> tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$input);
+  let arguments = (ins Graph_FloatTensor:$input, UnitAttr:$channels_last);
   let results = (outs Graph_FloatTensor:$result);
 }
 

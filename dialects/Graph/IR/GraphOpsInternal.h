@@ -38,12 +38,12 @@ mlir::LogicalResult inferSoftmax(std::optional<mlir::Location> loc,
                                  llvm::SmallVectorImpl<mlir::Type> &types);
 
 /// max_pool2d and avg_pool2d: (height, width) pairs of kernel, stride and
-/// padding.
+/// padding; an NHWC input and result with `channelsLast`.
 mlir::LogicalResult inferPool2d(std::optional<mlir::Location> loc,
                                 llvm::StringRef opName, mlir::Value input,
                                 llvm::ArrayRef<int64_t> kernel,
                                 llvm::ArrayRef<int64_t> stride,
-                                llvm::ArrayRef<int64_t> padding,
+                                llvm::ArrayRef<int64_t> padding, bool channelsLast,
                                 llvm::SmallVectorImpl<mlir::Type> &types);
 
 /// mse_loss, l1_loss and bce_with_logits: two tensors of one shape.

@@ -113,7 +113,7 @@ LogicalResult inferSoftmax(std::optional<Location> loc,
 LogicalResult inferPool2d(std::optional<Location> loc, StringRef opName,
                           Value input, ArrayRef<int64_t> kernel,
                           ArrayRef<int64_t> stride,
-                          ArrayRef<int64_t> padding,
+                          ArrayRef<int64_t> padding, bool channelsLast,
                           SmallVectorImpl<Type> &types) {
   RankedTensorType inputType = tensorType(input);
   if (failed(checkTensors(loc, opName, {inputType})))
@@ -122,10 +122,14 @@ LogicalResult inferPool2d(std::optional<Location> loc, StringRef opName,
     return failInference(loc, opName,
                          "expects (height, width) pairs for kernel, stride "
                          "and padding");
-  return addResult(loc, opName,
-                   shape::pool2d(toShape(inputType), pair(kernel), pair(stride),
-                                 pair(padding)),
-                   inputType.getElementType(), types);
+  // Channels last: the rule's NCHW shapes, permuted in and out.
+  shape::Shape x = toShape(inputType);
+  if (channelsLast && x.size() == 4)
+    x = {x[0], x[3], x[1], x[2]};
+  shape::Result rule = shape::pool2d(x, pair(kernel), pair(stride), pair(padding));
+  if (channelsLast && rule.ok())
+    rule.shape = {rule.shape[0], rule.shape[2], rule.shape[3], rule.shape[1]};
+  return addResult(loc, opName, rule, inputType.getElementType(), types);
 }
 
 /// The result of a loss: rank 0 for "mean" and "sum", `perSample` for "none".
@@ -317,8 +321,10 @@ LogicalResult GlobalAvgPool2dOp::inferReturnTypes(
   RankedTensorType inputType = tensorType(adaptor.getInput());
   if (failed(checkTensors(loc, getOperationName(), {inputType})))
     return failure();
-  return addResult(loc, getOperationName(),
-                   shape::globalPool2d(toShape(inputType)),
+  shape::Shape x = toShape(inputType);
+  if (adaptor.getChannelsLast() && x.size() == 4)
+    x = {x[0], x[3], x[1], x[2]};
+  return addResult(loc, getOperationName(), shape::globalPool2d(x),
                    inputType.getElementType(), types);
 }
 

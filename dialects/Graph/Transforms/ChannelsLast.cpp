@@ -6,12 +6,13 @@
 // becomes a channels-last one between two transposes, and the transposes
 // back to NCHW are pushed down through what reads them: elementwise ops
 // (the other operand transposed too: a per-channel view becomes a reshape),
-// batch-norm statistics (their axes renumbered), and the arguments and
-// results of the functions of repeated blocks. A transpose that meets its
-// inverse disappears, so activations stay NHWC from one convolution to the
-// next and across blocks; what nothing carries further (a pooling, a
-// dropout) reads one transpose back to NCHW. Autodiff runs after, so the
-// gradients follow the same layout.
+// batch-norm statistics (their axes renumbered), poolings (made channels
+// last, which the CPU's library runs), and the arguments and results of
+// the functions of repeated blocks. A transpose that meets its inverse
+// disappears, so activations stay NHWC from one convolution to the next
+// and across blocks; what nothing carries further (a dropout, a reshape)
+// reads one transpose back to NCHW. Autodiff runs after, so the gradients
+// follow the same layout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,6 +148,9 @@ private:
       return true;
     if (isa<BatchNormStatsOp, BatchNormCountOp>(op))
       return keepsChannelOrder(op);
+    if (isa<MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp>(op))
+      return !op->hasAttr("channels_last") &&
+             typeOf(op->getResult(0)).getElementType().isF32();
     if (!isElementwise(op) || op->getNumResults() != 1 || !isRank4(op->getResult(0)))
       return false;
     // Every other operand is a scalar or an NCHW tensor of rank 4.
@@ -186,6 +190,21 @@ private:
       clone->setOperand(0, nhwcBehind(op->getOperand(0)));
       clone->setAttr("axes", builder.getDenseI64ArrayAttr({0, 1, 2}));
       op->replaceAllUsesWith(clone->getResults());
+      op->erase();
+      return;
+    }
+    if (isa<MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp>(op)) {
+      Operation *clone = builder.clone(*op);
+      clone->setOperand(0, nhwcBehind(op->getOperand(0)));
+      clone->setAttr("channels_last", builder.getUnitAttr());
+      Value result = clone->getResult(0);
+      // A global pooling gives [N, C] in either layout.
+      if (isa<GlobalAvgPool2dOp>(op)) {
+        op->replaceAllUsesWith(clone->getResults());
+      } else {
+        result.setType(permuted(typeOf(result), kToLast));
+        op->getResult(0).replaceAllUsesWith(transpose(loc, result, kToFirst));
+      }
       op->erase();
       return;
     }

@@ -88,7 +88,9 @@ def GraphChannelsLast : Pass<"graph-channels-last", "mlir::ModuleOp"> {
     NCHW move down through elementwise ops of rank-4 and scalar operands
     (the others transposed to match; a per-channel `[1, C, 1, 1]` view
     becomes `[1, 1, 1, C]`), through `graph.batch_norm_stats` and
-    `graph.batch_norm_count` over N, H and W (axes renumbered), and across
+    `graph.batch_norm_count` over N, H and W (axes renumbered), through f32
+    `graph.max_pool2d`, `graph.avg_pool2d` and `graph.global_avg_pool2d`
+    (made `channels_last`: the CPU's library pools NHWC as it is), and across
     the arguments and results of private functions that only calls use (the
     repeated blocks), until they meet their inverses and fold away. What
     reads a value in NCHW otherwise reads a transpose. It runs before

@@ -1,7 +1,7 @@
 //===- TrainLibraryOps.cpp - The train dialect's device library ops -------===//
 //
 // Verifiers, memory effects and bufferization of the ops a device's
-// library implements: the convolutions, attention and batch norm.
+// library implements: the convolutions, attention, batch norm and pooling.
 //
 //===----------------------------------------------------------------------===//
 
@@ -223,11 +223,11 @@ LogicalResult verifyBatchNormLibraryOp(OpT op, size_t inputs, size_t results,
 }
 
 /// Each input as a dense buffer, each result a new one; the op again on
-/// them with its own attribute `attr`.
-template <typename OpT, typename AttrT>
+/// them, with its own attributes, by `make(inputs, into)`.
+template <typename OpT, typename MakeT>
 LogicalResult bufferizeVariadicLibraryOp(OpT op, RewriterBase &rewriter,
                                          const BufferizationOptions &options,
-                                         BufferizationState &state, AttrT attr) {
+                                         BufferizationState &state, MakeT make) {
   SmallVector<Value> inputs;
   for (Value input : op.getInputs()) {
     FailureOr<Value> buffer = getBuffer(rewriter, input, options, state);
@@ -238,7 +238,7 @@ LogicalResult bufferizeVariadicLibraryOp(OpT op, RewriterBase &rewriter,
   SmallVector<Value> into;
   for (Value result : op.getResults())
     into.push_back(newBuffer(rewriter, op.getLoc(), result.getType()));
-  OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into, attr);
+  make(inputs, into);
   replaceOpWithBufferizedValues(rewriter, op.getOperation(), into);
   return success();
 }
@@ -247,14 +247,48 @@ template <typename OpT>
 LogicalResult bufferizeAttentionLibraryOp(OpT op, RewriterBase &rewriter,
                                           const BufferizationOptions &options,
                                           BufferizationState &state) {
-  return bufferizeVariadicLibraryOp(op, rewriter, options, state, op.getCausalAttr());
+  return bufferizeVariadicLibraryOp(
+      op, rewriter, options, state, [&](ValueRange inputs, ValueRange into) {
+        OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into, op.getCausalAttr());
+      });
 }
 
 template <typename OpT>
 LogicalResult bufferizeBatchNormLibraryOp(OpT op, RewriterBase &rewriter,
                                           const BufferizationOptions &options,
                                           BufferizationState &state) {
-  return bufferizeVariadicLibraryOp(op, rewriter, options, state, op.getEpsilonAttr());
+  return bufferizeVariadicLibraryOp(
+      op, rewriter, options, state, [&](ValueRange inputs, ValueRange into) {
+        OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into, op.getEpsilonAttr());
+      });
+}
+
+/// x (and dy) in, the result out: static rank-4 f32 of the pooling's
+/// shapes, with (height, width) pairs.
+template <typename OpT>
+LogicalResult verifyPoolLibraryOp(OpT op, size_t inputs) {
+  FailureOr<SmallVector<ShapedType>> types = variadicLibraryTypes(op, inputs, 1);
+  if (failed(types))
+    return failure();
+  for (ShapedType t : *types)
+    if (t.getRank() != 4 || !t.hasStaticShape() || !t.getElementType().isF32())
+      return op.emitOpError("takes static 4-D f32 operands, not ") << t;
+  if (op.getKernel().size() != 2 || op.getStride().size() != 2 ||
+      op.getPadding().size() != 2)
+    return op.emitOpError("takes (height, width) kernel, stride and padding");
+  return success();
+}
+
+template <typename OpT>
+LogicalResult bufferizePoolLibraryOp(OpT op, RewriterBase &rewriter,
+                                     const BufferizationOptions &options,
+                                     BufferizationState &state) {
+  return bufferizeVariadicLibraryOp(
+      op, rewriter, options, state, [&](ValueRange inputs, ValueRange into) {
+        OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into,
+                    op.getKernelAttr(), op.getStrideAttr(), op.getPaddingAttr(),
+                    op.getMaxAttr(), op.getChannelsLastAttr());
+      });
 }
 
 /// As the library convolutions: pure on tensors; on buffers it reads its
@@ -291,6 +325,11 @@ VARIADIC_LIBRARY_INTERFACE(BatchNormForwardOp,
 VARIADIC_LIBRARY_INTERFACE(BatchNormBackwardOp,
                            verifyBatchNormLibraryOp(*this, 5, 3, {0, 1, 5}),
                            bufferizeBatchNormLibraryOp)
+// x -> y; x, dy -> dx.
+VARIADIC_LIBRARY_INTERFACE(Pool2dForwardOp, verifyPoolLibraryOp(*this, 1),
+                           bufferizePoolLibraryOp)
+VARIADIC_LIBRARY_INTERFACE(Pool2dBackwardOp, verifyPoolLibraryOp(*this, 2),
+                           bufferizePoolLibraryOp)
 #undef VARIADIC_LIBRARY_INTERFACE
 #undef LIBRARY_OP_BUFFERIZATION
 

@@ -409,6 +409,40 @@ def Train_BatchNormBackwardOp : Train_BatchNormLibraryOp<"batch_norm_backward",
   }];
 }
 
+class Train_PoolLibraryOp<string mnemonic, string summaryText>
+    : Train_VariadicLibraryOp<mnemonic, summaryText,
+        (ins DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+             DenseI64ArrayAttr:$padding, BoolAttr:$max, UnitAttr:$channels_last)>;
+
+def Train_Pool2dForwardOp : Train_PoolLibraryOp<"pool2d_forward",
+    "Max or average pooling, for the device's library"> {
+  let description = [{
+    `graph.max_pool2d` (with `max`) or `graph.avg_pool2d` of the f32 `x`
+    (NCHW, or NHWC with `channels_last`), with the given (height, width)
+    kernel, stride and symmetric padding: padded positions never win a
+    maximum and count as zeros in an average. The CPU target's call of
+    oneDNN's pooling. On tensors it returns the result; on buffers it writes
+    `into`.
+
+    Example:
+    ```mlir
+    %y = train.pool2d_forward %x {kernel = array<i64: 2, 2>,
+        stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, max = true}
+        : tensor<2x3x8x8xf32> -> tensor<2x3x4x4xf32>
+    ```
+  }];
+}
+
+def Train_Pool2dBackwardOp : Train_PoolLibraryOp<"pool2d_backward",
+    "The gradient of a pooling, for the device's library"> {
+  let description = [{
+    From the pooling's input `x` and its result's gradient `dy`, the
+    gradient of `x` (as `graph.pool2d_grad`: a window's gradient goes to its
+    first maximum in row-major order, or is shared by the whole window). The
+    CPU's call finds the maxima again from `x`.
+  }];
+}
+
 def Train_MicroBatchInputOp : Train_Op<"micro_batch_input", [
     AllTypesMatch<["dest", "result"]>,
     DeclareOpInterfaceMethods<BufferizableOpInterface,

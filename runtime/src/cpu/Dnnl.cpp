@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/DnnlEngine.h"
 #include "cpu/MatmulBF16.h"
 #include "runtime/contract/abi.h"
 
@@ -33,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-namespace {
+namespace sinter::rt::dnnl {
 
 void check(dnnl_status_t status, const char *call, const std::string &what) {
   if (status == dnnl_success)
@@ -43,20 +44,24 @@ void check(dnnl_status_t status, const char *call, const std::string &what) {
   std::exit(1);
 }
 
-struct Context {
-  dnnl_engine_t engine = nullptr;
-  dnnl_stream_t stream = nullptr;
-  Context() {
-    check(dnnl_engine_create(&engine, dnnl_cpu, 0), "dnnl_engine_create", "start-up");
-    check(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags),
-          "dnnl_stream_create", "start-up");
-  }
-};
-
 Context &context() {
-  static Context ctx;
+  static Context ctx = [] {
+    Context c;
+    check(dnnl_engine_create(&c.engine, dnnl_cpu, 0), "dnnl_engine_create", "start-up");
+    check(dnnl_stream_create(&c.stream, c.engine, dnnl_stream_default_flags),
+          "dnnl_stream_create", "start-up");
+    return c;
+  }();
   return ctx;
 }
+
+} // namespace sinter::rt::dnnl
+
+namespace {
+
+using sinter::rt::dnnl::check;
+using sinter::rt::dnnl::Context;
+using sinter::rt::dnnl::context;
 
 /// A primitive and its arguments: the caller's plain arrays (`memories`,
 /// whose data handles are set on each call) and, where the primitive wants

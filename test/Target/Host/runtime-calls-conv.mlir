@@ -46,3 +46,20 @@ func.func @channels_last_and_added(%x: memref<2x8x8x3xf32>, %w: memref<8x3x3x3xf
       : memref<2x3x8x8xf32>, memref<2x8x4x4xf32> into memref<8x3x3x3xf32>
   return
 }
+
+// A pooling and its gradient call the CPU's pooling functions with the
+// NCHW sizes (x [2, 8, 8, 3] channels last is n 2, c 3, h 8, w 8), the
+// result's [oh, ow], the window, whether it takes the maximum, and the
+// layout.
+// CHECK-LABEL: func.func @pooling(
+// CHECK:         call @sinter_cpu_pool2d_f32(%{{.+}}, %{{.+}}, %c2_i64, %c3_i64, %c8_i64, %c8_i64_{{[0-9]+}}, %c4_i64, %c4_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c2_i64_{{[0-9]+}}, %c0_i64, %c0_i64_{{[0-9]+}}, %c1_i64, %c1_i64_{{[0-9]+}})
+// CHECK:         call @sinter_cpu_pool2d_backward_f32(%{{.+}}, %{{.+}}, %{{.+}}, %c2_i64{{.*}}, %c0_i64{{.*}}, %c0_i64_{{[0-9]+}})
+// CHECK-NOT:     train.
+func.func @pooling(%x: memref<2x8x8x3xf32>, %y: memref<2x4x4x3xf32>,
+                   %xc: memref<2x3x8x8xf32>, %dy: memref<2x3x4x4xf32>, %dx: memref<2x3x8x8xf32>) {
+  train.pool2d_forward %x into %y {channels_last, kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, max = true}
+      : memref<2x8x8x3xf32> into memref<2x4x4x3xf32>
+  train.pool2d_backward %xc, %dy into %dx {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, max = false}
+      : memref<2x3x8x8xf32>, memref<2x3x4x4xf32> into memref<2x3x8x8xf32>
+  return
+}

@@ -53,6 +53,22 @@ class ResNet18(nn.Module):
         return F.cross_entropy(self.fc(h.mean((2, 3))), y)
 
 
+class SmallCNN(nn.Module):
+    """bench/models/cnn.sn: three conv-ReLU-max-pool stages, a classifier."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(3, 64, 3, padding=1),
+                                    nn.Conv2d(64, 128, 3, padding=1),
+                                    nn.Conv2d(128, 256, 3, padding=1)])
+        self.fc = nn.Linear(4096, classes)
+
+    def forward(self, x, y):
+        for conv in self.convs:
+            x = F.max_pool2d(F.relu(conv(x)), 2, 2)
+        return F.cross_entropy(self.fc(x.flatten(1)), y)
+
+
 class Block(nn.Module):
     def __init__(self, dim, heads):
         super().__init__()

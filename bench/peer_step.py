@@ -5,7 +5,7 @@ shapes, dtype (f32), optimizer and thread count as Sinter's step. A model
 name ending in -bf16 (gpt-bf16, gpt2-bf16) computes its matmuls from bf16
 inputs: PyTorch's CPU autocast, JAX's matmuls of bf16 arrays into f32.
 
-    python3 peer_step.py torch|compile|jax mlp|resnet18|gpt|gpt2[-bf16] STEPS THREADS
+    python3 peer_step.py torch|compile|jax mlp|resnet18|cnn|gpt|gpt2[-bf16] STEPS THREADS
 
 Prints one JSON object: the first step's seconds (compilation, for the
 compilers), the median milliseconds per step of three timed runs of STEPS
@@ -23,11 +23,12 @@ import numpy as np
 # The suite's models: (batch, optimizer, its settings).
 OPTIMIZERS = {"mlp": ("sgd", dict(lr=0.01, momentum=0.9, weight_decay=0.0)),
               "resnet18": ("sgd", dict(lr=0.1, momentum=0.9, weight_decay=5e-4)),
+              "cnn": ("sgd", dict(lr=0.01, momentum=0.9, weight_decay=0.0)),
               "gpt": ("adamw", dict(lr=3e-4, weight_decay=0.1)),
               "gpt2": ("adamw", dict(lr=3e-4, weight_decay=0.1))}
 GPTS = {"gpt": dict(vocab=50257, ctx=128, dim=256, heads=4, layers=4, t=128),
         "gpt2": dict(vocab=50257, ctx=1024, dim=768, heads=12, layers=12, t=128)}
-BATCH = {"mlp": 256, "resnet18": 32, "gpt": 8, "gpt2": 1}
+BATCH = {"mlp": 256, "resnet18": 32, "cnn": 64, "gpt": 8, "gpt2": 1}
 
 
 def batch(model, rng):
@@ -35,7 +36,7 @@ def batch(model, rng):
     if model == "mlp":
         return (rng.standard_normal((b, 784)).astype(np.float32),
                 rng.integers(0, 10, b).astype(np.int64))
-    if model == "resnet18":
+    if model in ("resnet18", "cnn"):
         return (rng.standard_normal((b, 3, 32, 32)).astype(np.float32),
                 rng.integers(0, 10, b).astype(np.int64))
     tokens = rng.integers(0, GPTS[model]["vocab"], (b, GPTS[model]["t"])).astype(np.int64)
@@ -77,6 +78,7 @@ def torch_step(model, compiled, threads, data, bf16):
     else:
         g = GPTS.get(model)
         net = (models_torch.ResNet18() if model == "resnet18" else
+               models_torch.SmallCNN() if model == "cnn" else
                models_torch.GPT(g["vocab"], g["ctx"], g["dim"], g["heads"], g["layers"]))
         loss_of = net
     net.train()
@@ -169,6 +171,25 @@ def jax_step(model, threads, data, bf16):
                 skip = norm(conv(h, blk["cd"], stride), blk["bd"]) if "cd" in blk else h
                 h = jax.nn.relu(z + skip)
             h = h.mean((2, 3))
+            return xent(h @ p["fc"]["w"] + p["fc"]["b"], y)
+    elif model == "cnn":
+        def conv_b(cin, cout):
+            bound = 1 / math.sqrt(cin * 9)
+            return {"w": jnp.asarray(rng.uniform(-bound, bound, (cout, cin, 3, 3)), jnp.float32),
+                    "b": jnp.zeros(cout, jnp.float32)}
+
+        params = {"convs": [conv_b(3, 64), conv_b(64, 128), conv_b(128, 256)],
+                  "fc": dense(4096, 10)}
+
+        def loss_of(p, x, y):
+            h = x
+            for c in p["convs"]:
+                h = jax.lax.conv_general_dilated(h, c["w"], (1, 1), [(1, 1)] * 2,
+                                                 dimension_numbers=("NCHW", "OIHW", "NCHW"))
+                h = jax.nn.relu(h + c["b"].reshape(1, -1, 1, 1))
+                h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2),
+                                          "VALID")
+            h = h.reshape(h.shape[0], -1)
             return xent(h @ p["fc"]["w"] + p["fc"]["b"], y)
     else:
         GPT = GPTS[model]

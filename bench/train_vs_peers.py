@@ -4,6 +4,8 @@ shapes, dtype (f32), optimizer and thread count, measured in one run:
 
 - mlp: 784-1024-1024-10, batch 256, SGD with momentum;
 - resnet18: CIFAR ResNet-18, batch 32, SGD with momentum and weight decay;
+- cnn: three conv-ReLU-max-pool stages (64, 128, 256 channels) and a
+  classifier on CIFAR images, batch 64, SGD with momentum;
 - gpt: 4 layers of width 256, 4 heads, GPT-2's vocabulary, T=128, batch 8,
   AdamW;
 - gpt2: GPT-2 124M (12 layers of width 768), T=128, batch 1, AdamW;
@@ -58,6 +60,16 @@ def resnet18_flops(b=32):
     return 3 * b * forward
 
 
+def cnn_flops(b=64):
+    forward, size, cin = 0, 32, 3
+    for cout in [64, 128, 256]:
+        forward += 2 * size * size * cout * cin * 9
+        size //= 2
+        cin = cout
+    forward += 2 * 4096 * 10
+    return 3 * b * forward
+
+
 def gpt_flops(b=8, t=128, d=256, layers=4, vocab=50257):
     per_layer = 2 * t * (d * 3 * d + d * d + 2 * d * 4 * d) + 2 * 2 * t * t * d
     return 3 * b * (layers * per_layer + 2 * t * d * vocab)
@@ -65,6 +77,7 @@ def gpt_flops(b=8, t=128, d=256, layers=4, vocab=50257):
 
 MODELS = [("mlp", "bench/models/mlp784.pbtxt", mlp_flops()),
           ("resnet18", "bench/models/resnet18_b32.pbtxt", resnet18_flops()),
+          ("cnn", "bench/models/cnn_b64.pbtxt", cnn_flops()),
           ("gpt", "bench/models/gpt4x256.pbtxt", gpt_flops()),
           ("gpt2", "bench/models/gpt2_124m.pbtxt",
            gpt_flops(b=1, d=768, layers=12)),
@@ -146,7 +159,7 @@ def data_setting(name, steps, out_dir):
     memory: enough for 1 + steps steps, read without shuffling."""
     import numpy as np
     rng = np.random.default_rng(0)
-    n = {"mlp": 256, "resnet18": 32, "gpt": 8, "gpt2": 1}[name] * (steps + 2)
+    n = {"mlp": 256, "resnet18": 32, "cnn": 64, "gpt": 8, "gpt2": 1}[name] * (steps + 2)
     if name.startswith("gpt"):
         path = os.path.join(out_dir, f"{name}_tokens.bin")
         rng.integers(0, 50257, n * 128 + 1).astype(np.uint16).tofile(path)

@@ -2,9 +2,9 @@
 # The benchmarks against PyTorch and JAX (not part of the tests: timings are
 # never asserted). Builds Sinter, runs in the peers' Python environment
 # (scripts/peers-env.sh), and prints tables with ratios:
-#   scripts/bench.sh [STEPS] [--models mlp,resnet18,gpt,gpt2,gpt-bf16,gpt2-bf16]
+#   scripts/bench.sh [STEPS] [--models mlp,resnet18,cnn,gpt,gpt2,gpt-bf16,gpt2-bf16]
 #                                    the suite: whole training steps of mlp,
-#                                    ResNet-18 and a small GPT against
+#                                    ResNet-18, a small CNN and a small GPT against
 #                                    PyTorch eager, torch.compile and JAX jit,
 #                                    with compile times, peak memory and the
 #                                    share of the GEMM peak

@@ -195,7 +195,8 @@ def SplitEmptyTensors : Pass<"sinter-split-empty-tensors", "mlir::ModuleOp"> {
     model's depth. One `tensor.empty` per use carries the same meaning (each
     is a new, uninitialised tensor) and keeps that analysis linear. First,
     a `linalg.fill` of a `tensor.empty` that several ops write into (the
-    CSE'd zeros of several reductions' accumulators) becomes a fill per op,
+    CSE'd zeros of several reductions' accumulators, or of gradient
+    accumulators that loops carry) becomes a fill per op or loop operand,
     each of its own `tensor.empty`: bufferization would otherwise fill one
     buffer and copy it for every op but the last. Run it just before
     bufferization, after the last CSE.

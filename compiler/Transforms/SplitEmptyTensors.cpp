@@ -12,6 +12,7 @@
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -25,9 +26,10 @@ namespace sinter {
 
 namespace {
 
-/// A fill that several ops write into (CSE'd accumulators of reductions)
-/// becomes a fill per op: each is then written in place, where one buffer
-/// filled once would be copied for every op but the last.
+/// A fill that several ops write into (CSE'd accumulators of reductions,
+/// or the zeros the micro-batch loop starts gradient accumulators of one
+/// shape from) becomes a fill per op: each is then written in place, where
+/// one buffer filled once would be copied for every op but the last.
 void splitFills(ModuleOp module) {
   SmallVector<linalg::FillOp> fills;
   module.walk([&](linalg::FillOp op) {
@@ -41,6 +43,8 @@ void splitFills(ModuleOp module) {
     for (OpOperand &use : fill->getUses())
       uses.push_back(&use);
     auto writes = [](OpOperand *use) {
+      if (auto loop = dyn_cast<scf::ForOp>(use->getOwner()))
+        return use->getOperandNumber() >= loop.getNumControlOperands();
       auto dps = dyn_cast<DestinationStyleOpInterface>(use->getOwner());
       return dps && dps.isDpsInit(use);
     };

@@ -83,3 +83,41 @@ func.func @accumulators(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>)
   } -> tensor<4xf32>
   return %a, %b, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// The micro-batch loop starts two gradient accumulators of one shape from
+// one CSE'd fill of zeros: each loop operand gets its own fill, so that
+// each accumulator's buffer is filled in place rather than copied from one
+// filled buffer.
+// CHECK-LABEL: func.func @loop_accumulators(
+// CHECK:         %[[E0:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT:    %[[F0:.*]] = linalg.fill ins(%[[Z:.*]] : f32) outs(%[[E0]] : tensor<4xf32>)
+// CHECK:         %[[E1:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT:    %[[F1:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%[[E1]] : tensor<4xf32>)
+// CHECK-NEXT:    scf.for {{.*}} iter_args(%{{.*}} = %[[A:[0-9]+]], %{{.*}} = %[[B:[0-9]+]])
+// CHECK-NOT:     linalg.fill
+#id3 = affine_map<(d0) -> (d0)>
+func.func @loop_accumulators(%g: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %empty = tensor.empty() : tensor<4xf32>
+  %zeros = linalg.fill ins(%zero : f32) outs(%empty : tensor<4xf32>) -> tensor<4xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %zeros, %b = %zeros) -> (tensor<4xf32>, tensor<4xf32>) {
+    %a2 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel"]}
+        ins(%g : tensor<4xf32>) outs(%a : tensor<4xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %s = arith.addf %acc, %in : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    %b2 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel"]}
+        ins(%g : tensor<4xf32>) outs(%b : tensor<4xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %s = arith.mulf %acc, %in : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    scf.yield %a2, %b2 : tensor<4xf32>, tensor<4xf32>
+  }
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -102,10 +102,12 @@ Value productOnto(OpBuilder &b, Operation *product, Value acc) {
   return into.getResult();
 }
 
-/// acc + product onto zeros  ->  the product onto acc.
-struct AccumulateIntoMatmul : OpRewritePattern<linalg::GenericOp> {
-  AccumulateIntoMatmul(MLIRContext *ctx, bool convolutions)
-      : OpRewritePattern(ctx), convolutions(convolutions) {}
+/// acc + product onto zeros  ->  the product onto acc, made where the
+/// product was when acc is there already (what it reads, a convolution's
+/// activations, is then not kept until the add), else at the add.
+struct AccumulateIntoProduct : OpRewritePattern<linalg::GenericOp> {
+  AccumulateIntoProduct(MLIRContext *ctx, DominanceInfo &dominance, bool convolutions)
+      : OpRewritePattern(ctx), dominance(dominance), convolutions(convolutions) {}
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
     OpOperand *x = addend(op);
@@ -115,10 +117,15 @@ struct AccumulateIntoMatmul : OpRewritePattern<linalg::GenericOp> {
         productOntoZeros(x->get(), op.getResult(0).getType(), convolutions);
     if (!product)
       return failure();
-    rewriter.replaceOp(op, productOnto(rewriter, product, op.getDpsInits()[0]));
+    Value acc = op.getDpsInits()[0];
+    if (dominance.properlyDominates(acc, product))
+      rewriter.setInsertionPoint(product);
+    Value into = productOnto(rewriter, product, acc);
+    rewriter.replaceOp(op, into);
     rewriter.eraseOp(product);
     return success();
   }
+  DominanceInfo &dominance;
   bool convolutions;
 };
 
@@ -361,7 +368,7 @@ struct AccumulateMatmuls : public impl::AccumulateMatmulsBase<AccumulateMatmuls>
     DominanceInfo dominance(getOperation());
     RewritePatternSet patterns(&getContext());
     patterns.add<OwnZeros>(&getContext());
-    patterns.add<AccumulateIntoMatmul>(&getContext(), convolutions);
+    patterns.add<AccumulateIntoProduct>(&getContext(), dominance, convolutions);
     patterns.add<ProductOutOfSum>(&getContext(), dominance, convolutions);
     patterns.add<AccumulateIntoScatter>(&getContext(), dominance);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

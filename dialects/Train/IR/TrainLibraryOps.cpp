@@ -276,6 +276,25 @@ LogicalResult verifyPoolLibraryOp(OpT op, size_t inputs) {
   if (op.getKernel().size() != 2 || op.getStride().size() != 2 ||
       op.getPadding().size() != 2)
     return op.emitOpError("takes (height, width) kernel, stride and padding");
+  // The pooled shape from x's, in x's layout: [N, C, OH, OW] or [N, OH, OW, C].
+  ArrayRef<int64_t> x = (*types)[0].getShape();
+  bool last = op.getChannelsLast();
+  int64_t spatial = last ? 1 : 2;
+  SmallVector<int64_t> pooled(x);
+  for (int i = 0; i < 2; ++i) {
+    int64_t k = op.getKernel()[i], s = op.getStride()[i], p = op.getPadding()[i];
+    if (k < 1 || s < 1 || p < 0 || 2 * p > k || x[spatial + i] + 2 * p < k)
+      return op.emitOpError("has a window that does not fit the padded input");
+    pooled[spatial + i] = (x[spatial + i] + 2 * p - k) / s + 1;
+  }
+  // Forward: x -> pooled. Backward: x, pooled gradient -> x's gradient.
+  ShapedType pooledType = (*types)[1];
+  if (pooledType.getShape() != ArrayRef<int64_t>(pooled))
+    return op.emitOpError("takes or gives the pooled shape ")
+           << RankedTensorType::get(pooled, pooledType.getElementType()) << ", not "
+           << pooledType;
+  if (inputs == 2 && (*types)[2].getShape() != x)
+    return op.emitOpError("gives the gradient of x in x's shape, not ") << (*types)[2];
   return success();
 }
 

@@ -196,6 +196,10 @@ Kernel build(const_dnnl_op_desc_t desc, const dnnl_memory_desc_t *mds[3],
     const dnnl_memory_desc_t *wanted =
         dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, argKinds[i]);
     bool input = i < 2, reorderAdds = !input && output == Output::reorderAdds;
+    // Adding needs the reorder: a primitive that wrote the caller's array
+    // itself would drop what it held.
+    if (!wanted && reorderAdds)
+      check(dnnl_unimplemented, "dnnl_primitive_desc_query_md", what + " (added)");
     if (!wanted || (dnnl_memory_desc_equal(wanted, mds[i]) && !reorderAdds))
       continue;
     check(dnnl_memory_create(&k.laidOut[i], wanted, ctx.engine, DNNL_MEMORY_NONE),

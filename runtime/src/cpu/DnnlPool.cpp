@@ -4,8 +4,11 @@
 // arrays, NCHW or NHWC: oneDNN's pooling kernels take either as it is.
 // Max pooling's backward primitive reads the forward pass's record of each
 // window's maximum (its workspace); the backward call runs the forward pass
-// again to make it, into memory of its kernel's own, so that the step keeps
-// nothing between the two calls. Primitives are made once per shape.
+// again to make it, into memory of its kernel's own (outside the step's
+// planned buffers: the pooled result and one byte or int per window), so
+// that the step keeps nothing between the two calls. Primitives are made
+// once per shape; as in Dnnl.cpp, the step makes one library call at a
+// time, so a kernel's memories are set and run without a lock.
 //
 //===----------------------------------------------------------------------===//
 

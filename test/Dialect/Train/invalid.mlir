@@ -89,3 +89,21 @@ func.func @accumulate_into_another_type(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x8
       : tensor<2x3x8x8xf32>, tensor<2x8x8x8xf32> into tensor<8x3x3x4xf32> -> tensor<8x3x3x3xf32>
   return %dw : tensor<8x3x3x3xf32>
 }
+
+// -----
+
+func.func @pool_of_another_shape(%x: tensor<2x3x8x8xf32>) -> tensor<2x3x3x3xf32> {
+  // expected-error @below {{takes or gives the pooled shape 'tensor<2x3x4x4xf32>', not 'tensor<2x3x3x3xf32>'}}
+  %y = train.pool2d_forward %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, max = true}
+      : tensor<2x3x8x8xf32> -> tensor<2x3x3x3xf32>
+  return %y : tensor<2x3x3x3xf32>
+}
+
+// -----
+
+func.func @pool_gradient_of_another_shape(%x: tensor<2x8x8x3xf32>, %dy: tensor<2x4x4x3xf32>) -> tensor<2x3x8x8xf32> {
+  // expected-error @below {{gives the gradient of x in x's shape, not 'tensor<2x3x8x8xf32>'}}
+  %dx = train.pool2d_backward %x, %dy {channels_last, kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, max = false}
+      : tensor<2x8x8x3xf32>, tensor<2x4x4x3xf32> -> tensor<2x3x8x8xf32>
+  return %dx : tensor<2x3x8x8xf32>
+}

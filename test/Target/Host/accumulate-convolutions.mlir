@@ -85,3 +85,27 @@ func.func @read_twice(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x8x8x8xf32>, %acc: t
   } -> tensor<8x3x3x3xf32>
   return %sum, %dw : tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>
 }
+
+// -----
+
+// The accumulating call is made where the kernel gradient was, not at the
+// add: the activations it reads are not kept alive past it.
+// CHECK-LABEL: func.func @in_place_of_the_gradient(
+// CHECK:       %[[R:.*]] = train.conv2d_backward_weights %arg0, %arg1 into %arg2 {accumulate,
+// CHECK-NEXT:  %[[LATER:.*]] = train.conv2d_backward_data
+// CHECK:       return %[[R]], %[[LATER]]
+#id4 = affine_map<(a, b, c, d) -> (a, b, c, d)>
+func.func @in_place_of_the_gradient(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x8x8x8xf32>, %acc: tensor<8x3x3x3xf32>,
+                                    %w: tensor<8x3x3x3xf32>) -> (tensor<8x3x3x3xf32>, tensor<2x3x8x8xf32>) {
+  %dw = train.conv2d_backward_weights %x, %dy {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : tensor<2x3x8x8xf32>, tensor<2x8x8x8xf32> -> tensor<8x3x3x3xf32>
+  %later = train.conv2d_backward_data %dy, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : tensor<2x8x8x8xf32>, tensor<8x3x3x3xf32> -> tensor<2x3x8x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%dw : tensor<8x3x3x3xf32>) outs(%acc : tensor<8x3x3x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<8x3x3x3xf32>
+  return %sum, %later : tensor<8x3x3x3xf32>, tensor<2x3x8x8xf32>
+}

@@ -177,9 +177,9 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   // Biases are added in the matmul call, gradients accumulate in it (in
   // the CPU convolution call too).
   pm.addPass(host::createMatmulBias());
-  host::AccumulateMatmulsOptions accumulate;
+  host::AccumulateProductsOptions accumulate;
   accumulate.convolutions = !cuda;
-  pm.addPass(host::createAccumulateMatmuls(accumulate));
+  pm.addPass(host::createAccumulateProducts(accumulate));
   // Narrow column sums (bias gradients) fill the GPU through partial sums.
   if (cuda) {
     pm.addPass(cuda::createCUDASplitColumnReductions());

@@ -39,7 +39,7 @@ def MatmulBias : Pass<"sinter-matmul-bias", "mlir::ModuleOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
-def AccumulateMatmuls : Pass<"sinter-accumulate-matmuls", "mlir::ModuleOp"> {
+def AccumulateProducts : Pass<"sinter-accumulate-products", "mlir::ModuleOp"> {
   let summary = "Adds weight gradients into their accumulators in the library call";
   let description = [{
     On linalg on tensors, after the target's matmul forms are settled: an

@@ -1,5 +1,5 @@
-// RUN: sinter-opt %s -sinter-accumulate-matmuls=convolutions=true -split-input-file | FileCheck %s
-// RUN: sinter-opt %s -sinter-accumulate-matmuls -split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: sinter-opt %s -sinter-accumulate-products=convolutions=true -split-input-file | FileCheck %s
+// RUN: sinter-opt %s -sinter-accumulate-products -split-input-file | FileCheck %s --check-prefix=OFF
 
 // With `convolutions` (the CPU), a library convolution's kernel gradient
 // added to its accumulator becomes the call that adds into it; without it

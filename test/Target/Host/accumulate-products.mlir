@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -sinter-accumulate-matmuls -split-input-file | FileCheck %s
+// RUN: sinter-opt %s -sinter-accumulate-products -split-input-file | FileCheck %s
 
 // A gradient accumulated over micro-batches, acc + x^T · dy: the product is
 // made onto the accumulator itself, keeping its form (A read transposed),

@@ -1,10 +1,12 @@
-//===- AccumulateMatmuls.cpp - Products added into their accumulator ------===//
+//===- AccumulateProducts.cpp - Products added into their accumulator ------===//
 //
 // A weight's gradient is a product added to the gradient accumulated over
 // the earlier micro-batches: acc + A·B. Written as a product onto zeros and
 // an elementwise add, it costs a fill, a temporary and a pass over both
 // arrays; linalg.matmul onto acc means the same (C += A·B), and the
-// library runs it as one call that adds into acc (beta = 1).
+// library runs it as one call that adds into acc (beta = 1). On the CPU a
+// convolution's kernel gradient is such a product too: its library call
+// adds into acc (`accumulate`).
 //
 // A repeated block's backward function returns its weights' gradients, and
 // its callers add them to their accumulators. When every caller does, the
@@ -36,7 +38,7 @@
 using namespace mlir;
 
 namespace sinter::host {
-#define GEN_PASS_DEF_ACCUMULATEMATMULS
+#define GEN_PASS_DEF_ACCUMULATEPRODUCTS
 #include "compiler/Target/Host/Passes.h.inc"
 
 namespace {
@@ -361,8 +363,8 @@ void accumulateAcrossCalls(ModuleOp module, bool convolutions) {
   }
 }
 
-struct AccumulateMatmuls : public impl::AccumulateMatmulsBase<AccumulateMatmuls> {
-  using AccumulateMatmulsBase::AccumulateMatmulsBase;
+struct AccumulateProducts : public impl::AccumulateProductsBase<AccumulateProducts> {
+  using AccumulateProductsBase::AccumulateProductsBase;
   void runOnOperation() override {
     accumulateAcrossCalls(getOperation(), convolutions);
     DominanceInfo dominance(getOperation());

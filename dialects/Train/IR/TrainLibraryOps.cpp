@@ -69,15 +69,26 @@ static Value newBuffer(RewriterBase &rewriter, Location loc, Type tensor) {
                                  MemRefType::get(type.getShape(), type.getElementType()));
 }
 
+/// Whether `operand` is the accumulator that `op` adds into in place.
+template <typename OpT> bool addsInto(OpT op, OpOperand &operand) {
+  if constexpr (std::is_same_v<OpT, ConvBackwardWeightsOp>)
+    return op.getAccumulate() && operand.get() == op.getInto();
+  return false;
+}
+
 /// What the library ops share in bufferization: every operand read, none
-/// written in place, each result a new buffer (made by BUFFERIZE).
+/// written in place, each result a new buffer (made by BUFFERIZE); except
+/// that an accumulating kernel gradient reads and writes `into` in place,
+/// its result that buffer.
 #define LIBRARY_OP_BUFFERIZATION(OpT, BUFFERIZE)                                         \
   bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) { return true; }  \
-  bool OpT::bufferizesToMemoryWrite(OpOperand &, const AnalysisState &) {                \
-    return false;                                                                        \
+  bool OpT::bufferizesToMemoryWrite(OpOperand &operand, const AnalysisState &) {         \
+    return addsInto(*this, operand);                                                     \
   }                                                                                      \
-  bool OpT::bufferizesToAllocation(Value) { return true; }                               \
-  AliasingValueList OpT::getAliasingValues(OpOperand &, const AnalysisState &) {         \
+  bool OpT::bufferizesToAllocation(Value) { return !accumulates(*this); }                \
+  AliasingValueList OpT::getAliasingValues(OpOperand &operand, const AnalysisState &) {  \
+    if (addsInto(*this, operand))                                                        \
+      return {{getOperation()->getResult(0), BufferRelation::Equivalent}};               \
     return {};                                                                           \
   }                                                                                      \
   LogicalResult OpT::bufferize(RewriterBase &rewriter,                                   \
@@ -139,29 +150,13 @@ void convLibraryOpEffects(
   }
 }
 
-/// As LIBRARY_OP_BUFFERIZATION, except that an accumulating convolution
-/// reads and writes `into` in place, its result that buffer.
 #define CONV_LIBRARY_INTERFACE(OpT)                                                      \
   LogicalResult OpT::verify() { return verifyConvLibraryOp(*this); }                     \
   void OpT::getEffects(                                                                  \
       SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {    \
     convLibraryOpEffects(*this, effects);                                                \
   }                                                                                      \
-  bool OpT::bufferizesToMemoryRead(OpOperand &, const AnalysisState &) { return true; }  \
-  bool OpT::bufferizesToMemoryWrite(OpOperand &operand, const AnalysisState &) {         \
-    return accumulates(*this) && operand.get() == getInto();                             \
-  }                                                                                      \
-  bool OpT::bufferizesToAllocation(Value) { return !accumulates(*this); }                \
-  AliasingValueList OpT::getAliasingValues(OpOperand &operand, const AnalysisState &) {  \
-    if (accumulates(*this) && operand.get() == getInto())                                \
-      return {{getResult(), BufferRelation::Equivalent}};                                \
-    return {};                                                                           \
-  }                                                                                      \
-  LogicalResult OpT::bufferize(RewriterBase &rewriter,                                   \
-                               const BufferizationOptions &options,                      \
-                               BufferizationState &state) {                              \
-    return bufferizeConvLibraryOp(*this, rewriter, options, state);                      \
-  }
+  LIBRARY_OP_BUFFERIZATION(OpT, bufferizeConvLibraryOp)
 CONV_LIBRARY_INTERFACE(ConvForwardOp)
 CONV_LIBRARY_INTERFACE(ConvBackwardDataOp)
 CONV_LIBRARY_INTERFACE(ConvBackwardWeightsOp)

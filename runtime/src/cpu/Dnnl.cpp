@@ -490,69 +490,26 @@ void conv(ConvPass pass, const ConvShape &s, std::array<void *, 3> args) {
 
 } // namespace
 
-extern "C" void sinter_cpu_conv2d_f32(const float *x, const float *w, float *y, int64_t n,
-                                      int64_t c, int64_t h, int64_t wd, int64_t o,
-                                      int64_t kh, int64_t kw, int64_t oh, int64_t ow,
-                                      int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                                      int64_t ph, int64_t pw) {
-  conv(ConvPass::forward, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
-       {const_cast<float *>(x), const_cast<float *>(w), y});
-}
-
-extern "C" void sinter_cpu_conv2d_backward_data_f32(
-    const float *dy, const float *w, float *dx, int64_t n, int64_t c, int64_t h,
-    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
-    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  conv(ConvPass::data, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
-       {const_cast<float *>(dy), const_cast<float *>(w), dx});
-}
-
-extern "C" void sinter_cpu_conv2d_backward_weights_f32(
-    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
-    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
-    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  conv(ConvPass::weights, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
-       {const_cast<float *>(x), const_cast<float *>(dy), dwt});
-}
-
-extern "C" void sinter_cpu_conv2d_backward_weights_add_f32(
-    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
-    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
-    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  conv(ConvPass::weightsAdded, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw},
-       {const_cast<float *>(x), const_cast<float *>(dy), dwt});
-}
-
-extern "C" void sinter_cpu_conv2d_nhwc_f32(const float *x, const float *w, float *y,
-                                           int64_t n, int64_t c, int64_t h, int64_t wd,
-                                           int64_t o, int64_t kh, int64_t kw, int64_t oh,
-                                           int64_t ow, int64_t sh, int64_t sw, int64_t dh,
-                                           int64_t dw, int64_t ph, int64_t pw) {
-  conv(ConvPass::forward, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, true},
-       {const_cast<float *>(x), const_cast<float *>(w), y});
-}
-
-extern "C" void sinter_cpu_conv2d_nhwc_backward_data_f32(
-    const float *dy, const float *w, float *dx, int64_t n, int64_t c, int64_t h,
-    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
-    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  conv(ConvPass::data, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, true},
-       {const_cast<float *>(dy), const_cast<float *>(w), dx});
-}
-
-extern "C" void sinter_cpu_conv2d_nhwc_backward_weights_f32(
-    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
-    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
-    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  conv(ConvPass::weights, {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, true},
-       {const_cast<float *>(x), const_cast<float *>(dy), dwt});
-}
-
-extern "C" void sinter_cpu_conv2d_nhwc_backward_weights_add_f32(
-    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
-    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
-    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  conv(ConvPass::weightsAdded,
-       {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, true},
-       {const_cast<float *>(x), const_cast<float *>(dy), dwt});
-}
+// abi.h's convolution calls: each pass in either layout, with its three
+// arrays in the order the pass takes them (inputs, then the result) and the
+// convolution's sizes.
+#define SINTER_CPU_CONVOLUTION(NAME, PASS, CHANNELS_LAST)                                \
+  extern "C" void NAME(const float *in0, const float *in1, float *out, int64_t n,        \
+                       int64_t c, int64_t h, int64_t wd, int64_t o, int64_t kh,          \
+                       int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw,       \
+                       int64_t dh, int64_t dw, int64_t ph, int64_t pw) {                 \
+    conv(PASS,                                                                           \
+         {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, CHANNELS_LAST},        \
+         {const_cast<float *>(in0), const_cast<float *>(in1), out});                     \
+  }
+SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_f32, ConvPass::forward, false)
+SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_backward_data_f32, ConvPass::data, false)
+SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_backward_weights_f32, ConvPass::weights, false)
+SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_backward_weights_add_f32, ConvPass::weightsAdded,
+                       false)
+SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_nhwc_f32, ConvPass::forward, true)
+SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_nhwc_backward_data_f32, ConvPass::data, true)
+SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_nhwc_backward_weights_f32, ConvPass::weights, true)
+SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_nhwc_backward_weights_add_f32,
+                       ConvPass::weightsAdded, true)
+#undef SINTER_CPU_CONVOLUTION

@@ -145,8 +145,14 @@ std::vector<Floats> hostValues(Communicator &comm) {
 /// Runs `pattern` on every rank of two `ranks`-rank worlds, one direct and
 /// one staged, and compares each rank's buffers bit for bit.
 void compareDirectAndStaged(int ranks, const Pattern &pattern) {
+  // Two ports the system found free, not the one next to the first: the
+  // direct world's connections take nearby ephemeral ports, and one holding
+  // that port kept the staged world's store from starting.
   int directPort = test::freeLoopbackPort();
-  int stagedPort = directPort + 1; // freeLoopbackPort would likely repeat itself
+  int stagedPort = test::freeLoopbackPort();
+  for (int tries = 0; tries < 100 && stagedPort == directPort; ++tries)
+    stagedPort = test::freeLoopbackPort();
+  ASSERT_NE(stagedPort, directPort);
   test::onRanks(ranks, [&](int r) {
     Expected<std::unique_ptr<Communicator>> direct =
         test::connectLocal(r, ranks, directPort, 20);

@@ -38,26 +38,18 @@ Value namedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
       .getResult(0);
 }
 
-/// Whether the step's f32 convolutions go to its device's library (oneDNN
-/// on the CPU, cuDNN on CUDA), which has the convolution and both of its
-/// gradients as primitives that take the padding themselves: they stay
-/// whole, as the train dialect's library ops, to the library call. In f64
-/// (no library kernel) they are the named convolutions below, on padded
-/// copies.
-bool forLibrary(Operation *op) {
-  auto module = op->getParentOfType<ModuleOp>();
-  StringAttr device = module ? attrs::device.get(module) : StringAttr();
-  return device && (device.getValue() == "cpu" || device.getValue() == "cuda") &&
-         cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
-}
-
-/// Whether the step's f32 poolings and their gradients go to the CPU's
-/// library (oneDNN's pooling, in either layout); elsewhere they are linalg
+/// Whether an f32 op goes to its device's library: oneDNN on the CPU, and
+/// (unless `cpuOnly`: the CPU's poolings) cuDNN on CUDA. A convolution and
+/// both its gradients are primitives there that take the padding
+/// themselves, and stay whole, as the train dialect's library ops, to the
+/// library call. In f64 (no library kernel) they are the named
+/// convolutions below, on padded copies, and poolings are linalg
 /// (Pooling.h).
-bool poolForLibrary(Operation *op) {
+bool forLibrary(Operation *op, bool cpuOnly = false) {
   auto module = op->getParentOfType<ModuleOp>();
   StringAttr device = module ? attrs::device.get(module) : StringAttr();
-  return device && device.getValue() == "cpu" &&
+  return device &&
+         (device.getValue() == "cpu" || (!cpuOnly && device.getValue() == "cuda")) &&
          cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
 }
 
@@ -215,7 +207,7 @@ template <typename PoolOp> PoolWindow windowOf(PoolOp op, bool isMax) {
 
 template <typename PoolOp, bool isMax>
 Results lowerPool(TensorBuilder &tb, PoolOp op, typename PoolOp::Adaptor a) {
-  if (poolForLibrary(op))
+  if (forLibrary(op, /*cpuOnly=*/true))
     return one(train::Pool2dForwardOp::create(
                    tb.builder(), tb.location(), TypeRange{op.getType()},
                    ValueRange{a.getInput()}, ValueRange{}, op.getKernelAttr(),
@@ -228,7 +220,7 @@ Results lowerPool(TensorBuilder &tb, PoolOp op, typename PoolOp::Adaptor a) {
 }
 
 Results lowerPoolGrad(TensorBuilder &tb, Pool2dGradOp op, Pool2dGradOp::Adaptor a) {
-  if (poolForLibrary(op))
+  if (forLibrary(op, /*cpuOnly=*/true))
     return one(train::Pool2dBackwardOp::create(
                    tb.builder(), tb.location(), TypeRange{op.getType()},
                    ValueRange{a.getInput(), a.getGrad()}, ValueRange{},

@@ -120,6 +120,8 @@ PoolKernel build(const PoolShape &s, bool backward) {
     k.forward = again;
     k.recomputed = memory(&ymd, DNNL_MEMORY_ALLOCATE, what);
     const dnnl_memory_desc_t *ws = dnnl_primitive_desc_query_md(hint, dnnl_query_workspace_md, 0);
+    if (!ws)
+      check(dnnl_unimplemented, "dnnl_primitive_desc_query_md (workspace)", what);
     k.workspace = memory(ws, DNNL_MEMORY_ALLOCATE, what);
   } else {
     dnnl_primitive_destroy(again);

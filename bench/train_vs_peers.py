@@ -13,6 +13,12 @@ shapes, dtype (f32), optimizer and thread count, measured in one run:
   (Sinter's precision { compute: BF16 }, PyTorch's CPU autocast to bf16,
   JAX's matmuls of bf16 arrays into f32); their GEMM share is of the f32
   peak.
+- resnet18-winograd, cnn-winograd: Sinter's step with precision {
+  convolution: WINOGRAD } (oneDNN's Winograd kernels for the 3x3 stride-1
+  convolutions: fewer multiplications, 2-4x JAX's float32 rounding error,
+  bench/winograd_error.py) against the peers' usual steps (none of them
+  offers Winograd on the CPU; their times are the base model's, measured
+  once per run); the GEMM share counts the direct convolutions' FLOPs.
 
     scripts/bench.sh [STEPS] [--models mlp,gpt]   (sets up .venv-bench, builds,
                                                    runs this; all models by default)
@@ -83,8 +89,16 @@ MODELS = [("mlp", "bench/models/mlp784.pbtxt", mlp_flops()),
            gpt_flops(b=1, d=768, layers=12)),
           ("gpt-bf16", "bench/models/gpt4x256.pbtxt", gpt_flops()),
           ("gpt2-bf16", "bench/models/gpt2_124m.pbtxt",
-           gpt_flops(b=1, d=768, layers=12))]
+           gpt_flops(b=1, d=768, layers=12)),
+          ("resnet18-winograd", "bench/models/resnet18_b32.pbtxt", resnet18_flops()),
+          ("cnn-winograd", "bench/models/cnn_b64.pbtxt", cnn_flops())]
 BF16 = "-bf16"  # a model name's suffix: bf16 matmul inputs
+WINOGRAD = "-winograd"  # Sinter's Winograd convolutions; the peers' usual ones
+
+
+def base_model(name):
+    """The model a suite name runs: without its -bf16 or -winograd."""
+    return name.removesuffix(BF16).removesuffix(WINOGRAD)
 MEMORY = re.compile(r"memory, rank 0: peak ([0-9.]+) MiB resident")
 # A step's log line ends with its own time: "556 ms/step" or "1.05 s/step".
 STEP_TIME = re.compile(r"^step \d+/\d+ .* ([0-9.]+) (m?s)/step$", re.MULTILINE)
@@ -180,9 +194,11 @@ def sinter(name, config, steps, out_dir):
     the per-step times the program logs, steps 2 to 1 + steps of three runs.
     (Not whole-run wall times: the start, parameter initialization included,
     varies by seconds between runs of the larger models.)"""
-    data = data_setting(name.removesuffix(BF16), steps, out_dir)
+    data = data_setting(base_model(name), steps, out_dir)
     prog = os.path.join(out_dir, name)
     precision = ["--set", "precision.compute=BF16"] if name.endswith(BF16) else []
+    if name.endswith(WINOGRAD):
+        data += ["--set", "precision.convolution=WINOGRAD"]
     start = time.perf_counter()
     subprocess.run([SINTERC, "--config", os.path.join(ROOT, config), *precision, "-o", prog],
                    check=True)
@@ -252,39 +268,42 @@ def main():
     out_dir = os.path.join(build, "bench")
     os.makedirs(out_dir, exist_ok=True)
     rows = []
+    measured = {}  # the peers' results by the model they ran
     for name, config, flops in models:
         compile_s, ms, mib = sinter(name, config, steps, out_dir)
-        peers = {p: peer(p, name, steps) for p in PEERS}
-        rows.append((name, flops, compile_s, ms, mib, peers))
+        ran = name.removesuffix(WINOGRAD)
+        if ran not in measured:
+            measured[ran] = {p: peer(p, ran, steps) for p in PEERS}
+        rows.append((name, flops, compile_s, ms, mib, measured[ran]))
     print()
-    print(f"{'ms per step':<10} {'sinter':>9} {'torch':>9} {'compile':>9} {'jax':>9} "
+    print(f"{'ms per step':<17} {'sinter':>9} {'torch':>9} {'compile':>9} {'jax':>9} "
           f"{'/torch':>7} {'/compile':>9} {'/jax':>6}")
     for name, _, _, ms, _, peers in rows:
         t = {p: peers[p]["ms"] if peers[p] else None for p in PEERS}
         ratio = {p: ms / t[p] if t[p] else None for p in PEERS}
-        print(f"{name:<10} {ms:>9.1f} {cell(t['torch'], '9.1f')} {cell(t['compile'], '9.1f')} "
+        print(f"{name:<17} {ms:>9.1f} {cell(t['torch'], '9.1f')} {cell(t['compile'], '9.1f')} "
               f"{cell(t['jax'], '9.1f')} {cell(ratio['torch'], '7.2f')} "
               f"{cell(ratio['compile'], '9.2f')} {cell(ratio['jax'], '6.2f')}")
     print()
-    print(f"{'compile s':<10} {'sinterc':>9} {'compile':>9} {'jax':>9}   "
+    print(f"{'compile s':<17} {'sinterc':>9} {'compile':>9} {'jax':>9}   "
           f"(first step of torch.compile and jax.jit)")
     for name, _, compile_s, _, _, peers in rows:
         first = {p: peers[p]["first_s"] if peers[p] else None for p in PEERS}
-        print(f"{name:<10} {compile_s:>9.2f} {cell(first['compile'], '9.2f')} "
+        print(f"{name:<17} {compile_s:>9.2f} {cell(first['compile'], '9.2f')} "
               f"{cell(first['jax'], '9.2f')}")
     print()
-    print(f"{'peak MiB':<10} {'sinter':>9} {'torch':>9} {'compile':>9} {'jax':>9}")
+    print(f"{'peak MiB':<17} {'sinter':>9} {'torch':>9} {'compile':>9} {'jax':>9}")
     for name, _, _, _, mib, peers in rows:
         m = {p: peers[p]["peak_mib"] if peers[p] else None for p in PEERS}
-        print(f"{name:<10} {mib:>9.0f} {cell(m['torch'], '9.0f')} {cell(m['compile'], '9.0f')} "
+        print(f"{name:<17} {mib:>9.0f} {cell(m['torch'], '9.0f')} {cell(m['compile'], '9.0f')} "
               f"{cell(m['jax'], '9.0f')}")
     print()
-    print(f"{'GEMM peak':<10} {'sinter':>9} {'torch':>9} {'compile':>9} {'jax':>9}   "
+    print(f"{'GEMM peak':<17} {'sinter':>9} {'torch':>9} {'compile':>9} {'jax':>9}   "
           f"(share of {peak:.0f} GFLOP/s)")
     for name, flops, _, ms, _, peers in rows:
         def share(step_ms):
             return f"{100 * flops / (step_ms * 1e-3) / (peak * 1e9):8.0f}%" if step_ms else "-"
-        print(f"{name:<10} {share(ms):>9} " + " ".join(
+        print(f"{name:<17} {share(ms):>9} " + " ".join(
             f"{share(peers[p]['ms'] if peers[p] else None):>9}" for p in PEERS))
 
 

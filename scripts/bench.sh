@@ -2,7 +2,8 @@
 # The benchmarks against PyTorch and JAX (not part of the tests: timings are
 # never asserted). Builds Sinter, runs in the peers' Python environment
 # (scripts/peers-env.sh), and prints tables with ratios:
-#   scripts/bench.sh [STEPS] [--models mlp,resnet18,cnn,gpt,gpt2,gpt-bf16,gpt2-bf16]
+#   scripts/bench.sh [STEPS] [--models mlp,resnet18,cnn,gpt,gpt2,gpt-bf16,gpt2-bf16,
+#                                      resnet18-winograd,cnn-winograd]
 #                                    the suite: whole training steps of mlp,
 #                                    ResNet-18, a small CNN and a small GPT against
 #                                    PyTorch eager, torch.compile and JAX jit,
@@ -18,6 +19,9 @@
 #   scripts/bench.sh compile         sinterc's time and peak memory for GPT
 #                                    shapes from 2 to 48 layers
 #                                    (bench/compile_time.py)
+#   scripts/bench.sh winograd-error  precision.convolution WINOGRAD's error
+#                                    against DIRECT's and JAX's, from float64
+#                                    (bench/winograd_error.py; no timing)
 #   scripts/bench.sh gpu-traffic     GPT-2 124M's CUDA step: kernel launches
 #                                    and the bytes they are given, counted
 #                                    from sinterc's output (no GPU needed;
@@ -42,6 +46,10 @@ python=$(scripts/peers-env.sh)
 if [ "${1:-}" = "data-parallel" ]; then
   shift
   exec "$python" bench/data_parallel.py "$@"
+fi
+if [ "${1:-}" = "winograd-error" ]; then
+  shift
+  exec "$python" bench/winograd_error.py "$@"
 fi
 if [ "${1:-}" = "forward" ]; then
   shift

@@ -310,10 +310,16 @@ void Validator::run(const TrainConfig &cfg) {
   checkRecompute(cfg);
 }
 
-/// TF32 is a GPU's tensor cores' format, for f32 matmuls.
+/// TF32 is a GPU's tensor cores' format, for f32 matmuls; Winograd
+/// convolutions are oneDNN's, on the CPU.
 void Validator::checkPrecision(const TrainConfig &cfg) {
   using Precision = TrainConfig::Precision;
   const Precision &p = cfg.precision();
+  if (p.convolution() == Precision::WINOGRAD && cfg.device() != TrainConfig::CPU)
+    report(sub(sub({}, "precision"), "convolution"),
+           "precision.convolution WINOGRAD is built for the CPU (oneDNN's Winograd "
+           "kernels), not for device " + TrainConfig::Device_Name(cfg.device()) +
+               ", whose convolutions are cuDNN's direct algorithms");
   if (p.matmul() != Precision::TF32)
     return;
   FieldPath matmul = sub(sub({}, "precision"), "matmul");

@@ -9,7 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/DnnlEngine.h"
 #include "cpu/MatmulBF16.h"
+#include "device/Device.h"
 #include "runtime/contract/abi.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -198,6 +201,73 @@ TEST(Dnnl, ConvolutionsOfGrowingAndShrinkingShapes) {
                  " h=" + std::to_string(s.h));
     checkConvolution(s, seed += 3);
   }
+}
+
+using ConvCall = void (*)(const float *, const float *, float *, int64_t, int64_t, int64_t,
+                         int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                         int64_t, int64_t, int64_t, int64_t, int64_t);
+
+/// The implementation each of abi.h's eight convolution calls runs for `s`.
+std::vector<std::string> implementations(const Conv &s) {
+  const ConvCall calls[] = {sinter_cpu_conv2d_f32,
+                            sinter_cpu_conv2d_backward_data_f32,
+                            sinter_cpu_conv2d_backward_weights_f32,
+                            sinter_cpu_conv2d_backward_weights_add_f32,
+                            sinter_cpu_conv2d_nhwc_f32,
+                            sinter_cpu_conv2d_nhwc_backward_data_f32,
+                            sinter_cpu_conv2d_nhwc_backward_weights_f32,
+                            sinter_cpu_conv2d_nhwc_backward_weights_add_f32};
+  size_t activations = size_t(s.n * std::max(s.c * s.h * s.w, s.o * s.oh() * s.ow()));
+  std::vector<float> a(activations, 0.5f), b(activations, 0.25f),
+      out(std::max(activations, size_t(s.o * s.c * s.kh * s.kw)), 0.0f);
+  std::vector<std::string> found;
+  for (ConvCall call : calls) {
+    call(a.data(), b.data(), out.data(), s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh(),
+         s.ow(), s.sh, s.sw, s.dh, s.dw, s.ph, s.pw);
+    found.push_back(sinter::rt::dnnl::lastConvolutionImplementation());
+  }
+  return found;
+}
+
+TEST(Dnnl, WinogradWhereAllowedAndItFits) {
+  // precision.convolution WINOGRAD: 3x3, stride-1 convolutions with at
+  // least 16 input channels and 8x8 outputs run oneDNN's Winograd kernel
+  // in every pass and layout (on a CPU with AVX-512, where oneDNN has it),
+  // and stay within the bound a direct float32 sum keeps to float64 (its
+  // transforms round more than direct products do, but not past it); the
+  // others stay direct.
+  sinter::rt::Device &cpu = sinter::rt::hostDevice();
+  ASSERT_TRUE(cpu.allowWinogradConvolutions(true).ok());
+  bool hasWinograd = __builtin_cpu_supports("avx512f");
+  const Conv fits[] = {
+      {2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1},
+      {3, 32, 12, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1},
+      {2, 64, 9, 11, 64, 3, 3, 1, 1, 1, 1, 1, 1},
+  };
+  const Conv direct[] = {
+      {2, 32, 16, 16, 32, 3, 3, 2, 2, 1, 1, 1, 1}, // strided
+      {2, 8, 16, 16, 32, 3, 3, 1, 1, 1, 1, 1, 1},  // 8 input channels
+      {2, 64, 4, 4, 64, 3, 3, 1, 1, 1, 1, 1, 1},   // 4x4 outputs
+      {2, 32, 12, 12, 32, 1, 1, 1, 1, 1, 1, 0, 0}, // 1x1
+  };
+  unsigned seed = 100;
+  for (const Conv &s : fits) {
+    SCOPED_TRACE("fits: c=" + std::to_string(s.c) + " h=" + std::to_string(s.h));
+    for (const std::string &used : implementations(s))
+      EXPECT_EQ(used.find("wino") != std::string::npos, hasWinograd) << used;
+    checkConvolution(s, seed += 3);
+  }
+  for (const Conv &s : direct) {
+    SCOPED_TRACE("direct: c=" + std::to_string(s.c) + " h=" + std::to_string(s.h));
+    for (const std::string &used : implementations(s))
+      EXPECT_EQ(used.find("wino"), std::string::npos) << used;
+    checkConvolution(s, seed += 3);
+  }
+  // Allowed no longer: the same shapes run direct, as precisely as ever.
+  ASSERT_TRUE(cpu.allowWinogradConvolutions(false).ok());
+  for (const std::string &used : implementations(fits[0]))
+    EXPECT_EQ(used.find("wino"), std::string::npos) << used;
+  checkConvolution(fits[0], seed += 3);
 }
 
 TEST(Dnnl, MatmulOverwritesOrAccumulates) {

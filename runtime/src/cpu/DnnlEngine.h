@@ -2,7 +2,8 @@
 //
 // What every oneDNN kernel file shares: the one engine and stream, and the
 // check that ends the program, naming the call and what it computed, when
-// a oneDNN call fails (a step cannot continue without its result).
+// a oneDNN call fails (a step cannot continue without its result); and
+// which implementation the last convolution ran, for tests.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_RT_CPU_DNNLENGINE_H
@@ -25,6 +26,10 @@ Context &context();
 /// Returns when `status` is success; otherwise prints the call, its status
 /// and `what` (the op and its shape) and ends the program.
 void check(dnnl_status_t status, const char *call, const std::string &what);
+
+/// oneDNN's implementation of the convolution pass called last, as
+/// "jit_wino_4x3:avx512_core" (for tests).
+std::string lastConvolutionImplementation();
 
 } // namespace sinter::rt::dnnl
 

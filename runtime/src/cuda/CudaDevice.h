@@ -67,6 +67,11 @@ public:
     tf32Matmuls = allowed;
     return Status::success();
   }
+  Status allowWinogradConvolutions(bool allowed) override {
+    return allowed ? Status::error("precision.convolution WINOGRAD is built for "
+                                   "the CPU; cuDNN's convolutions here are direct")
+                   : Status::success();
+  }
   void *workQueue() const override { return compute; }
   std::string activity() const override;
   Expected<StagingQueues *> stagingQueues() override;

@@ -43,6 +43,9 @@ public:
   /// precision.matmul TF32: f32 matmuls may round their inputs to TF32 on
   /// tensor cores. An error where the device has none.
   virtual Status allowTf32Matmuls(bool allowed) = 0;
+  /// precision.convolution WINOGRAD: f32 convolutions may run oneDNN's
+  /// Winograd kernels. An error where the device has none.
+  virtual Status allowWinogradConvolutions(bool allowed) = 0;
   /// The queue the device's work runs on in order (a cudaStream_t), for
   /// collectives that must start after it; null where work runs at once.
   virtual void *workQueue() const { return nullptr; }

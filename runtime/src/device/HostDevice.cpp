@@ -1,8 +1,10 @@
 //===- HostDevice.cpp - The CPU as a device -----------------------------===//
 
 #include "device/Device.h"
+#include "device/HostConvolutions.h"
 #include "device/HostStaging.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -12,6 +14,8 @@ namespace sinter::rt {
 Device::~Device() = default;
 
 namespace {
+
+std::atomic<bool> winogradConvolutions{false};
 
 class HostDevice final : public Device {
 public:
@@ -34,6 +38,10 @@ public:
     return allowed ? Status::error("precision.matmul TF32 needs a GPU's tensor "
                                    "cores; the CPU multiplies f32 in f32")
                    : Status::success();
+  }
+  Status allowWinogradConvolutions(bool allowed) override {
+    winogradConvolutions.store(allowed);
+    return Status::success();
   }
   Status upload(void *device, const void *host, uint64_t bytes) override {
     if (device != host)
@@ -66,5 +74,7 @@ Device &hostDevice() {
   static HostDevice device;
   return device;
 }
+
+bool hostWinogradConvolutions() { return winogradConvolutions.load(); }
 
 } // namespace sinter::rt

@@ -167,6 +167,8 @@ Expected<Step> prepare(StepFn fn, const char *planBytes, int64_t planSize,
     return device.status();
   SINTER_RT_RETURN_IF_ERROR((*device)->allowTf32Matmuls(
       cfg.precision().matmul() == config::TrainConfig::Precision::TF32));
+  SINTER_RT_RETURN_IF_ERROR((*device)->allowWinogradConvolutions(
+      cfg.precision().convolution() == config::TrainConfig::Precision::WINOGRAD));
   Expected<BufferSet> buffers = BufferSet::allocate(*plan, **device);
   if (!buffers.ok())
     return buffers.status();

@@ -186,6 +186,13 @@ Expected<void *> CudaDevice::allocate(uint64_t bytes) {
   return p;
 }
 
+std::optional<FreeMemory> CudaDevice::freeMemory() const {
+  size_t free = 0, total = 0;
+  if (cudaSetDevice(index) != cudaSuccess || cudaMemGetInfo(&free, &total) != cudaSuccess)
+    return std::nullopt;
+  return FreeMemory{free, "cudaMemGetInfo, of " + std::to_string(total >> 20) + " MiB"};
+}
+
 void CudaDevice::release(void *p) {
   cudaStreamSynchronize(compute);
   cudaFree(p);
@@ -316,12 +323,18 @@ void CudaDevice::read(void *dst, const void *src, int64_t offset, int64_t bytes)
 
 std::string CudaDevice::activity() const {
   auto mib = [](uint64_t b) { return std::to_string((b + (1 << 19)) >> 20) + " MiB"; };
+  // In use on the whole GPU (every process's), at the end: nothing the run
+  // allocated is freed before, so this is its peak, context included.
+  std::string inUse;
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) == cudaSuccess)
+    inUse = "; in use on the GPU at the end (cudaMemGetInfo, every process's): " +
+            mib(total - free) + " of " + mib(total);
   return "GPU memory allocated by Sinter on " + describe() + ": the plans' buffers " +
          mib(allocatedBytes) + ", the libraries' workspace " + mib(scratchBytes) +
          ", input staging " + mib(staging.deviceBytes()) +
          " (beside them: CUDA's context, the kernels' module, the libraries' "
-         "handles and NCCL's buffers)\n" +
-         launchActivity();
+         "handles and NCCL's buffers)" + inUse + "\n" + launchActivity();
 }
 
 std::string CudaDevice::launchActivity() const {

@@ -67,6 +67,7 @@ public:
     tf32Matmuls = allowed;
     return Status::success();
   }
+  std::optional<FreeMemory> freeMemory() const override;
   Status allowWinogradConvolutions(bool allowed) override {
     return allowed ? Status::error("precision.convolution WINOGRAD is built for "
                                    "the CPU; cuDNN's convolutions here are direct")

@@ -10,10 +10,12 @@
 #ifndef SINTER_RT_DEVICE_DEVICE_H
 #define SINTER_RT_DEVICE_DEVICE_H
 
+#include "device/HostMemory.h"
 #include "device/StagingQueues.h"
 #include "sinter/rt/Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace sinter::rt {
@@ -46,6 +48,8 @@ public:
   /// precision.convolution WINOGRAD: f32 convolutions may run oneDNN's
   /// Winograd kernels. An error where the device has none.
   virtual Status allowWinogradConvolutions(bool allowed) = 0;
+  /// The memory allocate() may still take, where the device can say.
+  virtual std::optional<FreeMemory> freeMemory() const = 0;
   /// The queue the device's work runs on in order (a cudaStream_t), for
   /// collectives that must start after it; null where work runs at once.
   virtual void *workQueue() const { return nullptr; }

@@ -39,6 +39,7 @@ public:
                                    "cores; the CPU multiplies f32 in f32")
                    : Status::success();
   }
+  std::optional<FreeMemory> freeMemory() const override { return hostFreeMemory(); }
   Status allowWinogradConvolutions(bool allowed) override {
     winogradConvolutions.store(allowed);
     return Status::success();

@@ -5,6 +5,7 @@
 #include "runtime/contract/sinter_plan.pb.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -168,9 +169,42 @@ namespace {
 // Slots of a bucket and host copies are 64-byte aligned.
 uint64_t aligned(uint64_t bytes) { return (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64; }
 
+std::string mib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
+  return text;
+}
+
+/// Refuses a plan whose buffers `bytes` (on `where`, for `what`) exceed
+/// what it has free, before any is allocated: past the host's memory an
+/// allocation succeeds and the process is killed when it touches it.
+Status checkFits(uint64_t bytes, const Device &where, const std::string &what) {
+  std::optional<FreeMemory> free = where.freeMemory();
+  if (!free || bytes <= free->bytes)
+    return Status::success();
+  return Status::error(
+      "the plan's " + what + " need " + mib(bytes) + " on " + where.describe() +
+      ", which has " + mib(free->bytes) + " free (" + free->source +
+      "), so the run cannot start; `sinterc --config CFG --report-memory` shows "
+      "where the memory goes, and a smaller batch.micro, recompute { mode: FULL } "
+      "or a sharded parallel.strategy needs less");
+}
+
 } // namespace
 
 Expected<BufferSet> BufferSet::allocate(const StepPlan &plan, Device &device) {
+  // What the loops below allocate: every buffer's 64-byte slots on the
+  // device (a bucket's gradients among them), and host copies where the
+  // device is not the host.
+  uint64_t onDevice = 0, hostCopies = 0;
+  for (const BufferSpec &b : plan.buffers) {
+    onDevice += aligned(b.byteSize);
+    if (!device.hostVisible() && b.kind != BufferKind::Workspace)
+      hostCopies += aligned(b.byteSize);
+  }
+  SINTER_RT_RETURN_IF_ERROR(checkFits(onDevice, device, "buffers"));
+  if (hostCopies)
+    SINTER_RT_RETURN_IF_ERROR(checkFits(hostCopies, hostDevice(), "host copies of its buffers"));
   BufferSet set;
   set.dev = &device;
   size_t n = plan.buffers.size();

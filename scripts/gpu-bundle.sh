@@ -6,13 +6,18 @@
 # other shared library the programs need, with the loader of the glibc they
 # were built for. At most 60 MiB a part.
 #
-#   scripts/gpu-bundle.sh [PART [DIR]]   PART: base (default), multi or
-#                                        sanitize; DIR: build/gpu-bundle-PART
+#   scripts/gpu-bundle.sh [PART [DIR]]   PART: base (default), multi,
+#                                        sanitize or big; DIR:
+#                                        build/gpu-bundle-PART
 #
 # GPT-2 124M is compiled for a micro-batch of $GPT124M_MICRO (default 16)
 # sequences of 1024 tokens in f32, and with compute: BF16 for the largest
 # of 64, 32 and 16 that sinterc's memory report fits in three quarters of
 # an H200 (139 GiB).
+#
+# GPT-2 350M, 774M and 1.5B (part big) are compiled with compute: BF16 for
+# the largest of 16, 8 and 4 sequences whose memory report fits in 60 GiB
+# (three quarters of an H100, so that they fit on either).
 #
 # The check runs on an H100 or H200: its large programs (ops, GPT-2 124M)
 # carry sm_90's kernels alone ($HOPPER), which keeps the part within its
@@ -22,8 +27,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 part=${1:-base}
 case "$part" in
-  base | multi | sanitize) ;;
-  *) echo "usage: $0 [base | multi | sanitize] [DIR]" >&2; exit 2 ;;
+  base | multi | sanitize | big) ;;
+  *) echo "usage: $0 [base | multi | sanitize | big] [DIR]" >&2; exit 2 ;;
 esac
 out=${2:-build/gpu-bundle-$part}
 wants() { # PART...: whether this bundle's part is one of them
@@ -88,6 +93,7 @@ noise_floor() { # NAME CPU_PROGRAM ARGS...
     "$work/${name}_run"?.safetensors
 }
 
+if wants base multi sanitize; then
 echo "gpu-bundle: 20 training steps of mlp and gpt_tiny"
 cp -r "$work/mlp" "$out/mlp"
 "$sinterc" --config examples/mlp/mlp.pbtxt -o "$work/mlp_cpu"
@@ -103,6 +109,7 @@ mkdir -p "$out/gpt_tiny"
   --set precision.compute=BF16 -o "$out/gpt_tiny/gpt_tiny_bf16"
 "$work/gpt_tiny_cpu" --save "$out/ref/gpt_tiny.safetensors" >/dev/null
 noise_floor gpt_tiny "$work/gpt_tiny_cpu"
+fi
 
 if wants base; then
 # At a quarter of its width (0.7M parameters): the same layers and library
@@ -169,6 +176,31 @@ gpt2_small=(--config examples/gpt/gpt124m.pbtxt --set device=CUDA $HOPPER --set 
 fi
 fi
 
+# The big part (gpu-check.sh big): GPT-2 350M, 774M and 1.5B in bf16 on
+# synthetic tokens, 10 steps each, with what the check needs beside the
+# program: the micro-batch, the memory report's total (MiB), the trainable
+# parameters, the layers and the width.
+if wants big; then
+mkdir -p "$out/big"
+for size in medium large xl; do
+  config=examples/gpt/gpt2_$size.pbtxt
+  common=(--config "$config" --set device=CUDA --set precision.compute=BF16)
+  for micro in 16 8 4; do
+    mib=$("$sinterc" "${common[@]}" --set batch.micro=$micro --set batch.global=$micro \
+      --report-memory | awk '$1 == "total" { print int($2) }')
+    [ "$mib" -le 61440 ] && break
+  done
+  echo "gpu-bundle: GPT-2 $size bf16, micro-batch $micro x 1024 tokens ($mib MiB planned)"
+  "$sinterc" "${common[@]}" $HOPPER --set "data.train={synthetic {}}" --set batch.micro=$micro \
+    --set batch.global=$micro --set steps=10 --set log.every=1 -o "$out/big/gpt2_$size"
+  params=$("$sinterc" --config "$config" --list-params |
+    awk '/^trainable parameters:/ { gsub(",", "", $3); print $3 }')
+  layers=$(sed -n 's/.*key: "layers" value: "\([0-9]*\)".*/\1/p' "$config")
+  dim=$(sed -n 's/.*key: "dim" value: "\([0-9]*\)".*/\1/p' "$config")
+  echo "$micro $mib $params $layers $dim" >"$out/big/gpt2_$size.sizes"
+done
+fi
+
 # Every shared library the programs load but CUDA's (found on the GPU
 # machine), and the loader they were linked for: they then run on any
 # x86-64 Linux with an NVIDIA driver, whatever its glibc.
@@ -178,7 +210,8 @@ cp build/bin/sinter-run "$out/bin/"
 programs=()
 for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny* \
             "$out"/resnet/resnet "$out"/gpt124m/gpt124m "$out"/gpt124m/gpt124m_bf16 \
-            "$out"/multi/gpt_tiny_* "$out"/multi/gpt124m_* "$out"/bin/sinter-run; do
+            "$out"/multi/gpt_tiny_* "$out"/multi/gpt124m_* "$out"/big/gpt2_* \
+            "$out"/bin/sinter-run; do
   [ -f "$prog" ] && [ -x "$prog" ] && programs+=("$prog")
 done
 for prog in "${programs[@]}"; do

@@ -12,7 +12,10 @@
 #   ./gpu-check.sh sanitize compute-sanitizer's memcheck, racecheck and
 #                           synccheck over a step of gpt_tiny, f32 and bf16,
 #                           and over two ranks sharing the GPU
-#                           (check_sanitize.sh).
+#                           (check_sanitize.sh);
+#   ./gpu-check.sh big      GPT-2 350M, 774M and 1.5B in bf16, 10 steps each:
+#                           tokens/s, MFU, and the GPU's peak memory against
+#                           sinterc's report (check_big.sh).
 # Prints a table last, naming the GPU; logs go to $OUT (or ./logs).
 #
 # GPU_CHECK_DEADLINE (seconds, default 420) moves the point after which no
@@ -23,8 +26,8 @@ cd "$(dirname "$0")"
 here=$PWD
 part=${1:-base}
 case "$part" in
-  base | multi | sanitize) ;;
-  *) echo "usage: $0 [base | multi | sanitize]" >&2; exit 2 ;;
+  base | multi | sanitize | big) ;;
+  *) echo "usage: $0 [base | multi | sanitize | big]" >&2; exit 2 ;;
 esac
 if [ "$(cat "$here/part" 2>/dev/null)" != "$part" ]; then
   echo "gpu-check: this folder was bundled for part '$(cat "$here/part" 2>/dev/null)';" \
@@ -84,6 +87,13 @@ stage() { # NAME LOG SECONDS PROGRAM ARGS...: a program of the bundle, with its 
   row "$name" "FAILED (exit $status): ${why:0:400}"
   return 1
 }
+
+# The GPU's memory in use (MiB, every process's), sampled while a stage runs.
+gpu_used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -n 1; }
+sample_memory() { # FILE: the GPU's memory in use, every 0.2 s, until killed
+  while :; do gpu_used >>"$1"; sleep 0.2; done
+}
+peak_of() { sort -n "$1" | tail -n 1 | awk '{ s = $1 } END { print s + 0 }'; }
 
 nvidia-smi -L 2>&1 | head -n 1
 # shellcheck source=/dev/null

@@ -83,11 +83,6 @@ fi
 
 # 3. GPT-2 124M bf16 under FULL_SHARD on 2 ranks of the GPU, against DDP on
 # one, and its memory.
-gpu_used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -n 1; }
-sample_memory() { # FILE: the GPU's memory in use, every 0.2 s, until killed
-  while :; do gpu_used >>"$1"; sleep 0.2; done
-}
-peak_of() { sort -n "$1" | tail -n 1 | awk '{ s = $1 } END { print s + 0 }'; }
 # What a run's last lines say Sinter allocated beside the plan (MiB): its
 # libraries' workspace and input staging (0 when it does not say).
 workspaces_of() { # LOG

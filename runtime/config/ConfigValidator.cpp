@@ -319,7 +319,8 @@ void Validator::checkPrecision(const TrainConfig &cfg) {
     report(sub(sub({}, "precision"), "convolution"),
            "precision.convolution WINOGRAD is built for the CPU (oneDNN's Winograd "
            "kernels), not for device " + TrainConfig::Device_Name(cfg.device()) +
-               ", whose convolutions are cuDNN's direct algorithms");
+               ", whose convolutions run the deterministic algorithm cuDNN's "
+               "heuristic picks");
   if (p.matmul() != Precision::TF32)
     return;
   FieldPath matmul = sub(sub({}, "precision"), "matmul");

@@ -16,9 +16,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -217,9 +220,11 @@ std::vector<std::string> implementations(const Conv &s) {
                             sinter_cpu_conv2d_nhwc_backward_data_f32,
                             sinter_cpu_conv2d_nhwc_backward_weights_f32,
                             sinter_cpu_conv2d_nhwc_backward_weights_add_f32};
-  size_t activations = size_t(s.n * std::max(s.c * s.h * s.w, s.o * s.oh() * s.ow()));
-  std::vector<float> a(activations, 0.5f), b(activations, 0.25f),
-      out(std::max(activations, size_t(s.o * s.c * s.kh * s.kw)), 0.0f);
+  // Each array as large as the largest argument: the calls take x, w, y
+  // and their gradients in different positions.
+  size_t largest = size_t(std::max({s.n * s.c * s.h * s.w, s.n * s.o * s.oh() * s.ow(),
+                                    s.o * s.c * s.kh * s.kw}));
+  std::vector<float> a(largest, 0.5f), b(largest, 0.25f), out(largest, 0.0f);
   std::vector<std::string> found;
   for (ConvCall call : calls) {
     call(a.data(), b.data(), out.data(), s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh(),
@@ -229,16 +234,24 @@ std::vector<std::string> implementations(const Conv &s) {
   return found;
 }
 
+/// Allows Winograd convolutions for its lifetime, whatever a test asserts.
+struct WinogradAllowed {
+  WinogradAllowed() { EXPECT_TRUE(sinter::rt::hostDevice().allowWinogradConvolutions(true).ok()); }
+  ~WinogradAllowed() { (void)sinter::rt::hostDevice().allowWinogradConvolutions(false); }
+};
+
 TEST(Dnnl, WinogradWhereAllowedAndItFits) {
   // precision.convolution WINOGRAD: 3x3, stride-1 convolutions with at
   // least 16 input channels and 8x8 outputs run oneDNN's Winograd kernel
-  // in every pass and layout (on a CPU with AVX-512, where oneDNN has it),
+  // in every pass and layout (on a CPU with AVX-512's core instructions,
+  // where oneDNN has it),
   // and stay within the bound a direct float32 sum keeps to float64 (its
   // transforms round more than direct products do, but not past it); the
   // others stay direct.
-  sinter::rt::Device &cpu = sinter::rt::hostDevice();
-  ASSERT_TRUE(cpu.allowWinogradConvolutions(true).ok());
-  bool hasWinograd = __builtin_cpu_supports("avx512f");
+  std::optional<WinogradAllowed> allowed(std::in_place);
+  bool hasWinograd = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                     !std::getenv("ONEDNN_MAX_CPU_ISA") && !std::getenv("DNNL_MAX_CPU_ISA");
   const Conv fits[] = {
       {2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1},
       {3, 32, 12, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1},
@@ -248,6 +261,8 @@ TEST(Dnnl, WinogradWhereAllowedAndItFits) {
       {2, 32, 16, 16, 32, 3, 3, 2, 2, 1, 1, 1, 1}, // strided
       {2, 8, 16, 16, 32, 3, 3, 1, 1, 1, 1, 1, 1},  // 8 input channels
       {2, 64, 4, 4, 64, 3, 3, 1, 1, 1, 1, 1, 1},   // 4x4 outputs
+      {2, 32, 4, 32, 32, 3, 3, 1, 1, 1, 1, 1, 1},  // 4x32 outputs: too few rows
+      {2, 32, 12, 12, 32, 3, 3, 1, 1, 1, 1, 2, 2}, // padding 2
       {2, 32, 12, 12, 32, 1, 1, 1, 1, 1, 1, 0, 0}, // 1x1
   };
   unsigned seed = 100;
@@ -264,7 +279,7 @@ TEST(Dnnl, WinogradWhereAllowedAndItFits) {
     checkConvolution(s, seed += 3);
   }
   // Allowed no longer: the same shapes run direct, as precisely as ever.
-  ASSERT_TRUE(cpu.allowWinogradConvolutions(false).ok());
+  allowed.reset();
   for (const std::string &used : implementations(fits[0]))
     EXPECT_EQ(used.find("wino"), std::string::npos) << used;
   checkConvolution(fits[0], seed += 3);

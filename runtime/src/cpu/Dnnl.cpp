@@ -434,13 +434,19 @@ std::string describeConv(ConvPass pass, const ConvShape &s) {
 }
 
 /// Whether oneDNN's Winograd kernel (F(4x4, 3x3), on AVX-512) is built for
-/// the convolution and pays: 3x3, stride 1, no dilation, at least 16 input
-/// channels and 8x8 outputs. Measured here against the direct kernels, it
-/// ran 1.7-2.3x faster on ResNet-18's 3x3 layers down to 8x8, and no
-/// faster on 4x4 outputs.
+/// the convolution and pays: 3x3, stride 1, no dilation, at most 1 of
+/// padding on every side, at least 16 input channels and outputs of at
+/// least 8x8. Measured here against the direct kernels, it ran 1.7-2.3x
+/// faster on ResNet-18's 3x3 layers down to 8x8, and no faster on 4x4
+/// outputs.
 bool winogradFits(const ConvShape &s) {
+  // The padding after the last row and column that the output's size
+  // implies (the call gives the one before them).
+  int64_t bottom = s.oh + 2 - s.h - s.ph, right = s.ow + 2 - s.w - s.pw;
+  auto atMostOne = [](int64_t pad) { return pad >= 0 && pad <= 1; };
   return s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 &&
-         s.c >= 16 && s.oh * s.ow >= 64;
+         atMostOne(s.ph) && atMostOne(s.pw) && atMostOne(bottom) && atMostOne(right) &&
+         s.c >= 16 && s.oh >= 8 && s.ow >= 8;
 }
 
 /// oneDNN's primitive for one pass by `algorithm`, in the layouts it
@@ -511,7 +517,8 @@ Kernel buildConv(ConvPass pass, const ConvShape &s, dnnl_alg_kind_t algorithm,
 
 /// The kernel for one pass: Winograd where it is allowed, fits and oneDNN
 /// has it, direct otherwise. A Winograd kernel that was allowed and fits
-/// but is missing (a CPU without AVX-512) is said once.
+/// but is missing (a CPU without AVX-512's core instructions, or with
+/// ONEDNN_MAX_CPU_ISA below them) is said once.
 Kernel buildConv(ConvPass pass, const ConvShape &s, bool winogradAllowed) {
   std::string what = describeConv(pass, s);
   if (winogradAllowed && winogradFits(s)) {
@@ -522,7 +529,8 @@ Kernel buildConv(ConvPass pass, const ConvShape &s, bool winogradAllowed) {
     std::call_once(said, [&] {
       std::fprintf(stderr,
                    "note: precision.convolution WINOGRAD: oneDNN has no Winograd "
-                   "kernel on this CPU for %s; convolutions without one run direct\n",
+                   "kernel for %s on this CPU (it needs AVX-512); convolutions "
+                   "without one run direct\n",
                    what.c_str());
     });
   }

@@ -70,7 +70,7 @@ public:
   std::optional<FreeMemory> freeMemory() const override;
   Status allowWinogradConvolutions(bool allowed) override {
     return allowed ? Status::error("precision.convolution WINOGRAD is built for "
-                                   "the CPU; cuDNN's convolutions here are direct")
+                                   "the CPU (oneDNN's Winograd kernels), not for CUDA")
                    : Status::success();
   }
   void *workQueue() const override { return compute; }

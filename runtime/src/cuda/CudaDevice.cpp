@@ -323,11 +323,12 @@ void CudaDevice::read(void *dst, const void *src, int64_t offset, int64_t bytes)
 
 std::string CudaDevice::activity() const {
   auto mib = [](uint64_t b) { return std::to_string((b + (1 << 19)) >> 20) + " MiB"; };
-  // In use on the whole GPU (every process's), at the end: nothing the run
-  // allocated is freed before, so this is its peak, context included.
+  // In use on the whole GPU (every process's), at the end, context
+  // included: near the run's peak (its buffers stay; a library's workspace
+  // may have been replaced by a larger one).
   std::string inUse;
   size_t free = 0, total = 0;
-  if (cudaMemGetInfo(&free, &total) == cudaSuccess)
+  if (cudaSetDevice(index) == cudaSuccess && cudaMemGetInfo(&free, &total) == cudaSuccess)
     inUse = "; in use on the GPU at the end (cudaMemGetInfo, every process's): " +
             mib(total - free) + " of " + mib(total);
   return "GPU memory allocated by Sinter on " + describe() + ": the plans' buffers " +

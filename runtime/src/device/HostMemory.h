@@ -15,13 +15,16 @@
 namespace sinter::rt {
 
 /// Bytes this process may still allocate: the kernel's MemAvailable, or
-/// less where a cgroup's memory limit (v2 or v1) leaves less; with where
-/// the figure came from, for messages. Empty where neither can be read.
+/// less where a cgroup's memory limit (v2 or v1, the process's own or its
+/// root's) leaves less; with where the figure came from, for messages.
+/// Empty where none can be read. Ranks that share the machine each see
+/// the whole: each is checked against what is free when it starts.
+/// `root` prefixes every file read (a test's fake tree).
 struct FreeMemory {
   uint64_t bytes;
   std::string source;
 };
-std::optional<FreeMemory> hostFreeMemory();
+std::optional<FreeMemory> hostFreeMemory(const std::string &root = "");
 
 } // namespace sinter::rt
 

@@ -186,8 +186,8 @@ Status checkFits(uint64_t bytes, const Device &where, const std::string &what) {
       "the plan's " + what + " need " + mib(bytes) + " on " + where.describe() +
       ", which has " + mib(free->bytes) + " free (" + free->source +
       "), so the run cannot start; `sinterc --config CFG --report-memory` shows "
-      "where the memory goes, and a smaller batch.micro, recompute { mode: FULL } "
-      "or a sharded parallel.strategy needs less");
+      "where the memory goes, and a program compiled with a smaller batch.micro, "
+      "recompute { mode: FULL } or a sharded parallel.strategy needs less");
 }
 
 } // namespace

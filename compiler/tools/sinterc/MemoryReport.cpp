@@ -64,7 +64,8 @@ std::string fitting(const std::vector<StrategyPlan> &columns,
     return "with " + device.text + " per rank: no strategy was compiled";
   return "with " + device.text + " per rank: no strategy fits; the smallest, " +
          columns[*smallest].strategy + ", needs " + mib(parts[*smallest]->total()) +
-         ": more ranks, or a smaller batch.micro";
+         ": more ranks, a smaller batch.micro, or activations recomputed in the "
+         "backward pass (recompute { mode: FULL })";
 }
 
 } // namespace

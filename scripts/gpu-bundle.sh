@@ -37,6 +37,23 @@ wants() { # PART...: whether this bundle's part is one of them
   return 1
 }
 micro=${GPT124M_MICRO:-16}
+# The first of MICROS (largest first) at which CONFIG compiled with ARGS
+# plans at most LIMIT MiB, as "MICRO MIB" (the memory report's total);
+# none fitting ends the bundle, naming the smallest's plan.
+largest_micro() { # CONFIG LIMIT "MICROS" ARGS...
+  local config=$1 limit=$2 micros=$3 m mib
+  shift 3
+  for m in $micros; do
+    mib=$("$sinterc" --config "$config" "$@" --set batch.micro="$m" --set batch.global="$m" \
+      --report-memory | awk '$1 == "total" { print int($2) }')
+    if [ -n "$mib" ] && [ "$mib" -le "$limit" ]; then
+      echo "$m $mib"
+      return 0
+    fi
+  done
+  echo "gpu-bundle: $config does not fit in $limit MiB at micro-batch $m (${mib:-no report} MiB)" >&2
+  return 1
+}
 scripts/setup.sh >/dev/null
 scripts/build.sh >/dev/null
 sinterc=$root/build/bin/sinterc
@@ -132,12 +149,9 @@ mkdir -p "$out/gpt124m"
 echo "$micro" > "$out/gpt124m/micro"
 # The bf16 step's largest micro-batch: its planned bytes (the memory
 # report's total) within three quarters of the GPU.
-for micro_bf16 in 64 32 16; do
-  mib=$("$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA \
-    --set precision.compute=BF16 --set batch.micro="$micro_bf16" \
-    --set batch.global="$micro_bf16" --report-memory | awk '$1 == "total" { print int($2) }')
-  [ "$mib" -le $((139 * 1024 * 3 / 4)) ] && break
-done
+read -r micro_bf16 mib < <(largest_micro examples/gpt/gpt124m.pbtxt $((139 * 1024 * 3 / 4)) \
+  "64 32 16" --set device=CUDA --set precision.compute=BF16)
+[ -n "$micro_bf16" ] || exit 1
 echo "gpu-bundle: GPT-2 124M bf16, micro-batch $micro_bf16 x 1024 tokens ($mib MiB planned)"
 "$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA $HOPPER \
   --set "data.train={synthetic {}}" --set batch.micro="$micro_bf16" \
@@ -184,15 +198,13 @@ if wants big; then
 mkdir -p "$out/big"
 for size in medium large xl; do
   config=examples/gpt/gpt2_$size.pbtxt
-  common=(--config "$config" --set device=CUDA --set precision.compute=BF16)
-  for micro in 16 8 4; do
-    mib=$("$sinterc" "${common[@]}" --set batch.micro=$micro --set batch.global=$micro \
-      --report-memory | awk '$1 == "total" { print int($2) }')
-    [ "$mib" -le 61440 ] && break
-  done
+  bf16=(--set device=CUDA --set precision.compute=BF16)
+  read -r micro mib < <(largest_micro "$config" 61440 "16 8 4" "${bf16[@]}")
+  [ -n "$micro" ] || exit 1
   echo "gpu-bundle: GPT-2 $size bf16, micro-batch $micro x 1024 tokens ($mib MiB planned)"
-  "$sinterc" "${common[@]}" $HOPPER --set "data.train={synthetic {}}" --set batch.micro=$micro \
-    --set batch.global=$micro --set steps=10 --set log.every=1 -o "$out/big/gpt2_$size"
+  "$sinterc" --config "$config" "${bf16[@]}" $HOPPER --set "data.train={synthetic {}}" \
+    --set batch.micro="$micro" --set batch.global="$micro" --set steps=10 --set log.every=1 \
+    -o "$out/big/gpt2_$size"
   params=$("$sinterc" --config "$config" --list-params |
     awk '/^trainable parameters:/ { gsub(",", "", $3); print $3 }')
   layers=$(sed -n 's/.*key: "layers" value: "\([0-9]*\)".*/\1/p' "$config")

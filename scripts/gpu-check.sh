@@ -57,7 +57,8 @@ cudalibs="$cudalibs:/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/l
 libpath="$here/lib:$cudalibs:/usr/local/nvidia/lib64:/usr/local/nvidia/lib:/usr/lib/x86_64-linux-gnu"
 loader="$here/lib/ld-linux-x86-64.so.2"
 bundled=("$loader" --library-path "$libpath") # a program, with the bundle's libraries
-compare() { PYTHONPATH="$here" "$py" "$here/checks.py" compare "$@"; }
+checks() { PYTHONPATH="$here" "$py" "$here/checks.py" "$@"; }
+compare() { checks compare "$@"; }
 
 rows=()
 row() { rows+=("$(printf '%-34s %s' "$1" "$2")"); echo "== $1: $2"; }
@@ -79,8 +80,10 @@ stage() { # NAME LOG SECONDS PROGRAM ARGS...: a program of the bundle, with its 
   [ "$status" -eq 124 ] && why="timed out after $limit s"
   # A fault on the GPU surfaces at the next wait; run again waiting for
   # each call, the failure names the kernel or library call and its .sn line.
+  # (Not for a program that refused to start: no GPU, or too little memory.)
   if [ "$status" -ne 124 ] && [ -z "${SINTER_CUDA_SYNC:-}" ] &&
-     ! grep -q 'no NVIDIA GPU' "$log" && [ "$SECONDS" -le "$deadline" ]; then
+     ! grep -q -e 'no NVIDIA GPU' -e 'so the run cannot start' "$log" &&
+     [ "$SECONDS" -le "$deadline" ]; then
     SINTER_CUDA_SYNC=1 timeout "$limit" "${bundled[@]}" "$@" >"${log%.log}_sync.log" 2>&1
     why="$why; with SINTER_CUDA_SYNC=1: $(grep -m1 -i error "${log%.log}_sync.log")"
   fi

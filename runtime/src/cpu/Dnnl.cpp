@@ -537,11 +537,12 @@ Kernel buildConv(ConvPass pass, const ConvShape &s, bool winogradAllowed) {
   return buildConv(pass, s, dnnl_convolution_direct, what);
 }
 
-std::string lastConvolution;
+/// The kernel of the convolution called last (cached kernels stay put).
+const Kernel *lastConvolution = nullptr;
 
 void conv(ConvPass pass, const ConvShape &s, std::array<void *, 3> args) {
   bool winograd = sinter::rt::hostWinogradConvolutions();
-  Key key{s.n,  s.c,  s.h,  s.w,  s.o,  s.kh, s.kw, s.oh,           s.ow,
+  Key key{s.n,  s.c,  s.h,  s.w,  s.o,  s.kh, s.kw,           s.oh,    s.ow,
           s.sh, s.sw, s.dh, s.dw, s.ph, s.pw, s.channelsLast, winograd};
   Kernel *kernel;
   {
@@ -551,7 +552,7 @@ void conv(ConvPass pass, const ConvShape &s, std::array<void *, 3> args) {
     if (it == cache.end())
       it = cache.emplace(std::make_pair(kind, key), buildConv(pass, s, winograd)).first;
     kernel = &it->second;
-    lastConvolution = kernel->implementation;
+    lastConvolution = kernel;
   }
   run(*kernel, args);
 }
@@ -562,7 +563,7 @@ namespace sinter::rt::dnnl {
 
 std::string lastConvolutionImplementation() {
   std::lock_guard<std::mutex> lock(cacheMutex);
-  return lastConvolution;
+  return lastConvolution ? lastConvolution->implementation : "";
 }
 
 } // namespace sinter::rt::dnnl

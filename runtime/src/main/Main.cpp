@@ -20,6 +20,7 @@
 #include "runtime/config/ConfigLoader.h"
 #include "runtime/contract/abi.h"
 #include "support/AtomicFile.h"
+#include "support/Format.h"
 #include "support/ResidentMemory.h"
 
 #include <cstdio>
@@ -244,23 +245,18 @@ void logMemory(int rank, const ResidentAtStart &before, const Step &train,
   std::optional<uint64_t> files = residentFileBytes();
   if (!peak || !before.all || !files || !before.files)
     return;
-  auto mib = [](uint64_t b) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f MiB", double(b) / (1 << 20));
-    return std::string(text);
-  };
   uint64_t planned = train.buffers.deviceBytes() + train.buffers.hostCopyBytes();
   if (eval)
     planned += eval->buffers.deviceBytes() + eval->buffers.hostCopyBytes();
   std::string onDevice = train.plan.device == "cuda"
-                             ? " (" + mib(train.buffers.deviceBytes()) + " of it on the GPU)"
+                             ? " (" + formatMiB(train.buffers.deviceBytes()) + " of it on the GPU)"
                              : "";
   uint64_t grown = *peak - std::min(*peak, *before.all);
   uint64_t mapped = std::min(grown, *files - std::min(*files, *before.files));
   std::printf("memory, rank %d: peak %s resident, %s above its start, %s of it mapped "
               "files (code, data); the plans' buffers %s%s\n",
-              rank, mib(*peak).c_str(), mib(grown).c_str(), mib(mapped).c_str(),
-              mib(planned).c_str(), onDevice.c_str());
+              rank, formatMiB(*peak).c_str(), formatMiB(grown).c_str(), formatMiB(mapped).c_str(),
+              formatMiB(planned).c_str(), onDevice.c_str());
 }
 
 int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,

@@ -3,9 +3,9 @@
 #include "program/StepPlan.h"
 
 #include "runtime/contract/sinter_plan.pb.h"
+#include "support/Format.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -169,12 +169,6 @@ namespace {
 // Slots of a bucket and host copies are 64-byte aligned.
 uint64_t aligned(uint64_t bytes) { return (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64; }
 
-std::string mib(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
-  return text;
-}
-
 /// Refuses a plan whose buffers `bytes` (on `where`, for `what`) exceed
 /// what it has free, before any is allocated: past the host's memory an
 /// allocation succeeds and the process is killed when it touches it.
@@ -183,8 +177,8 @@ Status checkFits(uint64_t bytes, const Device &where, const std::string &what) {
   if (!free || bytes <= free->bytes)
     return Status::success();
   return Status::error(
-      "the plan's " + what + " need " + mib(bytes) + " on " + where.describe() +
-      ", which has " + mib(free->bytes) + " free (" + free->source +
+      "the plan's " + what + " need " + formatMiB(bytes) + " on " + where.describe() +
+      ", which has " + formatMiB(free->bytes) + " free (" + free->source +
       "), so the run cannot start; `sinterc --config CFG --report-memory` shows "
       "where the memory goes, and a program compiled with a smaller batch.micro, "
       "recompute { mode: FULL } or a sharded parallel.strategy needs less");

@@ -21,6 +21,12 @@ std::string formatBytes(uint64_t n) {
   return formatCount(n) + (n == 1 ? " byte" : " bytes");
 }
 
+std::string formatMiB(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
+  return text;
+}
+
 std::string quoteForMessage(std::string_view text, size_t maxLength) {
   // Python's repr convention: single quotes unless the text holds one and
   // no double quote, so a .npy header reads naturally.

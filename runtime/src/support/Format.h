@@ -20,6 +20,9 @@ std::string quoteForMessage(std::string_view text, size_t maxLength = 80);
 /// "1 byte", "2 bytes", with formatCount.
 std::string formatBytes(uint64_t n);
 
+/// 1572864 -> "1.5 MiB": memory sizes, to a tenth of a MiB.
+std::string formatMiB(uint64_t bytes);
+
 } // namespace sinter::rt
 
 #endif // SINTER_RT_SUPPORT_FORMAT_H

@@ -43,6 +43,9 @@ void buildStepPipeline(mlir::OpPassManager &pm) {
   pm.addPass(graph::createGraphChannelsLast());
   pm.addPass(graph::createGraphAutodiff());
   pm.addPass(graph::createGraphExpandAttentionGrad());
+  // Sums of products with per-channel (per-row) factors sum the other
+  // operand; the sums that became equal are merged.
+  pm.addPass(graph::createGraphFactorSums());
   pm.addPass(graph::createGraphModelToFunc());
   pm.addPass(createConvertGraphToLinalg());
   pm.addPass(mlir::createCanonicalizerPass());
@@ -173,6 +176,7 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
     pm.addPass(cuda::createCUDAFuseIntoRowReductions());
   } else {
     pm.addPass(cpu::createCPUMathApproximations());
+    pm.addPass(createMergeSiblingReductions());
   }
   // Biases are added in the matmul call, gradients accumulate in it (in
   // the CPU convolution call too).

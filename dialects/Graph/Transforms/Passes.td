@@ -100,6 +100,22 @@ def GraphChannelsLast : Pass<"graph-channels-last", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def GraphFactorSums : Pass<"graph-factor-sums", "mlir::ModuleOp"> {
+  let summary = "Factors constant along a sum's axes are taken out of it";
+  let description = [{
+    After autodiff, whose gradients of broadcasting ops sum over the
+    broadcast axes. A `graph.reduce_sum` (keepdim, floating point) of
+    `graph.neg %x` becomes the negated sum of `%x`, and one of `%x * %s`,
+    where `%s` has size 1 along every summed axis and `%x` the product's
+    shape, becomes the sum of `%x` times `%s`. Batch-norm's gradient of its
+    mean, `sum(-(g * scale))` per channel, becomes `-(sum(g) * scale)`: the
+    sum of `g` its bias already takes (equal sums in a block are merged), and the
+    product `g * scale`, no longer read by a sum, fuses into the one map
+    that still reads it. Equal in real arithmetic; the factored form rounds
+    the product once per channel instead of once per element.
+  }];
+}
+
 def GraphExpandAttentionGrad : Pass<"graph-expand-attention-grad", "mlir::ModuleOp"> {
   let summary = "graph.attention_grad as graph ops, unless the target fuses it";
   let description = [{

@@ -160,23 +160,24 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   pm.addPass(createFuseElementwise(fusion));
   // Copies that fusion made alike (a moved chain and the forward pass's own).
   pm.addPass(mlir::createCSEPass());
-  // On a GPU, a softmax's maximum and sum come from one pass over its rows,
-  // a layer norm's variance from its mean's pass, and reductions that read
-  // an input in common read it once.
-  if (cuda) {
-    // The variance's combination fuses with the rest of its row's maps.
-    pm.addPass(createOnePassVariance());
-    pm.addPass(mlir::createCSEPass());
-    pm.addPass(createFuseElementwise());
+  // A variance's sum of squared deviations reads its rows once, with the
+  // mean's sum (f64 sums keep the cancellation below what f32 carries), and
+  // its combination fuses with the rest of its row's maps. On a GPU a
+  // softmax's maximum and sum come from one pass over its rows too.
+  pm.addPass(createOnePassVariance());
+  pm.addPass(mlir::createCSEPass());
+  pm.addPass(createFuseElementwise());
+  if (cuda)
     pm.addPass(createOnlineSoftmax());
-    pm.addPass(createMergeSiblingReductions());
+  // Reductions that read an input in common read it once.
+  pm.addPass(createMergeSiblingReductions());
+  if (cuda) {
     // The residual stream is stored by its layer norm's statistics, made in
     // the layer that wrote it.
     pm.addPass(createRowReductionsAcrossCalls());
     pm.addPass(cuda::createCUDAFuseIntoRowReductions());
   } else {
     pm.addPass(cpu::createCPUMathApproximations());
-    pm.addPass(createMergeSiblingReductions());
   }
   // Biases are added in the matmul call, gradients accumulate in it (in
   // the CPU convolution call too).

@@ -50,6 +50,38 @@ unsigned parallelDims(scf::ParallelOp loop, int64_t enough) {
   return threadedDims(trips, enough);
 }
 
+/// The iterations of `loop`'s whole nest: its own dimensions' times the
+/// deepest chain of constant-bound `scf.for`s inside (a reduction's rows);
+/// nullopt when a bound is unknown.
+std::optional<int64_t> nestIterations(scf::ParallelOp loop) {
+  int64_t own = 1;
+  for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
+    std::optional<int64_t> t = tripCount(loop, d);
+    if (!t)
+      return std::nullopt;
+    own *= *t;
+  }
+  int64_t inner = 1;
+  bool known = true;
+  loop.getBody()->walk([&](scf::ForOp f) {
+    std::optional<int64_t> t = f.getStaticTripCount()
+                                   ? std::optional<int64_t>(f.getStaticTripCount()->getSExtValue())
+                                   : std::nullopt;
+    if (!t) {
+      known = false;
+      return;
+    }
+    int64_t chain = *t;
+    for (Operation *p = f->getParentOp(); p != loop; p = p->getParentOp())
+      if (auto outer = dyn_cast<scf::ForOp>(p); outer && outer.getStaticTripCount())
+        chain *= outer.getStaticTripCount()->getSExtValue();
+    inner = std::max(inner, chain);
+  });
+  if (!known)
+    return std::nullopt;
+  return own * inner;
+}
+
 /// scf.parallel (i0..in) { body } becomes
 /// scf.parallel (i0..ik-1) { scf.for ik { ... scf.for in { body } } }, or
 /// with k = 0 the loops alone.
@@ -94,6 +126,13 @@ struct CPUParallelOuterDims
     for (scf::ParallelOp loop : nested)
       keepOuterParallel(loop, 0);
     for (scf::ParallelOp loop : loops) {
+      // A small nest (a per-channel map, the last sum of a split
+      // reduction's partial rows) costs less than waking the threads.
+      std::optional<int64_t> work = nestIterations(loop);
+      if (work && *work < minParallelWork) {
+        keepOuterParallel(loop, 0);
+        continue;
+      }
       unsigned kept = parallelDims(loop, minParallelIterations);
       if (kept < loop.getNumLoops())
         keepOuterParallel(loop, kept);

@@ -83,12 +83,20 @@ def CPUParallelOuterDims : Pass<"sinter-cpu-parallel-outer-dims", "mlir::ModuleO
     compile time keeps its form. One nested in another (the loop over a
     partial row of a split column reduction) already runs inside a thread:
     it becomes sequential `scf.for` loops, not a parallel region of one
-    thread per iteration of the loops around it.
+    thread per iteration of the loops around it. So does a nest of fewer
+    than `min-parallel-work` iterations in all (its dimensions times the
+    longest chain of `scf.for`s inside): a per-channel map or the last sum
+    of a reduction's partial rows takes less time than waking the threads
+    and joining them (a parallel region cost some 50 us here, while
+    OpenMP's other threads finished oneDNN's work).
   }];
   let options = [
     Option<"minParallelIterations", "min-parallel-iterations", "int64_t",
            /*default=*/"64",
-           "Iterations the parallel dimensions must have between them">
+           "Iterations the parallel dimensions must have between them">,
+    Option<"minParallelWork", "min-parallel-work", "int64_t",
+           /*default=*/"16384",
+           "Iterations a loop nest needs in all to run on several threads">
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect"];
 }

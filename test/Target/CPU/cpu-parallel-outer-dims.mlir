@@ -1,5 +1,6 @@
 // RUN: sinter-opt %s -sinter-cpu-parallel-outer-dims | FileCheck %s
 // RUN: sinter-opt %s -sinter-cpu-parallel-outer-dims=min-parallel-iterations=4096 | FileCheck %s --check-prefix=MORE
+// RUN: sinter-opt %s -sinter-cpu-parallel-outer-dims=min-parallel-work=1 | FileCheck %s --check-prefix=ALL
 
 // Threads share the fewest leading dimensions with 64 iterations or more
 // (32 x 64 here); the rest become sequential loops that LLVM is asked not
@@ -53,7 +54,8 @@ func.func @rows(%x: memref<256x1024xf32>) {
 }
 
 // Left as they are: a bound known only at run time, a loop that reduces
-// across its dimensions, and one whose dimensions never reach 64 together.
+// across its dimensions, and (where every nest may have threads) one whose
+// dimensions never reach 64 together.
 // A loop inside another parallel one runs inside a thread: its dimensions
 // become sequential loops (a partial row's loop in a column reduction).
 // CHECK-LABEL: func.func @unchanged(
@@ -61,8 +63,12 @@ func.func @rows(%x: memref<256x1024xf32>) {
 // CHECK-NOT:       scf.for
 // CHECK:         scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c256, %c1024) {{.*}} init
 // CHECK-NOT:       scf.for
-// CHECK:         scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c4, %c4)
-// CHECK-NOT:       scf.for
+// ALL-LABEL:     func.func @unchanged(
+// ALL:           scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c4, %c4)
+// ALL-NEXT:        memref.store
+// CHECK:         scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK-NEXT:        memref.store
 // CHECK:         scf.parallel (%{{.*}}) = (%c0) to (%c256)
 // CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c256 step %c1 {
 // CHECK-NEXT:        scf.for %[[K:.*]] = %c0 to %c4 step %c1 {
@@ -100,4 +106,46 @@ func.func @unchanged(%x: memref<?x1024xf32>, %d: index) -> f32 {
     scf.reduce
   }
   return %sum : f32
+}
+
+// A nest of fewer than 16,384 iterations in all runs on the calling thread:
+// a per-channel map (64), and the last sum of a split column reduction's
+// partial rows (64 columns of 32 rows). With 128 x 256 (32,768) the
+// threads share it.
+// CHECK-LABEL: func.func @small(
+// CHECK-NOT:     scf.parallel
+// CHECK:         scf.for %[[C:.*]] = %c0 to %c64 step %c1 {
+// CHECK-NEXT:      memref.store %{{.*}}, %arg1[%[[C]]]
+// CHECK:         scf.for %[[C2:.*]] = %c0 to %c64 step %c1 {
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c32 step %c1 {
+// CHECK:         scf.parallel (%{{.*}}) = (%c0) to (%c128)
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c256 step %c1 {
+func.func @small(%rows: memref<32x64xf64>, %sum: memref<64xf64>, %big: memref<128x256xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f64
+  scf.parallel (%c) = (%c0) to (%c64) step (%c1) {
+    memref.store %zero, %sum[%c] : memref<64xf64>
+    scf.reduce
+  }
+  scf.parallel (%c) = (%c0) to (%c64) step (%c1) {
+    scf.for %r = %c0 to %c32 step %c1 {
+      %v = memref.load %rows[%r, %c] : memref<32x64xf64>
+      %s = memref.load %sum[%c] : memref<64xf64>
+      %t = arith.addf %s, %v : f64
+      memref.store %t, %sum[%c] : memref<64xf64>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c128) step (%c1) {
+    scf.for %j = %c0 to %c256 step %c1 {
+      memref.store %zero, %big[%i, %j] : memref<128x256xf64>
+    }
+    scf.reduce
+  }
+  return
 }

@@ -311,7 +311,8 @@ void Validator::run(const TrainConfig &cfg) {
 }
 
 /// TF32 is a GPU's tensor cores' format, for f32 matmuls; Winograd
-/// convolutions are oneDNN's, on the CPU.
+/// convolutions are oneDNN's, on the CPU; only cuDNN's calls have
+/// non-deterministic algorithms to allow.
 void Validator::checkPrecision(const TrainConfig &cfg) {
   using Precision = TrainConfig::Precision;
   const Precision &p = cfg.precision();
@@ -321,6 +322,12 @@ void Validator::checkPrecision(const TrainConfig &cfg) {
            "kernels), not for device " + TrainConfig::Device_Name(cfg.device()) +
                ", whose convolutions run the deterministic algorithm cuDNN's "
                "heuristic picks");
+  if (!p.deterministic() && cfg.device() != TrainConfig::CUDA)
+    report(sub(sub({}, "precision"), "deterministic"),
+           "precision.deterministic false lets cuDNN's calls sum in an order that "
+           "changes between runs, so it needs device: CUDA (this config has device " +
+               TrainConfig::Device_Name(cfg.device()) +
+               "); every CPU kernel is deterministic");
   if (p.matmul() != Precision::TF32)
     return;
   FieldPath matmul = sub(sub({}, "precision"), "matmul");

@@ -7,7 +7,7 @@
 // statistics; the backward call runs the forward graph again with them (its
 // output and row log-sum-exps, into memory of its own), then the backward
 // graph, with cuDNN's deterministic algorithm: a step repeated on the same
-// inputs gives the same bits.
+// inputs gives the same bits (unless precision.deterministic is false).
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,7 +126,10 @@ std::shared_ptr<fe::graph::Graph> forwardGraph(const int64_t s[7], bool stats) {
   return g;
 }
 
-std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7]) {
+/// With `deterministic`, the same bits from the same inputs, at the cost of
+/// a workspace of b x h x tq x tk bf16 on Hopper; without, cuDNN may add
+/// the query gradient's pieces atomically, in any order.
+std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7], bool deterministic) {
   int64_t b = s[0], h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
   auto g = emptyGraph();
   auto q = packed(*g, "Q", kQ, b, h, tq, d), k = packed(*g, "K", kK, b, h, tk, d),
@@ -134,13 +137,11 @@ std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7]) {
        gradO = packed(*g, "dO", kGradO, b, h, tq, dv);
   auto lse = packed(*g, "Stats", kStats, b, h, tq, 1);
   lse->set_data_type(fe::DataType_t::FLOAT);
-  // Deterministic: the same bits from the same inputs, at the cost of a
-  // workspace of b x h x tq x tk bf16 on Hopper.
   auto options = fe::graph::SDPA_backward_attributes()
                      .set_name("attention_backward")
                      .set_attn_scale(float(1.0 / std::sqrt(double(d))))
                      .set_causal_mask(s[6] != 0)
-                     .set_deterministic_algorithm(true);
+                     .set_deterministic_algorithm(deterministic);
   auto [gradQ, gradK, gradV] = g->sdpa_backward(q, k, v, o, gradO, lse, options);
   setPacked(*gradQ, kGradQ, b, h, tq, d);
   setPacked(*gradK, kGradK, b, h, tk, d);
@@ -181,7 +182,7 @@ Status CudaDevice::prepareBackward(Attention &plan, const int64_t s[7]) {
     if (!bytes.ok())
       return bytes.status();
     plan.forwardWithStatsBytes = *bytes;
-    auto backward = backwardGraph(s);
+    auto backward = backwardGraph(s, !nondeterministic);
     bytes = build(*backward, dnn);
     if (!bytes.ok())
       return bytes.status();

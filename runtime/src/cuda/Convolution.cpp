@@ -5,7 +5,8 @@
 // of w (backward filter). Each shape's descriptors are made once and kept,
 // with an algorithm per pass chosen the first time that pass runs: cuDNN's
 // heuristic, restricted to FMA math (f32, not TF32) and to deterministic
-// algorithms, so a step repeated on the same inputs gives the same bits.
+// algorithms, so a step repeated on the same inputs gives the same bits
+// (with precision.deterministic false, any algorithm: its first choice).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,13 +30,13 @@ const char *passName(ConvolutionPass pass) {
   return "conv2d";
 }
 
-/// The first of cuDNN's ranked candidates that runs in f32 FMA math and is
-/// deterministic; false when there is none.
+/// The first of cuDNN's ranked candidates that runs in f32 FMA math and,
+/// unless `anyOrder`, is deterministic; false when there is none.
 template <typename Perf>
-bool pickAlgorithm(const Perf *found, int count, ConvolutionAlgorithm &out) {
+bool pickAlgorithm(const Perf *found, int count, bool anyOrder, ConvolutionAlgorithm &out) {
   for (int i = 0; i < count; ++i)
     if (found[i].status == CUDNN_STATUS_SUCCESS && found[i].mathType == CUDNN_FMA_MATH &&
-        found[i].determinism == CUDNN_DETERMINISTIC) {
+        (anyOrder || found[i].determinism == CUDNN_DETERMINISTIC)) {
       out.algo = int(found[i].algo);
       out.workspaceBytes = found[i].memory;
       out.chosen = true;
@@ -93,7 +94,7 @@ Status CudaDevice::chooseAlgorithm(Convolution &plan, ConvolutionPass pass) {
     SINTER_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
         dnn, plan.input, plan.filter, plan.conv, plan.output,
         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, ranked));
-    found = pickAlgorithm(ranked, count, out);
+    found = pickAlgorithm(ranked, count, nondeterministic, out);
     break;
   }
   case ConvolutionPass::BackwardData: {
@@ -101,7 +102,7 @@ Status CudaDevice::chooseAlgorithm(Convolution &plan, ConvolutionPass pass) {
     SINTER_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
         dnn, plan.filter, plan.output, plan.conv, plan.input,
         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, ranked));
-    found = pickAlgorithm(ranked, count, out);
+    found = pickAlgorithm(ranked, count, nondeterministic, out);
     break;
   }
   case ConvolutionPass::BackwardWeights: {
@@ -109,13 +110,15 @@ Status CudaDevice::chooseAlgorithm(Convolution &plan, ConvolutionPass pass) {
     SINTER_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
         dnn, plan.input, plan.output, plan.conv, plan.filter,
         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, ranked));
-    found = pickAlgorithm(ranked, count, out);
+    found = pickAlgorithm(ranked, count, nondeterministic, out);
     break;
   }
   }
   if (!found)
-    return Status::error("cuDNN has no deterministic f32 algorithm for this "
-                         "convolution");
+    return Status::error(nondeterministic
+                             ? "cuDNN has no f32 algorithm for this convolution"
+                             : "cuDNN has no deterministic f32 algorithm for this "
+                               "convolution");
   return Status::success();
 }
 

@@ -68,6 +68,10 @@ public:
     return Status::success();
   }
   std::optional<FreeMemory> freeMemory() const override;
+  Status allowNondeterministicAlgorithms(bool allowed) override {
+    nondeterministic = allowed;
+    return Status::success();
+  }
   Status allowWinogradConvolutions(bool allowed) override {
     return allowed ? Status::error("precision.convolution WINOGRAD is built for "
                                    "the CPU (oneDNN's Winograd kernels), not for CUDA")
@@ -205,6 +209,7 @@ private:
   std::unique_ptr<Profile> profile; ///< with SINTER_CUDA_PROFILE
   bool waitEachCall = false;        ///< with SINTER_CUDA_SYNC
   bool tf32Matmuls = false;         ///< precision.matmul TF32
+  bool nondeterministic = false;    ///< precision.deterministic false
   /// What the region in progress does; Direct outside one.
   GraphRegions::Action region = GraphRegions::Action::Direct;
   int64_t regionId = -1; ///< the region in progress, or -1

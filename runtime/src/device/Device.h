@@ -48,6 +48,9 @@ public:
   /// precision.convolution WINOGRAD: f32 convolutions may run oneDNN's
   /// Winograd kernels. An error where the device has none.
   virtual Status allowWinogradConvolutions(bool allowed) = 0;
+  /// precision.deterministic false: library calls may sum in an order that
+  /// changes between runs. An error where the device has no such calls.
+  virtual Status allowNondeterministicAlgorithms(bool allowed) = 0;
   /// The memory allocate() may still take, where the device can say.
   virtual std::optional<FreeMemory> freeMemory() const = 0;
   /// The queue the device's work runs on in order (a cudaStream_t), for

@@ -40,6 +40,11 @@ public:
                    : Status::success();
   }
   std::optional<FreeMemory> freeMemory() const override { return hostFreeMemory(); }
+  Status allowNondeterministicAlgorithms(bool allowed) override {
+    return allowed ? Status::error("precision.deterministic false needs a GPU: every "
+                                   "CPU kernel is deterministic")
+                   : Status::success();
+  }
   Status allowWinogradConvolutions(bool allowed) override {
     winogradConvolutions.store(allowed);
     return Status::success();

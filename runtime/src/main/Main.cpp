@@ -170,6 +170,8 @@ Expected<Step> prepare(StepFn fn, const char *planBytes, int64_t planSize,
       cfg.precision().matmul() == config::TrainConfig::Precision::TF32));
   SINTER_RT_RETURN_IF_ERROR((*device)->allowWinogradConvolutions(
       cfg.precision().convolution() == config::TrainConfig::Precision::WINOGRAD));
+  SINTER_RT_RETURN_IF_ERROR(
+      (*device)->allowNondeterministicAlgorithms(!cfg.precision().deterministic()));
   Expected<BufferSet> buffers = BufferSet::allocate(*plan, **device);
   if (!buffers.ok())
     return buffers.status();

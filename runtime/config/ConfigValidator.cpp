@@ -320,8 +320,7 @@ void Validator::checkPrecision(const TrainConfig &cfg) {
     report(sub(sub({}, "precision"), "convolution"),
            "precision.convolution WINOGRAD is built for the CPU (oneDNN's Winograd "
            "kernels), not for device " + TrainConfig::Device_Name(cfg.device()) +
-               ", whose convolutions run the deterministic algorithm cuDNN's "
-               "heuristic picks");
+               ", whose convolutions run the algorithm cuDNN's heuristic picks");
   if (!p.deterministic() && cfg.device() != TrainConfig::CUDA)
     report(sub(sub({}, "precision"), "deterministic"),
            "precision.deterministic false lets cuDNN's calls sum in an order that "

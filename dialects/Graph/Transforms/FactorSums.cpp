@@ -112,7 +112,12 @@ struct GraphFactorSums : public impl::GraphFactorSumsBase<GraphFactorSums> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<SumOfNegation, SumOfScaled>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // The two rewrites and the dead ops they leave, nothing else: no
+    // folding, no merging of constants.
+    GreedyRewriteConfig config;
+    config.enableFolding(false).enableConstantCSE(false).setRegionSimplificationLevel(
+        GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     mergeEqualSums(getOperation());
   }

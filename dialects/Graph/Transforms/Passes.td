@@ -104,8 +104,8 @@ def GraphFactorSums : Pass<"graph-factor-sums", "mlir::ModuleOp"> {
   let summary = "Factors constant along a sum's axes are taken out of it";
   let description = [{
     After autodiff, whose gradients of broadcasting ops sum over the
-    broadcast axes. A `graph.reduce_sum` (keepdim, floating point) of
-    `graph.neg %x` becomes the negated sum of `%x`, and one of `%x * %s`,
+    broadcast axes. A floating-point `graph.reduce_sum` of `graph.neg %x`
+    becomes the negated sum of `%x`, and one with keepdim of `%x * %s`,
     where `%s` has size 1 along every summed axis and `%x` the product's
     shape, becomes the sum of `%x` times `%s`. Batch-norm's gradient of its
     mean, `sum(-(g * scale))` per channel, becomes `-(sum(g) * scale)`: the

@@ -149,3 +149,32 @@ func.func @small(%rows: memref<32x64xf64>, %sum: memref<64xf64>, %big: memref<12
   }
   return
 }
+
+// The work of a nest counts the loops inside it: 16 iterations around
+// 32 x 32 (16,384 in all) stay parallel, and so does a nest whose inner
+// bound is known only at run time.
+// CHECK-LABEL: func.func @inner_loops(
+// CHECK:         scf.parallel (%{{.*}}) = (%c0) to (%c16)
+// CHECK:         scf.parallel (%{{.*}}) = (%c0) to (%c16)
+func.func @inner_loops(%x: memref<16x32x32xf32>, %d: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+    scf.for %j = %c0 to %c32 step %c1 {
+      scf.for %k = %c0 to %c32 step %c1 {
+        memref.store %zero, %x[%i, %j, %k] : memref<16x32x32xf32>
+      }
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+    scf.for %j = %c0 to %d step %c1 {
+      memref.store %zero, %x[%i, %j, %c0] : memref<16x32x32xf32>
+    }
+    scf.reduce
+  }
+  return
+}

@@ -7,10 +7,11 @@
 // CHECK-LABEL: func.func @mean_gradient(
 // CHECK-SAME:    %[[G:[a-z0-9]+]]: tensor<2x4x4x8xf32>, %[[S:[a-z0-9]+]]: tensor<1x1x1x8xf32>)
 // CHECK:         %[[SUM:.*]] = graph.reduce_sum %[[G]] {axes = array<i64: 0, 1, 2>, keepdim = true}
-// CHECK-NOT:     graph.reduce_sum
 // CHECK:         %[[P:.*]] = graph.mul %[[G]], %[[S]]
 // CHECK:         %[[F:.*]] = graph.mul %[[SUM]], %[[S]] : (tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>) -> tensor<1x1x1x8xf32>
 // CHECK:         %[[N:.*]] = graph.neg %[[F]]
+// CHECK-NOT:     graph.reduce_sum
+// CHECK-NOT:     graph.neg %[[P]]
 // CHECK:         return %[[SUM]], %[[N]], %[[P]]
 func.func @mean_gradient(%g: tensor<2x4x4x8xf32>, %s: tensor<1x1x1x8xf32>) -> (tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>, tensor<2x4x4x8xf32>) {
   %db = graph.reduce_sum %g {axes = array<i64: 0, 1, 2>, keepdim = true} : (tensor<2x4x4x8xf32>) -> tensor<1x1x1x8xf32>
@@ -72,4 +73,16 @@ func.func @every_axis(%x: tensor<6x5xf32>, %c: tensor<5xf32>) -> tensor<1x1xf32>
   %p = graph.mul %x, %c : (tensor<6x5xf32>, tensor<5xf32>) -> tensor<6x5xf32>
   %s = graph.reduce_sum %p {axes = array<i64>, keepdim = true} : (tensor<6x5xf32>) -> tensor<1x1xf32>
   return %s : tensor<1x1xf32>
+}
+
+// -----
+
+// Negative axes name the same axes counted from the end.
+// CHECK-LABEL: func.func @negative_axes(
+// CHECK:         %[[S:.*]] = graph.reduce_sum %arg0 {axes = array<i64: -4, -3, -2>, keepdim = true}
+// CHECK:         graph.mul %[[S]], %arg1
+func.func @negative_axes(%g: tensor<2x4x4x8xf32>, %s: tensor<8xf32>) -> tensor<1x1x1x8xf32> {
+  %p = graph.mul %g, %s : (tensor<2x4x4x8xf32>, tensor<8xf32>) -> tensor<2x4x4x8xf32>
+  %r = graph.reduce_sum %p {axes = array<i64: -4, -3, -2>, keepdim = true} : (tensor<2x4x4x8xf32>) -> tensor<1x1x1x8xf32>
+  return %r : tensor<1x1x1x8xf32>
 }

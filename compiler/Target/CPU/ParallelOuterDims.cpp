@@ -61,25 +61,25 @@ std::optional<int64_t> nestIterations(scf::ParallelOp loop) {
       return std::nullopt;
     own *= *t;
   }
-  int64_t inner = 1;
-  bool known = true;
+  // Each scf.for's trips times those of the scf.fors around it, up to
+  // `loop`; one without a constant trip count makes the whole unknown.
+  std::optional<int64_t> inner = 1;
   loop.getBody()->walk([&](scf::ForOp f) {
-    std::optional<int64_t> t = f.getStaticTripCount()
-                                   ? std::optional<int64_t>(f.getStaticTripCount()->getSExtValue())
-                                   : std::nullopt;
-    if (!t) {
-      known = false;
-      return;
-    }
-    int64_t chain = *t;
-    for (Operation *p = f->getParentOp(); p != loop; p = p->getParentOp())
-      if (auto outer = dyn_cast<scf::ForOp>(p); outer && outer.getStaticTripCount())
-        chain *= outer.getStaticTripCount()->getSExtValue();
-    inner = std::max(inner, chain);
+    int64_t chain = 1;
+    for (Operation *p = f; p != loop && inner; p = p->getParentOp())
+      if (auto each = dyn_cast<scf::ForOp>(p)) {
+        std::optional<APInt> trips = each.getStaticTripCount();
+        if (!trips)
+          inner = std::nullopt;
+        else
+          chain *= trips->getSExtValue();
+      }
+    if (inner)
+      inner = std::max(*inner, chain);
   });
-  if (!known)
+  if (!inner)
     return std::nullopt;
-  return own * inner;
+  return own * *inner;
 }
 
 /// scf.parallel (i0..in) { body } becomes

@@ -19,6 +19,10 @@
 #   scripts/bench.sh compile         sinterc's time and peak memory for GPT
 #                                    shapes from 2 to 48 layers
 #                                    (bench/compile_time.py)
+#   scripts/bench.sh conv-time       where ResNet-18's and the small CNN's
+#                                    steps go (convolution passes, oneDNN's
+#                                    reorders, the rest) against PyTorch
+#                                    eager's (bench/conv_time.py)
 #   scripts/bench.sh winograd-error  precision.convolution WINOGRAD's error
 #                                    against DIRECT's and JAX's, from float64
 #                                    (bench/winograd_error.py; no timing)
@@ -46,6 +50,10 @@ python=$(scripts/peers-env.sh)
 if [ "${1:-}" = "data-parallel" ]; then
   shift
   exec "$python" bench/data_parallel.py "$@"
+fi
+if [ "${1:-}" = "conv-time" ]; then
+  shift
+  exec "$python" bench/conv_time.py "$@"
 fi
 if [ "${1:-}" = "winograd-error" ]; then
   shift

@@ -1,0 +1,125 @@
+"""Where a conv net's CPU step goes, Sinter's against PyTorch eager's, in
+one run: milliseconds per step in the convolutions' forward and backward
+passes, in oneDNN's reorders, and in everything else.
+
+    scripts/bench.sh conv-time [STEPS] [--models resnet18,cnn]
+
+Sinter's split comes from oneDNN's own timing of each call
+(ONEDNN_VERBOSE=1, steps 2 to 1 + STEPS; the backward pass split into its
+data and kernel-gradient halves, and the weights' and gradients' reorders
+apart; its few matmuls count as everything else, as PyTorch's do), PyTorch's from its profiler (self time of `mkldnn_convolution` and
+`convolution_backward`, which hold PyTorch's reorders). Each one's step
+is timed in a run of its own, without the verbose log or the profiler.
+Timings are never asserted; run it on an idle machine.
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from sinter_build import ROOT, idle_warning, sinterc_of, take_build_dir  # noqa: E402
+from train_vs_peers import STEP_TIME, data_setting  # noqa: E402
+
+CONFIGS = {"resnet18": "bench/models/resnet18_b32.pbtxt",
+           "cnn": "bench/models/cnn_b64.pbtxt"}
+THREADS = os.cpu_count()
+# oneDNN's verbose line for a call: exec,cpu,KIND,IMPLEMENTATION,PROP,...,ms
+EXEC = re.compile(r"^onednn_verbose,exec,cpu,(\w+),[^,]*,(\w+),.*,([0-9.]+)$",
+                  re.MULTILINE)
+PASSES = ["forward", "backward data", "kernel gradient", "reorders"]
+
+
+def sinter_run(prog, config, steps, data, out_dir, verbose):
+    env = dict(os.environ, ONEDNN_VERBOSE="1" if verbose else "0")
+    return subprocess.run([prog, "--config", config, "--set", f"steps={1 + steps}",
+                           "--set", "log.every=1", *data], check=True, capture_output=True,
+                          text=True, cwd=out_dir, env=env).stdout
+
+
+def sinter(sinterc, name, steps, out_dir):
+    """(ms per step, {pass: ms per step}) of Sinter's step."""
+    config = os.path.join(ROOT, CONFIGS[name])
+    prog = os.path.join(out_dir, name)
+    subprocess.run([sinterc, "--config", config, "-o", prog], check=True)
+    data = data_setting(name, steps, out_dir)
+    times = [float(v) * (1e3 if unit == "s" else 1.0)
+             for v, unit in STEP_TIME.findall(sinter_run(prog, config, steps, data,
+                                                         out_dir, False))]
+    calls = EXEC.findall(sinter_run(prog, config, steps, data, out_dir, True))
+    if not calls or len(calls) % (1 + steps):
+        sys.exit(f"{name}: {len(calls)} oneDNN calls over {1 + steps} steps")
+    split = dict.fromkeys(PASSES, 0.0)
+    split["other oneDNN"] = 0.0
+    for kind, prop, ms in calls[len(calls) // (1 + steps):]:
+        key = ("reorders" if kind == "reorder" else "other oneDNN" if kind != "convolution"
+               else "forward" if prop.startswith("forward") else
+               "backward data" if prop == "backward_data" else "kernel gradient")
+        split[key] += float(ms) / steps
+    return statistics.median(times[1:]), split
+
+
+def pytorch(name, steps):
+    """(ms per step, {pass: ms per step}) of PyTorch eager's step."""
+    import numpy as np
+    from torch.profiler import ProfilerActivity, profile
+    import peer_step
+    step = peer_step.torch_step(name, False, THREADS, peer_step.batch(
+        name, np.random.default_rng(0)), False)
+    _, ms = peer_step.timed(step, steps)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            step()
+    self_ms = {e.key: e.self_cpu_time_total / 1e3 / steps for e in prof.key_averages()}
+    backward = self_ms.get("aten::convolution_backward", 0.0)
+    split = {"forward": self_ms.get("aten::mkldnn_convolution", 0.0),
+             "backward data": None, "kernel gradient": None, "reorders": None,
+             "backward (data and kernel)": backward}
+    return ms, split
+
+
+def cell(v):
+    return f"{v:9.1f}" if v is not None else "        -"
+
+
+def main():
+    args = sys.argv[1:]
+    build = take_build_dir(args)
+    models = ["resnet18", "cnn"]
+    if "--models" in args:
+        i = args.index("--models")
+        models = args[i + 1].split(",")
+        del args[i:i + 2]
+        unknown = [m for m in models if m not in CONFIGS]
+        if unknown:
+            sys.exit(f"unknown model {unknown[0]}: choose from {', '.join(CONFIGS)}")
+    steps = int(args[0]) if args else 5
+    sinterc = sinterc_of(build)
+    idle_warning()
+    print(f"ms per step, {THREADS} threads, f32, {steps} steps after the first")
+    with tempfile.TemporaryDirectory() as out_dir:
+        for name in models:
+            s_ms, s = sinter(sinterc, name, steps, out_dir)
+            p_ms, p = pytorch(name, steps)
+            s["backward (data and kernel)"] = s["backward data"] + s["kernel gradient"]
+            rows = PASSES + ["backward (data and kernel)"]
+            print(f"\n{name:28s}   sinter   pytorch")
+            for row in rows:
+                print(f"  {row:26s}{cell(s.get(row))} {cell(p.get(row))}")
+            s_conv = s["forward"] + s["backward (data and kernel)"] + s["reorders"]
+            p_conv = p["forward"] + p["backward (data and kernel)"]
+            print(f"  {'convolutions, all':26s}{cell(s_conv)} {cell(p_conv)}"
+                  f"   ratio {s_conv / p_conv:.2f}")
+            print(f"  {'everything else':26s}{cell(s_ms - s_conv)}"
+                  f" {cell(p_ms - p_conv)}")
+            print(f"  {'step':26s}{cell(s_ms)} {cell(p_ms)}   ratio {s_ms / p_ms:.2f}")
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    main()
+    print(f"\n({time.perf_counter() - start:.0f} s)")

@@ -24,7 +24,9 @@
 #include <ctime>
 #include <netinet/in.h>
 #include <optional>
+#include <sched.h>
 #include <string>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,6 +148,29 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
   return std::nullopt;
 }
 
+/// With OMP_PROC_BIND set and no OMP_PLACES, every rank would bind its
+/// first thread to the machine's first CPU: the ranks would share it. Each
+/// rank gets its own share of the CPUs this launcher may use, one place each.
+void placeRankThreads(long local, long ranksHere) {
+  const char *bind = std::getenv("OMP_PROC_BIND");
+  if (!bind || !*bind || !strcasecmp(bind, "false") || std::getenv("OMP_PLACES"))
+    return;
+  cpu_set_t allowed;
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+    return;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed))
+      cpus.push_back(c);
+  if (cpus.empty())
+    return;
+  size_t share = std::max<size_t>(1, cpus.size() / size_t(ranksHere));
+  std::string places;
+  for (size_t i = 0; i < share; ++i)
+    places += (i ? ",{" : "{") + std::to_string(cpus[(size_t(local) * share + i) % cpus.size()]) + "}";
+  ::setenv("OMP_PLACES", places.c_str(), 1);
+}
+
 /// In the forked child: becomes local rank `local` of the run.
 [[noreturn]] void execRank(const Options &o, long local) {
   std::signal(SIGINT, SIG_DFL);
@@ -169,6 +194,7 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
   long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   ::setenv("OMP_NUM_THREADS",
            std::to_string(cores > o.ranksHere ? cores / o.ranksHere : 1).c_str(), 0);
+  placeRankThreads(local, o.ranksHere);
   ::execvp(o.program[0], o.program);
   std::fprintf(stderr, "sinter-run: error: cannot run '%s': %s\n", o.program[0],
                std::strerror(errno));

@@ -11,6 +11,7 @@
 #include "data/Npy.h"
 #include "device/Cuda.h"
 #include "dist/Bootstrap.h"
+#include "main/StartAffinity.h"
 #include "program/DataSources.h"
 #include "program/Evaluator.h"
 #include "program/Parameters.h"
@@ -397,6 +398,7 @@ int runEval(const config::TrainConfig &cfg, const std::string &baseDir,
 } // namespace
 
 int main(int argc, char **argv) {
+  restoreStartAffinity();
   Options opts;
   std::string error;
   if (!parseArgs(argc, argv, opts, error))

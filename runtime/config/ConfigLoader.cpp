@@ -193,11 +193,11 @@ int64_t accumulationSteps(const TrainConfig &cfg, int64_t worldSize, std::string
   int64_t global = cfg.batch().global();
   int64_t micro = cfg.batch().has_micro() ? cfg.batch().micro() : global;
   if (worldSize < 1) {
-    error = "error: the world size (" + formatInt(worldSize) + ") must be at least 1";
+    error = "the world size (" + formatInt(worldSize) + ") must be at least 1";
     return -1;
   }
   if (global <= 0 || micro <= 0) {
-    error = "error: batch.global (" + formatInt(global) + ") and batch.micro (" +
+    error = "batch.global (" + formatInt(global) + ") and batch.micro (" +
             formatInt(micro) + ") must be positive";
     return -1;
   }
@@ -208,7 +208,7 @@ int64_t accumulationSteps(const TrainConfig &cfg, int64_t worldSize, std::string
   int64_t p;
   if (!__builtin_mul_overflow(micro, worldSize, &p))
     product = " = " + formatInt(p);
-  error = "error: batch.global (" + formatInt(global) +
+  error = "batch.global (" + formatInt(global) +
           ") is not divisible by batch.micro (" + formatInt(micro) +
           ") x world size (" + formatInt(worldSize) + ")" + product +
           "; accumulation steps = global / (micro x world size) must be a whole number";

@@ -88,8 +88,9 @@ bool applyOverrides(TrainConfig &cfg, const std::vector<std::string> &assignment
 bool validateConfig(const TrainConfig &cfg, std::string &error);
 
 /// Micro-batches per rank and step: global / (micro * worldSize). Returns -1
-/// and sets `error` (naming the three numbers) when that is not a whole
-/// number or worldSize < 1.
+/// and sets `error` (naming the three numbers, without an "error:" prefix,
+/// which the caller's report adds) when that is not a whole number or
+/// worldSize < 1.
 int64_t accumulationSteps(const TrainConfig &cfg, int64_t worldSize,
                           std::string &error);
 

@@ -956,17 +956,17 @@ TEST(AccumulationSteps, ErrorNamesTheThreeNumbers) {
   TrainConfig cfg = parseOk("batch { global: 256 micro: 32 }");
   std::string error;
   EXPECT_EQ(accumulationSteps(cfg, 3, error), -1);
-  EXPECT_EQ(error, "error: batch.global (256) is not divisible by batch.micro (32) x world size "
+  EXPECT_EQ(error, "batch.global (256) is not divisible by batch.micro (32) x world size "
                    "(3) = 96; accumulation steps = global / (micro x world size) must be a "
                    "whole number; 256 samples cannot be split evenly over 3 ranks (with "
                    "batch.micro 32, use a world size that divides 8)");
   EXPECT_EQ(accumulationSteps(cfg, 16, error), -1);
-  EXPECT_EQ(error, "error: batch.global (256) is not divisible by batch.micro (32) x world size "
+  EXPECT_EQ(error, "batch.global (256) is not divisible by batch.micro (32) x world size "
                    "(16) = 512; accumulation steps = global / (micro x world size) must be a "
                    "whole number; each rank takes 16 samples per step, which batch.micro must "
                    "divide (e.g. 16)");
   EXPECT_EQ(accumulationSteps(cfg, 0, error), -1);
-  EXPECT_EQ(error, "error: the world size (0) must be at least 1");
+  EXPECT_EQ(error, "the world size (0) must be at least 1");
 }
 
 TEST(AccumulationSteps, MicroDefaultIsGlobal) {

@@ -8,8 +8,9 @@ Sinter's split comes from oneDNN's own timing of each call
 (ONEDNN_VERBOSE=1, steps 2 to 1 + STEPS; the backward pass split into its
 data and kernel-gradient halves, and the weights' and gradients' reorders
 apart; its few matmuls count as everything else, as PyTorch's do), PyTorch's from its profiler (self time of `mkldnn_convolution` and
-`convolution_backward`, which hold PyTorch's reorders). Each one's step
-is timed in a run of its own, without the verbose log or the profiler.
+`convolution_backward`, which hold PyTorch's reorders). Sinter's step
+time is the same run's (oneDNN's log costs it little); PyTorch's is timed
+without the profiler, whose cost per operation is larger.
 Timings are never asserted; run it on an idle machine.
 """
 import os
@@ -27,15 +28,15 @@ from train_vs_peers import STEP_TIME, data_setting  # noqa: E402
 
 CONFIGS = {"resnet18": "bench/models/resnet18_b32.pbtxt",
            "cnn": "bench/models/cnn_b64.pbtxt"}
-THREADS = os.cpu_count()
+THREADS = len(os.sched_getaffinity(0))
 # oneDNN's verbose line for a call: exec,cpu,KIND,IMPLEMENTATION,PROP,...,ms
 EXEC = re.compile(r"^onednn_verbose,exec,cpu,(\w+),[^,]*,(\w+),.*,([0-9.]+)$",
                   re.MULTILINE)
 PASSES = ["forward", "backward data", "kernel gradient", "reorders"]
 
 
-def sinter_run(prog, config, steps, data, out_dir, verbose):
-    env = dict(os.environ, ONEDNN_VERBOSE="1" if verbose else "0")
+def sinter_run(prog, config, steps, data, out_dir):
+    env = dict(os.environ, ONEDNN_VERBOSE="1")
     return subprocess.run([prog, "--config", config, "--set", f"steps={1 + steps}",
                            "--set", "log.every=1", *data], check=True, capture_output=True,
                           text=True, cwd=out_dir, env=env).stdout
@@ -47,15 +48,21 @@ def sinter(sinterc, name, steps, out_dir):
     prog = os.path.join(out_dir, name)
     subprocess.run([sinterc, "--config", config, "-o", prog], check=True)
     data = data_setting(name, steps, out_dir)
-    times = [float(v) * (1e3 if unit == "s" else 1.0)
-             for v, unit in STEP_TIME.findall(sinter_run(prog, config, steps, data,
-                                                         out_dir, False))]
-    calls = EXEC.findall(sinter_run(prog, config, steps, data, out_dir, True))
-    if not calls or len(calls) % (1 + steps):
-        sys.exit(f"{name}: {len(calls)} oneDNN calls over {1 + steps} steps")
+    # One run gives both, so that the rest is not the difference of two
+    # runs' noise. The calls logged between the first step's line and the
+    # last's are steps 2 to 1 + steps (oneDNN and the step log share
+    # stdout, in order).
+    log = sinter_run(prog, config, steps, data, out_dir)
+    times = [float(v) * (1e3 if unit == "s" else 1.0) for v, unit in STEP_TIME.findall(log)]
+    first, last = f"\nstep 1/{1 + steps} ", f"\nstep {1 + steps}/{1 + steps} "
+    if first not in log or last not in log:
+        sys.exit(f"{name}: the verbose run did not log steps 1 and {1 + steps}")
+    calls = EXEC.findall(log[log.index(first):log.index(last)])
+    if not calls:
+        sys.exit(f"{name}: no oneDNN calls logged (ONEDNN_VERBOSE)")
     split = dict.fromkeys(PASSES, 0.0)
     split["other oneDNN"] = 0.0
-    for kind, prop, ms in calls[len(calls) // (1 + steps):]:
+    for kind, prop, ms in calls:
         key = ("reorders" if kind == "reorder" else "other oneDNN" if kind != "convolution"
                else "forward" if prop.startswith("forward") else
                "backward data" if prop == "backward_data" else "kernel gradient")
@@ -75,8 +82,12 @@ def pytorch(name, steps):
         for _ in range(steps):
             step()
     self_ms = {e.key: e.self_cpu_time_total / 1e3 / steps for e in prof.key_averages()}
-    backward = self_ms.get("aten::convolution_backward", 0.0)
-    split = {"forward": self_ms.get("aten::mkldnn_convolution", 0.0),
+    missing = [op for op in ("aten::mkldnn_convolution", "aten::convolution_backward")
+               if not self_ms.get(op)]
+    if missing:
+        sys.exit(f"{name}: PyTorch's profile has no time in {', '.join(missing)}")
+    backward = self_ms["aten::convolution_backward"]
+    split = {"forward": self_ms["aten::mkldnn_convolution"],
              "backward data": None, "kernel gradient": None, "reorders": None,
              "backward (data and kernel)": backward}
     return ms, split

@@ -36,9 +36,9 @@ if os.access(ptxas, os.X_OK):
     config.substitutions.append(("%ptxas", ptxas))
 if config.sinter_have_cuda:
     config.available_features.add("cuda-runtime")
-# Two CPUs or more this process may run on (thread placement tests).
-if len(os.sched_getaffinity(0)) >= 2:
-    config.available_features.add("cpus-2")
+# CPUs 0 and 1 both allowed (thread placement tests run on them alone).
+if {0, 1} <= os.sched_getaffinity(0):
+    config.available_features.add("cpus-0-1")
 # A machine with an NVIDIA GPU (its driver answers): tests of the no-GPU
 # error do not apply there.
 import shutil, subprocess

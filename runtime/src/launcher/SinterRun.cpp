@@ -148,26 +148,35 @@ std::optional<int> parseOptions(int argc, char **argv, Options &o) {
   return std::nullopt;
 }
 
-/// With OMP_PROC_BIND set and no OMP_PLACES, every rank would bind its
-/// first thread to the machine's first CPU: the ranks would share it. Each
-/// rank gets its own share of the CPUs this launcher may use, one place each.
-void placeRankThreads(long local, long ranksHere) {
+/// The CPUs this launcher may run on (a cpuset's or Slurm's limit, not the
+/// machine's count); the online CPUs when the mask cannot be read.
+std::vector<int> allowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t allowed;
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &allowed))
+        cpus.push_back(c);
+  for (long c = 0; cpus.empty() && c < ::sysconf(_SC_NPROCESSORS_ONLN); ++c)
+    cpus.push_back(int(c));
+  return cpus;
+}
+
+/// Each local rank's share of the CPUs: as many OpenMP threads, unless
+/// chosen. With OMP_PROC_BIND set and no OMP_PLACES, every rank would bind
+/// its first thread to the first CPU, all ranks sharing it: each rank gets
+/// its own CPUs as its places, one place each.
+void shareCpus(long local, long ranksHere) {
+  std::vector<int> cpus = allowedCpus();
+  size_t share = std::max<size_t>(1, cpus.size() / size_t(ranksHere));
+  ::setenv("OMP_NUM_THREADS", std::to_string(share).c_str(), 0);
   const char *bind = std::getenv("OMP_PROC_BIND");
   if (!bind || !*bind || !strcasecmp(bind, "false") || std::getenv("OMP_PLACES"))
     return;
-  cpu_set_t allowed;
-  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-    return;
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed))
-      cpus.push_back(c);
-  if (cpus.empty())
-    return;
-  size_t share = std::max<size_t>(1, cpus.size() / size_t(ranksHere));
   std::string places;
   for (size_t i = 0; i < share; ++i)
-    places += (i ? ",{" : "{") + std::to_string(cpus[(size_t(local) * share + i) % cpus.size()]) + "}";
+    places += (i ? ",{" : "{") +
+              std::to_string(cpus[(size_t(local) * share + i) % cpus.size()]) + "}";
   ::setenv("OMP_PLACES", places.c_str(), 1);
 }
 
@@ -190,11 +199,7 @@ void placeRankThreads(long local, long ranksHere) {
   ::setenv("LOCAL_WORLD_SIZE", std::to_string(o.ranksHere).c_str(), 1);
   ::setenv("MASTER_ADDR", o.masterAddr.c_str(), 1);
   ::setenv("MASTER_PORT", std::to_string(o.port).c_str(), 1);
-  // The machine's cores shared out between its ranks, unless chosen.
-  long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-  ::setenv("OMP_NUM_THREADS",
-           std::to_string(cores > o.ranksHere ? cores / o.ranksHere : 1).c_str(), 0);
-  placeRankThreads(local, o.ranksHere);
+  shareCpus(local, o.ranksHere);
   ::execvp(o.program[0], o.program);
   std::fprintf(stderr, "sinter-run: error: cannot run '%s': %s\n", o.program[0],
                std::strerror(errno));

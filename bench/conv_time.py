@@ -7,7 +7,8 @@ passes, in oneDNN's reorders, and in everything else.
 Sinter's split comes from oneDNN's own timing of each call
 (ONEDNN_VERBOSE=1, steps 2 to 1 + STEPS; the backward pass split into its
 data and kernel-gradient halves, and the weights' and gradients' reorders
-apart; its few matmuls count as everything else, as PyTorch's do), PyTorch's from its profiler (self time of `mkldnn_convolution` and
+apart; its few matmuls count as everything else, as PyTorch's do),
+PyTorch's from its profiler (self time of `mkldnn_convolution` and
 `convolution_backward`, which hold PyTorch's reorders). Sinter's step
 time is the same run's (oneDNN's log costs it little); PyTorch's is timed
 without the profiler, whose cost per operation is larger.
@@ -61,10 +62,11 @@ def sinter(sinterc, name, steps, out_dir):
     if not calls:
         sys.exit(f"{name}: no oneDNN calls logged (ONEDNN_VERBOSE)")
     split = dict.fromkeys(PASSES, 0.0)
-    split["other oneDNN"] = 0.0
     for kind, prop, ms in calls:
-        key = ("reorders" if kind == "reorder" else "other oneDNN" if kind != "convolution"
-               else "forward" if prop.startswith("forward") else
+        if kind not in ("reorder", "convolution"):
+            continue  # matmuls: everything else, as in PyTorch's column
+        key = ("reorders" if kind == "reorder" else
+               "forward" if prop.startswith("forward") else
                "backward data" if prop == "backward_data" else "kernel gradient")
         split[key] += float(ms) / steps
     return statistics.median(times[1:]), split

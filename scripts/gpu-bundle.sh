@@ -15,6 +15,11 @@
 # of 64, 32 and 16 that sinterc's memory report fits in three quarters of
 # an H200 (139 GiB).
 #
+# With LLMC set to a checkout of karpathy/llm.c (kept in an ignored
+# folder; never part of Sinter), the base part also carries its GPT-2
+# trainer, train_gpt2cu, built for sm_90, as a peer for the GPT-2 124M bf16
+# row (bench/gpu/llmc/build.sh).
+#
 # GPT-2 350M, 774M and 1.5B (part big) are compiled with compute: BF16 for
 # the largest of 16, 8 and 4 sequences whose memory report fits in 60 GiB
 # (three quarters of an H100, so that they fit on either).
@@ -159,6 +164,10 @@ echo "gpu-bundle: GPT-2 124M bf16, micro-batch $micro_bf16 x 1024 tokens ($mib M
   --set precision.compute=BF16 -o "$out/gpt124m/gpt124m_bf16"
 echo "$micro_bf16" > "$out/gpt124m/micro_bf16"
 
+if [ -n "${LLMC:-}" ]; then
+  echo "gpu-bundle: llm.c's train_gpt2cu from $LLMC, the peer beside GPT-2 124M bf16"
+  bench/gpu/llmc/build.sh "$LLMC" "$out/llmc"
+fi
 fi
 
 # The collectives' part (gpu-check.sh multi, sanitize): gpt_tiny under each
@@ -223,7 +232,7 @@ programs=()
 for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny* \
             "$out"/resnet/resnet "$out"/gpt124m/gpt124m "$out"/gpt124m/gpt124m_bf16 \
             "$out"/multi/gpt_tiny_* "$out"/multi/gpt124m_* "$out"/big/gpt2_* \
-            "$out"/bin/sinter-run; do
+            "$out"/llmc/train_gpt2cu "$out"/bin/sinter-run; do
   [ -f "$prog" ] && [ -x "$prog" ] && programs+=("$prog")
 done
 for prog in "${programs[@]}"; do

@@ -22,8 +22,9 @@
 #     compute: BF16 (the largest micro-batch the bundle found to fit):
 #     tokens/s and MFU (6N + 6LCT FLOPs per token over 989 TFLOP/s dense
 #     bf16), beside PyTorch eager and torch.compile on the same batches
-#     (f32, and bf16 autocast); and where the bf16 step's GPU time goes,
-#     by kernel and library call (SINTER_CUDA_PROFILE).
+#     (f32, and bf16 autocast) and, where bundled, llm.c's train_gpt2cu
+#     (bf16); and where the bf16 step's GPU time goes, by kernel and
+#     library call (SINTER_CUDA_PROFILE).
 
 # Every library a program needs must resolve here; the first that does not
 # is named in the table.
@@ -135,6 +136,26 @@ for precision in f32 bf16; do
     row "PyTorch $precision" "FAILED: $(tail -n 1 "$logs/torch_${precision}_stderr.log" | cut -c1-100)"
   fi
 done
+
+# llm.c's hand-written GPT-2 trainer (cuDNN's attention), from a random
+# GPT-2 124M (-e d12) on the bf16 row's batch of uniform tokens: its train
+# loop only (no sampling; one validation batch at the first and last
+# steps, outside the steps' times). Bundled only with LLMC set.
+micro=${micros[bf16]}
+if [ ! -x "$here/llmc/train_gpt2cu" ]; then
+  row "llm.c bf16" "skipped: not bundled (LLMC=CHECKOUT scripts/gpu-bundle.sh)"
+else
+  checks llmc-tokens "$here/got/llmc_tokens.bin" $((micro * 1024 * 40 + 1))
+  tokens=$here/got/llmc_tokens.bin
+  stage "llm.c bf16" "$logs/llmc_bf16.log" 150 "$here/llmc/train_gpt2cu" \
+    -i "$tokens" -j "$tokens" -e d12 -b "$micro" -t 1024 -d $((micro * 1024)) \
+    -x 30 -v 1000 -m 1 -s 0 -n 0 -h 0 && {
+    read -r tps mfu < <(checks llmc-throughput "$logs/llmc_bf16.log" "$micro" 124439808 12 768 5)
+    ratio=$(awk -v s="${sinter_tps[bf16]:-0}" -v p="$tps" \
+      'BEGIN { if (p + 0 > 0 && s > 0) printf " (Sinter %.2fx)", s / p }')
+    row "llm.c bf16, B=$micro x 1024" "$tps tokens/s, MFU $mfu%$ratio"
+  }
+fi
 
 # Where the bf16 step's GPU time goes: every kernel and library call timed
 # over 6 steps (SINTER_CUDA_PROFILE, its 60 costliest; no graphs then), printed after the

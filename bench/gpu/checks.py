@@ -24,6 +24,12 @@ scripts/gpu-check.sh). Needs NumPy only, so it runs on the GPU machine too.
     checks.py throughput LOG PARAMS LAYERS WIDTH AFTER
                               a GPT run's tokens/s at T=1024 (the median
                               after step AFTER) and its MFU
+    checks.py llmc-tokens PATH COUNT
+                              COUNT uniform GPT-2 token ids in llm.c's token
+                              file format (its header, then uint16s)
+    checks.py llmc-throughput LOG MICRO PARAMS LAYERS WIDTH AFTER
+                              as throughput, for llm.c's train_gpt2cu log
+                              (MICRO sequences a step, its ms per step)
 
 The ops check is every operation of LANGUAGE.md section 7 on float32, as an
 `output` of one model (its forward) and as a term of its loss, every input a
@@ -290,15 +296,50 @@ def throughput(log, params, layers, width, after):
     with open(log) as f:
         rates = [float(m.group(2)) for m in map(step.match, f)
                  if m and int(m.group(1)) > int(after)]
-    T = 1024
-    tokens = statistics.median(rates) * T if rates else 0.0
-    flops = 6 * int(params) + 6 * int(layers) * int(width) * T
+    print_rate(statistics.median(rates) * 1024 if rates else 0.0, params, layers, width)
+
+
+def print_rate(tokens, params, layers, width):
+    """Prints "TOKENS_PER_S MFU_PERCENT" at T=1024 (see throughput)."""
+    flops = 6 * int(params) + 6 * int(layers) * int(width) * 1024
     print(f"{tokens:.0f} {100 * tokens * flops / 989e12:.2f}")
+
+
+LLMC_MAGIC, LLMC_VERSION, LLMC_HEADER_INTS = 20240520, 1, 256
+
+
+def llmc_tokens(path, count):
+    """llm.c's token file: 256 int32s (magic, version, token count), then
+    the tokens as uint16, uniform over GPT-2's 50,257 ids like Sinter's
+    synthetic tokens."""
+    count = int(count)
+    header = np.zeros(LLMC_HEADER_INTS, np.int32)
+    header[:3] = LLMC_MAGIC, LLMC_VERSION, count
+    tokens = np.random.default_rng(20261206).integers(0, 50257, count).astype(np.uint16)
+    with open(path, "wb") as f:
+        f.write(header.tobytes())
+        f.write(tokens.tobytes())
+
+
+def llmc_throughput(log, micro, params, layers, width, after):
+    """throughput's numbers for a train_gpt2cu log, whose step lines read
+    "step    7/30 | loss ... | 157.25 ms | ...": MICRO x 1024 tokens over
+    the median step time after step AFTER."""
+    step = re.compile(r"step\s+(\d+)/\d+ \|.*\| ([0-9.]+) ms \|")
+    with open(log) as f:
+        ms = [float(m.group(2)) for m in map(step.match, f)
+              if m and int(m.group(1)) > int(after)]
+    tokens = int(micro) * 1024 * 1000 / statistics.median(ms) if ms else 0.0
+    print_rate(tokens, params, layers, width)
 
 
 def main():
     if len(sys.argv) == 7 and sys.argv[1] == "throughput":
         return throughput(*sys.argv[2:])
+    if len(sys.argv) == 4 and sys.argv[1] == "llmc-tokens":
+        return llmc_tokens(*sys.argv[2:])
+    if len(sys.argv) == 8 and sys.argv[1] == "llmc-throughput":
+        return llmc_throughput(*sys.argv[2:])
     if len(sys.argv) >= 3 and sys.argv[1] == "prepare":
         return prepare(sys.argv[2])
     if len(sys.argv) in (6, 7) and sys.argv[1] == "compare":

@@ -28,6 +28,7 @@ from sinter_build import ROOT, idle_warning, sinterc_of, take_build_dir  # noqa:
 from train_vs_peers import STEP_TIME, data_setting  # noqa: E402
 
 CONFIGS = {"resnet18": "bench/models/resnet18_b32.pbtxt",
+           "resnet18-224": "bench/models/resnet18_224_b32.pbtxt",
            "cnn": "bench/models/cnn_b64.pbtxt"}
 THREADS = len(os.sched_getaffinity(0))
 # oneDNN's verbose line for a call: exec,cpu,KIND,IMPLEMENTATION,PROP,...,ms

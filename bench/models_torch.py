@@ -36,9 +36,14 @@ class BasicBlock(nn.Module):
 
 
 class ResNet18(nn.Module):
-    def __init__(self, width=64, classes=10):
+    """examples/resnet/resnet.sn: CIFAR's 3x3 stem for 32x32 images,
+    torchvision's 7x7 stride-2 stem and max-pooling for larger ones."""
+
+    def __init__(self, width=64, classes=10, image=32):
         super().__init__()
-        self.conv1 = nn.Conv2d(3, width, 3, 1, 1, bias=False)
+        self.pooled_stem = image > 32
+        self.conv1 = (nn.Conv2d(3, width, 7, 2, 3, bias=False) if self.pooled_stem else
+                      nn.Conv2d(3, width, 3, 1, 1, bias=False))
         self.bn1 = nn.BatchNorm2d(width)
         layers, cin = [], width
         for stage, cout in enumerate([width, 2 * width, 4 * width, 8 * width]):
@@ -49,7 +54,10 @@ class ResNet18(nn.Module):
         self.fc = nn.Linear(cin, classes)
 
     def forward(self, x, y):
-        h = self.layers(F.relu(self.bn1(self.conv1(x))))
+        h = F.relu(self.bn1(self.conv1(x)))
+        if self.pooled_stem:
+            h = F.max_pool2d(h, 3, 2, 1)
+        h = self.layers(h)
         return F.cross_entropy(self.fc(h.mean((2, 3))), y)
 
 

@@ -5,7 +5,7 @@ shapes, dtype (f32), optimizer and thread count as Sinter's step. A model
 name ending in -bf16 (gpt-bf16, gpt2-bf16) computes its matmuls from bf16
 inputs: PyTorch's CPU autocast, JAX's matmuls of bf16 arrays into f32.
 
-    python3 peer_step.py torch|compile|jax mlp|resnet18|cnn|gpt|gpt2[-bf16] STEPS THREADS
+    python3 peer_step.py torch|compile|jax mlp|resnet18[-224]|cnn|gpt|gpt2[-bf16] STEPS THREADS
 
 Prints one JSON object: the first step's seconds (compilation, for the
 compilers), the median milliseconds per step of three timed runs of STEPS
@@ -23,12 +23,15 @@ import numpy as np
 # The suite's models: (batch, optimizer, its settings).
 OPTIMIZERS = {"mlp": ("sgd", dict(lr=0.01, momentum=0.9, weight_decay=0.0)),
               "resnet18": ("sgd", dict(lr=0.1, momentum=0.9, weight_decay=5e-4)),
+              "resnet18-224": ("sgd", dict(lr=0.1, momentum=0.9, weight_decay=5e-4)),
               "cnn": ("sgd", dict(lr=0.01, momentum=0.9, weight_decay=0.0)),
               "gpt": ("adamw", dict(lr=3e-4, weight_decay=0.1)),
               "gpt2": ("adamw", dict(lr=3e-4, weight_decay=0.1))}
 GPTS = {"gpt": dict(vocab=50257, ctx=128, dim=256, heads=4, layers=4, t=128),
         "gpt2": dict(vocab=50257, ctx=1024, dim=768, heads=12, layers=12, t=128)}
-BATCH = {"mlp": 256, "resnet18": 32, "cnn": 64, "gpt": 8, "gpt2": 1}
+BATCH = {"mlp": 256, "resnet18": 32, "resnet18-224": 32, "cnn": 64, "gpt": 8, "gpt2": 1}
+# The conv nets' images and classes: CIFAR's, and ImageNet's for resnet18-224.
+IMAGES = {"resnet18": (32, 10), "resnet18-224": (224, 1000), "cnn": (32, 10)}
 
 
 def batch(model, rng):
@@ -36,9 +39,10 @@ def batch(model, rng):
     if model == "mlp":
         return (rng.standard_normal((b, 784)).astype(np.float32),
                 rng.integers(0, 10, b).astype(np.int64))
-    if model in ("resnet18", "cnn"):
-        return (rng.standard_normal((b, 3, 32, 32)).astype(np.float32),
-                rng.integers(0, 10, b).astype(np.int64))
+    if model in IMAGES:
+        size, classes = IMAGES[model]
+        return (rng.standard_normal((b, 3, size, size)).astype(np.float32),
+                rng.integers(0, classes, b).astype(np.int64))
     tokens = rng.integers(0, GPTS[model]["vocab"], (b, GPTS[model]["t"])).astype(np.int64)
     return tokens, np.roll(tokens, -1, axis=1)
 
@@ -77,7 +81,8 @@ def torch_step(model, compiled, threads, data, bf16):
             return F.cross_entropy(net(x), y)
     else:
         g = GPTS.get(model)
-        net = (models_torch.ResNet18() if model == "resnet18" else
+        net = (models_torch.ResNet18(classes=IMAGES[model][1], image=IMAGES[model][0])
+               if model.startswith("resnet18") else
                models_torch.SmallCNN() if model == "cnn" else
                models_torch.GPT(g["vocab"], g["ctx"], g["dim"], g["heads"], g["layers"]))
         loss_of = net
@@ -129,7 +134,10 @@ def jax_step(model, threads, data, bf16):
             h = jax.nn.relu(x @ p[0]["w"] + p[0]["b"])
             h = jax.nn.relu(h @ p[1]["w"] + p[1]["b"])
             return xent(h @ p[2]["w"] + p[2]["b"], y)
-    elif model == "resnet18":
+    elif model.startswith("resnet18"):
+        size, classes = IMAGES[model]
+        pooled_stem = size > 32
+
         def conv_w(cin, cout, k):
             std = math.sqrt(2 / (cin * k * k))
             return jnp.asarray(rng.standard_normal((cout, cin, k, k)) * std, jnp.float32)
@@ -137,8 +145,8 @@ def jax_step(model, threads, data, bf16):
         def bn(c):
             return {"g": jnp.ones(c, jnp.float32), "b": jnp.zeros(c, jnp.float32)}
 
-        params = {"conv1": conv_w(3, 64, 3), "bn1": bn(64), "blocks": [],
-                  "fc": dense(512, 10)}
+        params = {"conv1": conv_w(3, 64, 7 if pooled_stem else 3), "bn1": bn(64),
+                  "blocks": [], "fc": dense(512, classes)}
         cin = 64
         for stage, cout in enumerate([64, 128, 256, 512]):
             for i in range(2):
@@ -164,7 +172,10 @@ def jax_step(model, threads, data, bf16):
                     + p["b"].reshape(1, -1, 1, 1))
 
         def loss_of(p, x, y):
-            h = jax.nn.relu(norm(conv(x, p["conv1"], 1), p["bn1"]))
+            h = jax.nn.relu(norm(conv(x, p["conv1"], 2 if pooled_stem else 1), p["bn1"]))
+            if pooled_stem:
+                h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 1, 3, 3), (1, 1, 2, 2),
+                                          [(0, 0), (0, 0), (1, 1), (1, 1)])
             for blk, stride in zip(p["blocks"], strides):
                 z = jax.nn.relu(norm(conv(h, blk["c1"], stride), blk["b1"]))
                 z = norm(conv(z, blk["c2"], 1), blk["b2"])

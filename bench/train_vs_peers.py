@@ -4,6 +4,8 @@ shapes, dtype (f32), optimizer and thread count, measured in one run:
 
 - mlp: 784-1024-1024-10, batch 256, SGD with momentum;
 - resnet18: CIFAR ResNet-18, batch 32, SGD with momentum and weight decay;
+- resnet18-224: ImageNet's ResNet-18 (224x224 images, torchvision's stem,
+  1000 classes), batch 32, the same optimizer;
 - cnn: three conv-ReLU-max-pool stages (64, 128, 256 channels) and a
   classifier on CIFAR images, batch 64, SGD with momentum;
 - gpt: 4 layers of width 256, 4 heads, GPT-2's vocabulary, T=128, batch 8,
@@ -52,8 +54,12 @@ def mlp_flops(b=256):
     return 3 * 2 * b * (784 * 1024 + 1024 * 1024 + 1024 * 10)
 
 
-def resnet18_flops(b=32):
-    forward, size, cin = 2 * 32 * 32 * 3 * 64 * 9, 32, 64
+def resnet18_flops(b=32, image=32, classes=10):
+    if image > 32:  # a 7x7 stride-2 stem, then a stride-2 max-pool
+        forward, size = 2 * (image // 2) ** 2 * 3 * 64 * 49, image // 4
+    else:
+        forward, size = 2 * image * image * 3 * 64 * 9, image
+    cin = 64
     for stage, cout in enumerate([64, 128, 256, 512]):
         for i in range(2):
             stride = 2 if stage and i == 0 else 1
@@ -62,7 +68,7 @@ def resnet18_flops(b=32):
             if stride != 1 or cin != cout:
                 forward += 2 * size * size * cout * cin
             cin = cout
-    forward += 2 * 512 * 10
+    forward += 2 * 512 * classes
     return 3 * b * forward
 
 
@@ -83,6 +89,8 @@ def gpt_flops(b=8, t=128, d=256, layers=4, vocab=50257):
 
 MODELS = [("mlp", "bench/models/mlp784.pbtxt", mlp_flops()),
           ("resnet18", "bench/models/resnet18_b32.pbtxt", resnet18_flops()),
+          ("resnet18-224", "bench/models/resnet18_224_b32.pbtxt",
+           resnet18_flops(image=224, classes=1000)),
           ("cnn", "bench/models/cnn_b64.pbtxt", cnn_flops()),
           ("gpt", "bench/models/gpt4x256.pbtxt", gpt_flops()),
           ("gpt2", "bench/models/gpt2_124m.pbtxt",
@@ -173,16 +181,18 @@ def data_setting(name, steps, out_dir):
     memory: enough for 1 + steps steps, read without shuffling."""
     import numpy as np
     rng = np.random.default_rng(0)
-    n = {"mlp": 256, "resnet18": 32, "cnn": 64, "gpt": 8, "gpt2": 1}[name] * (steps + 2)
+    n = {"mlp": 256, "resnet18": 32, "resnet18-224": 32, "cnn": 64, "gpt": 8,
+         "gpt2": 1}[name] * (steps + 2)
     if name.startswith("gpt"):
         path = os.path.join(out_dir, f"{name}_tokens.bin")
         rng.integers(0, 50257, n * 128 + 1).astype(np.uint16).tofile(path)
         return ["--set", f'data.train={{tokens {{ path: "{path}" dtype: UINT16 }}}}',
                 "--set", "data.shuffle=false"]
-    shape = (n, 784) if name == "mlp" else (n, 3, 32, 32)
+    size, classes = {"resnet18-224": (224, 1000)}.get(name, (32, 10))
+    shape = (n, 784) if name == "mlp" else (n, 3, size, size)
     feeds = ""
     for key, array in [("x", rng.standard_normal(shape).astype(np.float32)),
-                       ("y", rng.integers(0, 10, n).astype(np.int32))]:
+                       ("y", rng.integers(0, classes, n).astype(np.int32))]:
         path = os.path.join(out_dir, f"{name}_{key}.npy")
         np.save(path, array)
         feeds += f'npy {{ input: "{key}" path: "{path}" }} '

@@ -91,6 +91,17 @@ stage() { # NAME LOG SECONDS PROGRAM ARGS...: a program of the bundle, with its 
   return 1
 }
 
+# What a run's last lines say Sinter allocated (MiB; 0 when they do not
+# say): the plans' buffers; beside the plan, the libraries' workspace,
+# input staging and attention's recomputed outputs; and all of it.
+sinter_memory() { # LOG
+  grep -m1 'GPU memory allocated by Sinter' "$1" | sed -E \
+    "s/.*the plans' buffers ([0-9]+) MiB.*workspace ([0-9]+) MiB, input staging ([0-9]+) MiB(, attention's recomputed outputs and statistics ([0-9]+) MiB)?.*/\1 \2 \3 \5/"
+}
+buffers_of() { sinter_memory "$1" | awk '{ s = $1 } END { print s + 0 }'; }
+workspaces_of() { sinter_memory "$1" | awk '{ s = $2 + $3 + $4 } END { print s + 0 }'; }
+allocated_of() { sinter_memory "$1" | awk '{ s = $1 + $2 + $3 + $4 } END { print s + 0 }'; }
+
 # The GPU's memory in use (MiB, every process's), sampled while a stage runs.
 gpu_used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -n 1; }
 sample_memory() { # FILE: the GPU's memory in use, every 0.2 s, until killed

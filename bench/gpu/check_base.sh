@@ -22,9 +22,10 @@
 #     compute: BF16 (the largest micro-batch the bundle found to fit):
 #     tokens/s and MFU (6N + 6LCT FLOPs per token over 989 TFLOP/s dense
 #     bf16), beside PyTorch eager and torch.compile on the same batches
-#     (f32, and bf16 autocast) and, where bundled, llm.c's train_gpt2cu
-#     (bf16); and where the bf16 step's GPU time goes, by kernel and
-#     library call (SINTER_CUDA_PROFILE).
+#     (f32, and bf16 autocast), their peak memory allocated
+#     (torch.cuda.max_memory_allocated) beside what Sinter allocated, and,
+#     where bundled, llm.c's train_gpt2cu (bf16); and where the bf16 step's
+#     GPU time goes, by kernel and library call (SINTER_CUDA_PROFILE).
 
 # Every library a program needs must resolve here; the first that does not
 # is named in the table.
@@ -126,11 +127,18 @@ for precision in f32 bf16; do
     row "PyTorch $precision" "skipped: past the check's deadline (${deadline} s)"
   elif PYTHONPATH="$here" timeout 150 "$py" "$here/torch_gpt2.py" "$micro" 15 "$precision" \
       >"$logs/torch_$precision.log" 2>"$logs/torch_${precision}_stderr.log"; then
-    # Its rows on stdout, NAME<tab>TOKENS_PER_S; warnings go to stderr.
-    while IFS=$'\t' read -r name value; do
+    # Its rows on stdout, NAME<tab>TOKENS_PER_S<tab>PEAK_MIB; warnings go
+    # to stderr. The peak is torch.cuda.max_memory_allocated, beside what
+    # Sinter allocated at the same batch (buffers, workspace, staging,
+    # attention's).
+    sinter_mib=$(allocated_of "$logs/gpt124m_$precision.log")
+    while IFS=$'\t' read -r name value peak; do
       ratio=$(awk -v s="${sinter_tps[$precision]:-0}" -v p="$value" \
         'BEGIN { if (p + 0 > 0 && s > 0) printf " (Sinter %.2fx)", s / p }')
-      row "$name, B=$micro x 1024" "$value tokens/s$ratio"
+      memory=$(awk -v s="$sinter_mib" -v p="${peak:-0}" 'BEGIN {
+        if (p + 0 > 0 && s > 0)
+          printf "; peak %d MiB allocated, Sinter %d (%s)", p, s, s <= p ? "not more" : "MORE" }')
+      row "$name, B=$micro x 1024" "$value tokens/s$ratio$memory"
     done <"$logs/torch_$precision.log"
   else
     row "PyTorch $precision" "FAILED: $(tail -n 1 "$logs/torch_${precision}_stderr.log" | cut -c1-100)"

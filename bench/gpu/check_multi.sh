@@ -82,18 +82,6 @@ fi
 
 # 3. GPT-2 124M bf16 under FULL_SHARD on 2 ranks of the GPU, against DDP on
 # one, and its memory.
-# What a run's last lines say Sinter allocated beside the plan (MiB): its
-# libraries' workspace and input staging (0 when it does not say).
-workspaces_of() { # LOG
-  grep -m1 'GPU memory allocated by Sinter' "$1" |
-    sed -E 's/.*workspace ([0-9]+) MiB, input staging ([0-9]+) MiB.*/\1 \2/' |
-    awk '{ s = $1 + $2 } END { print s + 0 }'
-}
-# What it says the plans' buffers took (MiB).
-buffers_of() { # LOG
-  grep -m1 'GPU memory allocated by Sinter' "$1" |
-    sed -E "s/.*the plans' buffers ([0-9]+) MiB.*/\1/" | awk '{ s = $1 } END { print s + 0 }'
-}
 gpt2=$multi/gpt124m_bf16
 stage "GPT-2 124M bf16, 1 rank DDP" "$logs/gpt124m_ddp1.log" 120 "${gpt2}_ddp" \
   --save "$here/got/gpt124m_ddp1.safetensors"

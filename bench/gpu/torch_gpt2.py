@@ -1,11 +1,14 @@
-"""PyTorch's tokens/s for GPT-2 124M training steps on the GPU, for the
-table of scripts/gpu-check.sh: the same model (bench/models_torch.py), the
-same batch, AdamW, eager and torch.compile, in f32 (TF32 off, as Sinter's
-f32) and with bf16 autocast.
+"""PyTorch's tokens/s and peak memory for GPT-2 124M training steps on the
+GPU, for the table of scripts/gpu-check.sh: the same model
+(bench/models_torch.py), the same batch, AdamW, eager and torch.compile, in
+f32 (TF32 off, as Sinter's f32) and with bf16 autocast.
 
     python3 torch_gpt2.py MICRO_BATCH [STEPS] [f32|bf16]
 
-With f32 or bf16, only that precision's two rows.
+With f32 or bf16, only that precision's two rows. Each row is
+NAME<tab>TOKENS_PER_S<tab>PEAK_MIB, the peak being
+torch.cuda.max_memory_allocated over that row's steps (model, optimizer
+state and activations; not CUDA's context or the allocator's cache).
 """
 import statistics
 import sys
@@ -19,7 +22,9 @@ T = 1024
 
 
 def tokens_per_second(micro, steps, compiled, bf16):
+    """(tokens/s, peak MiB allocated) of `steps` steps."""
     torch.manual_seed(0)
+    torch.cuda.reset_peak_memory_stats()
     model = GPT(50257, T, 768, 12, 12).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=6e-4, weight_decay=0.1)
     step_fn = torch.compile(model) if compiled else model
@@ -38,7 +43,7 @@ def tokens_per_second(micro, steps, compiled, bf16):
         torch.cuda.synchronize()
         if i >= 3:  # warm-up: compilation, autotuning, allocation
             times.append(time.perf_counter() - start)
-    return micro * T / statistics.median(times)
+    return micro * T / statistics.median(times), torch.cuda.max_memory_allocated() / 2**20
 
 
 def main():
@@ -53,8 +58,8 @@ def main():
             name = ("torch.compile" if compiled else "PyTorch eager") + (
                 " bf16" if bf16 else " f32")
             try:
-                tps = tokens_per_second(micro, steps, compiled, bf16)
-                print(f"{name}\t{tps:.0f}")
+                tps, peak = tokens_per_second(micro, steps, compiled, bf16)
+                print(f"{name}\t{tps:.0f}\t{peak:.0f}")
             except Exception as e:  # noqa: BLE001 - a row of the table says why
                 print(f"{name}\tfailed: {type(e).__name__}: {str(e)[:120]}")
             sys.stdout.flush()

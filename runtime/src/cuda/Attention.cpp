@@ -192,8 +192,9 @@ Status CudaDevice::prepareBackward(Attention &plan, const int64_t s[7]) {
   }));
   plan.outputBytes = uint64_t(s[0] * s[1] * s[2] * s[5]) * 2;
   uint64_t statsBytes = uint64_t(s[0] * s[1] * s[2]) * 4;
-  SINTER_CUDA_CHECK(
-      cudaMalloc(&plan.saved, (plan.outputBytes + 255) / 256 * 256 + statsBytes));
+  uint64_t savedBytes = (plan.outputBytes + 255) / 256 * 256 + statsBytes;
+  SINTER_CUDA_CHECK(cudaMalloc(&plan.saved, savedBytes));
+  attentionBytes += savedBytes;
   return Status::success();
 }
 

@@ -334,6 +334,7 @@ std::string CudaDevice::activity() const {
   return "GPU memory allocated by Sinter on " + describe() + ": the plans' buffers " +
          mib(allocatedBytes) + ", the libraries' workspace " + mib(scratchBytes) +
          ", input staging " + mib(staging.deviceBytes()) +
+         ", attention's recomputed outputs and statistics " + mib(attentionBytes) +
          " (beside them: CUDA's context, the kernels' module, the libraries' "
          "handles and NCCL's buffers)" + inUse + "\n" + launchActivity();
 }

@@ -192,6 +192,8 @@ private:
   void *scratch = nullptr;
   uint64_t scratchBytes = 0;
   uint64_t allocatedBytes = 0; ///< by allocate(): the plans' buffers
+  /// Attention's backward calls' recomputed outputs and statistics.
+  uint64_t attentionBytes = 0;
   CUmodule module = nullptr;
   std::vector<CUfunction> kernels;
   std::vector<std::string> kernelNames; ///< "name (source line)"

@@ -16,7 +16,8 @@
 # an H200 (139 GiB).
 #
 # With LLMC set to a checkout of karpathy/llm.c (kept in an ignored
-# folder; never part of Sinter), the base part also carries its GPT-2
+# folder, never part of Sinter; a relative path is taken from where the
+# script is called), the base part also carries its GPT-2
 # trainer, train_gpt2cu, built for sm_90, as a peer for the GPT-2 124M bf16
 # row (bench/gpu/llmc/build.sh).
 #
@@ -28,6 +29,7 @@
 # carry sm_90's kernels alone ($HOPPER), which keeps the part within its
 # limit; the small ones carry every chip's, as users' programs do.
 set -euo pipefail
+[ -n "${LLMC:-}" ] && LLMC=$(cd "$LLMC" && pwd)
 cd "$(dirname "$0")/.."
 root=$PWD
 part=${1:-base}
@@ -236,7 +238,7 @@ for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gp
   [ -f "$prog" ] && [ -x "$prog" ] && programs+=("$prog")
 done
 for prog in "${programs[@]}"; do
-  ldd "$prog" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
+  ldd "$prog" | awk '/=>/ && $3 != "not" { print $3 } /ld-linux/ { print $1 }'
 done | sort -u | grep -v -E 'libcublas|libcudnn|libnccl|libcuda\.|libnvidia|^$' | while read -r lib; do
   cp -L "$lib" "$out/lib/"
 done

@@ -149,13 +149,17 @@ done
 # GPT-2 124M (-e d12) on the bf16 row's batch of uniform tokens: its train
 # loop only (no sampling; one validation batch at the first and last
 # steps, outside the steps' times). Bundled only with LLMC set.
+# SINTER_CUDA_SYNC set: stage does not run it again on a failure (that
+# rerun is for Sinter's programs).
 micro=${micros[bf16]}
-if [ ! -x "$here/llmc/train_gpt2cu" ]; then
+if [ "${GPU_CHECK_PEERS:-1}" = 0 ]; then
+  row "llm.c bf16" "skipped: GPU_CHECK_PEERS=0"
+elif [ ! -x "$here/llmc/train_gpt2cu" ]; then
   row "llm.c bf16" "skipped: not bundled (LLMC=CHECKOUT scripts/gpu-bundle.sh)"
 else
   checks llmc-tokens "$here/got/llmc_tokens.bin" $((micro * 1024 * 40 + 1))
   tokens=$here/got/llmc_tokens.bin
-  stage "llm.c bf16" "$logs/llmc_bf16.log" 150 "$here/llmc/train_gpt2cu" \
+  SINTER_CUDA_SYNC=1 stage "llm.c bf16" "$logs/llmc_bf16.log" 150 "$here/llmc/train_gpt2cu" \
     -i "$tokens" -j "$tokens" -e d12 -b "$micro" -t 1024 -d $((micro * 1024)) \
     -x 30 -v 1000 -m 1 -s 0 -n 0 -h 0 && {
     read -r tps mfu < <(checks llmc-throughput "$logs/llmc_bf16.log" "$micro" 124439808 12 768 5)

@@ -129,7 +129,7 @@ if [ -f "$here/got/gpt124m_fsdp2.safetensors" ]; then
   row "GPT-2 124M FULL_SHARD, GPU memory per rank" "$(awk -v m="$measured" -v e="$expected" \
     -v p="$planned" -v w="${work:-0}" -v o="$own" 'BEGIN {
       d = e > 0 ? 100 * (m - e) / e : 100
-      printf "measured %d MiB (half the GPU peak over idle), expected %d MiB = the report %d + workspaces %d + CUDA'"'"'s own %d: %+.1f%%: %s",
+      printf "measured %d MiB (half the GPU peak over idle), expected %d MiB = the report %d + workspaces, staging and attention outputs %d + CUDA'"'"'s own %d: %+.1f%%: %s",
         m, e, p, w, o, d, (d <= 5 && d >= -5) ? "pass" : "FAIL" }')"
 fi
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#if CUDART_VERSION >= 13000
 inline cudaError_t cudaMemAdvise(const void *ptr, size_t bytes, cudaMemoryAdvise advice,
                                  int device) {
   cudaMemLocation where{};
@@ -12,3 +13,4 @@ inline cudaError_t cudaMemAdvise(const void *ptr, size_t bytes, cudaMemoryAdvise
   where.id = device == cudaCpuDeviceId ? 0 : device;
   return cudaMemAdvise(ptr, bytes, advice, where);
 }
+#endif

@@ -69,6 +69,12 @@ CASES = [
     ("conv2d_weight_sliced", (2, 3, 3, 3), "conv2d(slice(img, 3, 1, 4), w, stride=1, padding=1)", (2, 4, 3)),
     ("conv2d_input", (3, 4, 4), "conv2d(img * w, k, stride=2, padding=1)", (2, 2, 2)),
     ("conv2d_input_dilated", (3, 4, 4), "conv2d(img * w, k, padding=2, dilation=2)", (2, 4, 4)),
+    # Grouped: depthwise (one input channel a group, two outputs per group
+    # for the input's case) and two groups of two channels.
+    ("conv2d_depthwise_weight", (3, 1, 3, 3), "conv2d(img, w, stride=1, padding=1, groups=3)", (3, 4, 4)),
+    ("conv2d_depthwise_input", (3, 4, 4), "conv2d(img * w, kd, stride=2, padding=1, groups=3)", (6, 2, 2)),
+    ("conv2d_grouped_weight", (4, 2, 2, 2), "conv2d(img4, w, stride=2, padding=1, groups=2)", (4, 2, 2)),
+    ("conv2d_grouped_input", (4, 3, 3), "conv2d(img4 * w, kg, padding=2, dilation=2, groups=2)", (6, 3, 3)),
     ("embedding", (10, 4), "embedding(ids, w)", (6, 4)),
     ("attention_q", (3, 4), "scaled_dot_product_attention(a * w, b, p)", (3, 4)),
     ("attention_kv_causal", (3, 4),
@@ -92,9 +98,10 @@ INPUTS = {
     "p": ((3, 4), lambda r, s: r.uniform(0.5, 2.0, s)),
     "t01": ((3, 4), lambda r, s: r.uniform(0, 1, s)),
     "img": ((3, 4, 4), lambda r, s: r.standard_normal(s)),
+    "img4": ((4, 3, 3), lambda r, s: r.standard_normal(s)),
 }
 # Parameters some cases use but that are not checked themselves.
-FIXED_PARAMS = {"k": (2, 3, 3, 3)}
+FIXED_PARAMS = {"k": (2, 3, 3, 3), "kd": (6, 1, 3, 3), "kg": (6, 2, 3, 3)}
 INT_INPUTS = {
     "ids": ((6,), 10),
     "y": ((), 5),

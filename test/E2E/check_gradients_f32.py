@@ -94,11 +94,11 @@ LOSS_LINE = re.compile(r"^train: loss (\S+),")
 
 # JAX versions of check_gradients.CASES ----------------------------------------
 
-def _conv(x, w, stride=1, padding=0, dilation=1):
+def _conv(x, w, stride=1, padding=0, dilation=1, groups=1):
     return lax.conv_general_dilated(
         x, w, (stride, stride), [(padding, padding)] * 2,
         rhs_dilation=(dilation, dilation),
-        dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        dimension_numbers=("NCHW", "OIHW", "NCHW"), feature_group_count=groups)
 
 
 def _pair(v):
@@ -195,6 +195,10 @@ JAX_CASES = {
     "conv2d_weight_sliced": lambda w, i: _conv(i["img"][..., 1:4], w, 1, 1),
     "conv2d_input": lambda w, i: _conv(i["img"] * w, i["k"], 2, 1),
     "conv2d_input_dilated": lambda w, i: _conv(i["img"] * w, i["k"], 1, 2, 2),
+    "conv2d_depthwise_weight": lambda w, i: _conv(i["img"], w, 1, 1, groups=3),
+    "conv2d_depthwise_input": lambda w, i: _conv(i["img"] * w, i["kd"], 2, 1, groups=3),
+    "conv2d_grouped_weight": lambda w, i: _conv(i["img4"], w, 2, 1, groups=2),
+    "conv2d_grouped_input": lambda w, i: _conv(i["img4"] * w, i["kg"], 1, 2, 2, groups=2),
     "embedding": lambda w, i: w[i["ids"]],
     "attention_q": lambda w, i: _attention(i["a"] * w, i["b"], i["p"]),
     "attention_kv_causal": lambda w, i: _attention(i["a"], i["b"] * w, i["p"] * w,

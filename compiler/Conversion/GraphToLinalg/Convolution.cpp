@@ -38,6 +38,20 @@ Value namedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
       .getResult(0);
 }
 
+/// Convolutions of `groups` groups as the grouped named op:
+/// y[n, g, f, h, w] = sum over c, kh, kw of
+/// x[n, g, c, h*s + kh*d, w*s + kw*d] * w[g, f, c, kh, kw], on x
+/// [N, G, C, H, W] and w [G, F, C, KH, KW].
+Value groupedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
+                  ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation) {
+  OpBuilder &b = tb.builder();
+  Value init = tb.filled(outShape, typeOf(x).getElementType(), 0.0);
+  return linalg::Conv2DNgchwGfchwOp::create(
+             b, tb.location(), TypeRange{init.getType()}, ValueRange{x, w},
+             ValueRange{init}, b.getI64TensorAttr(stride), b.getI64TensorAttr(dilation))
+      .getResult(0);
+}
+
 /// Whether an f32 op goes to its device's library: oneDNN on the CPU, and
 /// (unless `cpuOnly`: the CPU's poolings) cuDNN on CUDA. A convolution and
 /// both its gradients are primitives there that take the padding
@@ -79,19 +93,13 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
   int64_t padding[2] = {pad[0], pad[1]};
   Value x = tb.padSpatial(a.getInput(), padding, 0.0);
   Value w = a.getWeight();
-  Type et = out.getElementType();
   if (g == 1)
     return one(namedConv(tb, x, w, out.getShape(), stride, dil));
   // Groups: split the channel axes and use the grouped named op.
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), os = out.getShape();
   Value xg = tb.reshape(x, {xs[0], g, xs[1] / g, xs[2], xs[3]});
   Value wg = tb.reshape(w, {g, ws[0] / g, ws[1], ws[2], ws[3]});
-  SmallVector<int64_t> og = {os[0], g, os[1] / g, os[2], os[3]};
-  Value init = tb.filled(og, et, 0.0);
-  Value y = linalg::Conv2DNgchwGfchwOp::create(
-                b, loc, TypeRange{init.getType()}, ValueRange{xg, wg}, ValueRange{init},
-                b.getI64TensorAttr(stride), b.getI64TensorAttr(dil))
-                .getResult(0);
+  Value y = groupedConv(tb, xg, wg, {os[0], g, os[1] / g, os[2], os[3]}, stride, dil);
   return one(tb.reshape(y, os));
 }
 
@@ -106,7 +114,8 @@ Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op,
                             Conv2dGradWeightOp::Adaptor ad) {
   OpBuilder &b = tb.builder();
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
-  if (forLibrary(op))
+  int64_t groups = op.getGroups();
+  if (forLibrary(op) && groups == 1)
     return one(train::ConvBackwardWeightsOp::create(
                    b, tb.location(), op.getType(), ad.getInput(), ad.getGrad(), Value(),
                    op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
@@ -128,6 +137,17 @@ Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op,
         llvm::map_to_vector(read, [&](int64_t v) { return idx(v); }),
         SmallVector<OpFoldResult>(4, idx(1)));
   }
+  if (groups != 1) {
+    // Per group the same: x [N, G, C, H, W] read as [C, G, N, H, W] (batch
+    // and channels swapped), g [N, G, F, OH, OW] as the kernel [G, F, N,
+    // OH, OW]; the [C, G, F, KH, KW] result goes back to [G, F, C, KH, KW].
+    int64_t n = read[0], c = read[1] / groups, f = os[0] / groups;
+    Value xt = tb.transpose(tb.reshape(x, {n, groups, c, read[2], read[3]}), {2, 1, 0, 3, 4});
+    Value gt = tb.transpose(tb.reshape(ad.getGrad(), {n, groups, f, gs[2], gs[3]}),
+                            {1, 2, 0, 3, 4});
+    Value dwt = groupedConv(tb, xt, gt, {c, groups, f, os[2], os[3]}, d, s);
+    return one(tb.reshape(tb.transpose(dwt, {1, 2, 0, 3, 4}), os));
+  }
   Value xt = tb.transpose(x, {1, 0, 2, 3});
   Value gt = tb.transpose(ad.getGrad(), {1, 0, 2, 3});
   Value dwt = namedConv(tb, xt, gt, {os[1], os[0], os[2], os[3]}, d, s);
@@ -148,7 +168,8 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
   Value g = ad.getGrad(), w = ad.getWeight();
   RankedTensorType out = op.getType();
-  if (forLibrary(op))
+  int64_t groups = op.getGroups();
+  if (forLibrary(op) && groups == 1)
     return one(train::ConvBackwardDataOp::create(b, loc, out, g, w, Value(),
                                                  op.getStrideAttr(), op.getPaddingAttr(),
                                                  op.getDilationAttr(),
@@ -171,9 +192,37 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   }
   Value gpad = tb.padSpatial(gdil, low, high, 0.0);
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  Type et = typeOf(w).getElementType();
+  int64_t unitStride[2] = {1, 1};
+  int64_t pad[2] = {p[0], p[1]};
+  if (groups != 1) {
+    // Per group the same: the kernel [G, F, C, KH, KW] flipped and its
+    // channel axes swapped, (g, c, f, kh, kw) reading w[g, f, c, k-1-kh,
+    // k-1-kw], over gpad [N, G, F, ...].
+    int64_t f = o / groups;
+    AffineMap flipMap = AffineMap::get(
+        5, 0,
+        {dim(0), dim(2), dim(1), getAffineConstantExpr(kh - 1, ctx) - dim(3),
+         getAffineConstantExpr(kw - 1, ctx) - dim(4)},
+        ctx);
+    Value flipped =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{RankedTensorType::get({groups, c, f, kh, kw}, et)},
+            ValueRange{tb.reshape(w, {groups, f, c, kh, kw})},
+            ValueRange{tb.empty({groups, c, f, kh, kw}, et)},
+            {flipMap, AffineMap::getMultiDimIdentityMap(5, ctx)},
+            SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location l, ValueRange a) {
+              linalg::YieldOp::create(nb, l, a[0]);
+            })
+            .getResult(0);
+    ArrayRef<int64_t> ps = shapeOf(gpad);
+    Value full = groupedConv(tb, tb.reshape(gpad, {n, groups, f, ps[2], ps[3]}), flipped,
+                             {n, groups, c, hp, wp}, unitStride, d);
+    return one(tb.cropSpatial(tb.reshape(full, {n, groups * c, hp, wp}), pad, out));
+  }
   // The kernel flipped and transposed, materialized: (c, o, kh, kw) reads
   // w[o, c, k-1-kh, k-1-kw].
-  Type et = typeOf(w).getElementType();
   AffineMap flipMap =
       AffineMap::get(4, 0,
                      {dim(1), dim(0), getAffineConstantExpr(kh - 1, ctx) - dim(2),
@@ -188,9 +237,7 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
                         linalg::YieldOp::create(nb, l, a[0]);
                       })
                       .getResult(0);
-  int64_t unitStride[2] = {1, 1};
   Value full = namedConv(tb, gpad, flipped, {n, c, hp, wp}, unitStride, d);
-  int64_t pad[2] = {p[0], p[1]};
   return one(tb.cropSpatial(full, pad, out));
 }
 

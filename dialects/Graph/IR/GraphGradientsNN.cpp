@@ -96,16 +96,14 @@ GRADIENT(LayerNormStatsOp) {
 }
 
 GRADIENT(Conv2dOp) {
-  if (getGroups() != 1)
-    return emitError("the gradient of a grouped convolution is not built yet");
   Location l = getLoc();
   Value g = rg[0];
   og.push_back(Conv2dGradInputOp::create(
       b, l, getInput().getType(), g, getWeight(), getStrideAttr(),
-      getPaddingAttr(), getDilationAttr(), getChannelsLastAttr()));
+      getPaddingAttr(), getDilationAttr(), getChannelsLastAttr(), getGroupsAttr()));
   og.push_back(Conv2dGradWeightOp::create(
       b, l, getWeight().getType(), getInput(), g, getStrideAttr(),
-      getPaddingAttr(), getDilationAttr(), getChannelsLastAttr()));
+      getPaddingAttr(), getDilationAttr(), getChannelsLastAttr(), getGroupsAttr()));
   return success();
 }
 

@@ -311,12 +311,13 @@ def Graph_Conv2dGradInputOp : Graph_Op<"conv2d_grad_input", [Pure]> {
     Given `grad` (the gradient of a `graph.conv2d` result, `[N, O, OH, OW]`)
     and its `weight` (`[O, C, KH, KW]`), the gradient with respect to the
     convolution's input, of the result's type `[N, C, H, W]`. The attributes
-    are the convolution's; `groups` must be 1. With `channels_last`, `grad`
-    and the result are NHWC.
+    are the convolution's (with `groups`, `weight` is `[O, C / groups, KH,
+    KW]`). With `channels_last` (one group), `grad` and the result are NHWC.
   }];
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$weight,
                        Graph_PairAttr:$stride, Graph_PairAttr:$padding,
-                       Graph_PairAttr:$dilation, UnitAttr:$channels_last);
+                       Graph_PairAttr:$dilation, UnitAttr:$channels_last,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat =
       "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
@@ -327,13 +328,14 @@ def Graph_Conv2dGradWeightOp : Graph_Op<"conv2d_grad_weight", [Pure]> {
   let description = [{
     Given the convolution's `input` (`[N, C, H, W]`) and `grad` (the
     gradient of its result, `[N, O, OH, OW]`), the gradient with respect to
-    the weight, of the result's type `[O, C, KH, KW]`. The attributes are the
-    convolution's; `groups` must be 1. With `channels_last`, `input` and
-    `grad` are NHWC.
+    the weight, of the result's type `[O, C / groups, KH, KW]`. The
+    attributes are the convolution's. With `channels_last` (one group),
+    `input` and `grad` are NHWC.
   }];
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grad,
                        Graph_PairAttr:$stride, Graph_PairAttr:$padding,
-                       Graph_PairAttr:$dilation, UnitAttr:$channels_last);
+                       Graph_PairAttr:$dilation, UnitAttr:$channels_last,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat =
       "$input `,` $grad attr-dict `:` functional-type(operands, results)";

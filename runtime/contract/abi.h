@@ -206,6 +206,44 @@ void sinter_cpu_conv2d_nhwc_backward_weights_add_f32(
     int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
     int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw);
 
+/* The eight above for a convolution of `groups` groups: w[o, c / groups,
+ * kh, kw], output channel j of group j / (o / groups) reading that group's
+ * c / groups input channels; the sizes are as above. */
+void sinter_cpu_conv2d_grouped_f32(const float *x, const float *w, float *y, int64_t n,
+                                   int64_t c, int64_t h, int64_t wd, int64_t o,
+                                   int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                                   int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                                   int64_t ph, int64_t pw, int64_t groups);
+void sinter_cpu_conv2d_grouped_backward_data_f32(
+    const float *dy, const float *w, float *dx, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, int64_t groups);
+void sinter_cpu_conv2d_grouped_backward_weights_f32(
+    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, int64_t groups);
+void sinter_cpu_conv2d_grouped_backward_weights_add_f32(
+    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, int64_t groups);
+void sinter_cpu_conv2d_grouped_nhwc_f32(const float *x, const float *w, float *y,
+                                        int64_t n, int64_t c, int64_t h, int64_t wd,
+                                        int64_t o, int64_t kh, int64_t kw, int64_t oh,
+                                        int64_t ow, int64_t sh, int64_t sw, int64_t dh,
+                                        int64_t dw, int64_t ph, int64_t pw, int64_t groups);
+void sinter_cpu_conv2d_grouped_nhwc_backward_data_f32(
+    const float *dy, const float *w, float *dx, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, int64_t groups);
+void sinter_cpu_conv2d_grouped_nhwc_backward_weights_f32(
+    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, int64_t groups);
+void sinter_cpu_conv2d_grouped_nhwc_backward_weights_add_f32(
+    const float *x, const float *dy, float *dwt, int64_t n, int64_t c, int64_t h,
+    int64_t wd, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t sh,
+    int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, int64_t groups);
+
 /* y = max or average pooling of x (max != 0: the maximum, padding never
  * winning; else the average, padding counted as zeros) over kh x kw
  * windows with strides (sh, sw) and zero padding (ph, pw) on both sides;

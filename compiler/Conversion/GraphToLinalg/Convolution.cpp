@@ -53,7 +53,8 @@ Value groupedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShap
 }
 
 /// Whether an f32 op goes to its device's library: oneDNN on the CPU, and
-/// (unless `cpuOnly`: the CPU's poolings) cuDNN on CUDA. A convolution and
+/// (unless `cpuOnly`: the CPU's poolings and grouped convolutions) cuDNN
+/// on CUDA. A convolution and
 /// both its gradients are primitives there that take the padding
 /// themselves, and stay whole, as the train dialect's library ops, to the
 /// library call. In f64 (no library kernel) they are the named
@@ -82,11 +83,11 @@ Results lowerConv(TensorBuilder &tb, Conv2dOp op, Conv2dOp::Adaptor a) {
                     dil = op.getDilation();
   RankedTensorType out = op.getType();
   int64_t g = op.getGroups();
-  if (g == 1 && forLibrary(op))
+  if (forLibrary(op, /*cpuOnly=*/g != 1))
     return one(train::ConvForwardOp::create(b, loc, out, a.getInput(), a.getWeight(),
                                             Value(), op.getStrideAttr(),
                                             op.getPaddingAttr(), op.getDilationAttr(),
-                                            op.getChannelsLastAttr())
+                                            op.getChannelsLastAttr(), op.getGroupsAttr())
                    .getResult());
   if (op.getChannelsLast())
     return channelsLastWithoutLibrary(op);
@@ -115,11 +116,11 @@ Results lowerConvGradWeight(TensorBuilder &tb, Conv2dGradWeightOp op,
   OpBuilder &b = tb.builder();
   ArrayRef<int64_t> s = op.getStride(), p = op.getPadding(), d = op.getDilation();
   int64_t groups = op.getGroups();
-  if (forLibrary(op) && groups == 1)
+  if (forLibrary(op, /*cpuOnly=*/groups != 1))
     return one(train::ConvBackwardWeightsOp::create(
                    b, tb.location(), op.getType(), ad.getInput(), ad.getGrad(), Value(),
                    op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
-                   op.getChannelsLastAttr())
+                   op.getChannelsLastAttr(), op.getGroupsAttr())
                    .getResult());
   if (op.getChannelsLast())
     return channelsLastWithoutLibrary(op);
@@ -169,11 +170,12 @@ Results lowerConvGradInput(TensorBuilder &tb, Conv2dGradInputOp op,
   Value g = ad.getGrad(), w = ad.getWeight();
   RankedTensorType out = op.getType();
   int64_t groups = op.getGroups();
-  if (forLibrary(op) && groups == 1)
+  if (forLibrary(op, /*cpuOnly=*/groups != 1))
     return one(train::ConvBackwardDataOp::create(b, loc, out, g, w, Value(),
                                                  op.getStrideAttr(), op.getPaddingAttr(),
                                                  op.getDilationAttr(),
-                                                 op.getChannelsLastAttr())
+                                                 op.getChannelsLastAttr(),
+                                                 op.getGroupsAttr())
                    .getResult());
   if (op.getChannelsLast())
     return channelsLastWithoutLibrary(op);

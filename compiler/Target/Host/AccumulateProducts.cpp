@@ -100,7 +100,7 @@ Value productOnto(OpBuilder &b, Operation *product, Value acc) {
   auto into = train::ConvBackwardWeightsOp::create(
       b, conv.getLoc(), acc.getType(), conv.getLhs(), conv.getRhs(), acc,
       conv.getStrideAttr(), conv.getPaddingAttr(), conv.getDilationAttr(),
-      conv.getChannelsLastAttr(), b.getUnitAttr());
+      conv.getChannelsLastAttr(), conv.getGroupsAttr(), b.getUnitAttr());
   return into.getResult();
 }
 

@@ -78,13 +78,18 @@ LogicalResult callConv(CallBuilder &cb, OpT op, StringRef callee, Value input, V
   for (int64_t v : {x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0], s[1],
                     d[0], d[1], p[0], p[1]})
     args.push_back(cb.constant(loc, v));
+  if (op.getGroups() != 1)
+    args.push_back(cb.constant(loc, op.getGroups()));
   cb.libraryCall(loc, callee, args);
   return success();
 }
 
-/// A convolution pass's library function: conv2d_[nhwc_]PASS.
+/// A convolution pass's library function: conv2d_[grouped_][nhwc_]PASS
+/// (the grouped ones take the number of groups last).
 template <typename OpT> std::string convCall(OpT op, StringRef pass) {
-  return ("conv2d_" + Twine(op.getChannelsLast() ? "nhwc_" : "") + pass).str();
+  return ("conv2d_" + Twine(op.getGroups() != 1 ? "grouped_" : "") +
+          Twine(op.getChannelsLast() ? "nhwc_" : "") + pass)
+      .str();
 }
 
 /// The pointers of a variadic library call's buffers (inputs, then

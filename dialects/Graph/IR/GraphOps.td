@@ -312,7 +312,7 @@ def Graph_Conv2dGradInputOp : Graph_Op<"conv2d_grad_input", [Pure]> {
     and its `weight` (`[O, C, KH, KW]`), the gradient with respect to the
     convolution's input, of the result's type `[N, C, H, W]`. The attributes
     are the convolution's (with `groups`, `weight` is `[O, C / groups, KH,
-    KW]`). With `channels_last` (one group), `grad` and the result are NHWC.
+    KW]`). With `channels_last`, `grad` and the result are NHWC.
   }];
   let arguments = (ins Graph_FloatTensor:$grad, Graph_FloatTensor:$weight,
                        Graph_PairAttr:$stride, Graph_PairAttr:$padding,
@@ -329,8 +329,8 @@ def Graph_Conv2dGradWeightOp : Graph_Op<"conv2d_grad_weight", [Pure]> {
     Given the convolution's `input` (`[N, C, H, W]`) and `grad` (the
     gradient of its result, `[N, O, OH, OW]`), the gradient with respect to
     the weight, of the result's type `[O, C / groups, KH, KW]`. The
-    attributes are the convolution's. With `channels_last` (one group),
-    `input` and `grad` are NHWC.
+    attributes are the convolution's. With `channels_last`, `input` and
+    `grad` are NHWC.
   }];
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$grad,
                        Graph_PairAttr:$stride, Graph_PairAttr:$padding,
@@ -729,7 +729,7 @@ def Graph_Conv2dOp : Graph_InferOp<"conv2d", [Pure, Graph_Differentiable]> {
     pairs: strides and dilations positive, padding non-negative. `groups` is
     positive and divides the output channels; the input has
     `groups * I` channels. The kernel extent fits the padded input.
-    With `channels_last` (set by `graph-channels-last`, for one group), the
+    With `channels_last` (set by `graph-channels-last`, on the CPU), the
     input and the result are NHWC instead; the weight stays OIHW.
 
     Example:

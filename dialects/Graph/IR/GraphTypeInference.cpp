@@ -301,9 +301,6 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *context,
                          "and dilation");
   // Channels last: the rule's NCHW shapes, permuted in and out.
   bool last = adaptor.getChannelsLast();
-  if (last && adaptor.getGroups() != 1)
-    return failInference(loc, getOperationName(),
-                         "channels_last needs one group");
   shape::Shape input = toShape(inputType);
   if (last && input.size() == 4)
     input = {input[0], input[3], input[1], input[2]};

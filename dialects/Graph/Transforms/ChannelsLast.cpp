@@ -74,7 +74,7 @@ public:
   void run() {
     SmallVector<Conv2dOp> convs;
     module.walk([&](Conv2dOp c) {
-      if (c.getGroups() == 1 && !c.getChannelsLast() && typeOf(c.getResult()).getRank() == 4 &&
+      if (!c.getChannelsLast() && typeOf(c.getResult()).getRank() == 4 &&
           typeOf(c.getResult()).getElementType().isF32())
         convs.push_back(c);
     });

@@ -83,7 +83,7 @@ def GraphChannelsLast : Pass<"graph-channels-last", "mlir::ModuleOp"> {
   let summary = "NHWC activations between a CPU module's convolutions";
   let description = [{
     In a module compiled for the CPU (`sinter.device` "cpu"), each f32
-    `graph.conv2d` of one group becomes a `channels_last` one (NHWC input
+    `graph.conv2d` (grouped too) becomes a `channels_last` one (NHWC input
     and result, OIHW weight) between transposes, and the transposes back to
     NCHW move down through elementwise ops of rank-4 and scalar operands
     (the others transposed to match; a per-channel `[1, C, 1, 1]` view

@@ -47,6 +47,8 @@ template <typename OpT> LogicalResult verifyConvLibraryOp(OpT op) {
   if (op.getStride().size() != 2 || op.getPadding().size() != 2 ||
       op.getDilation().size() != 2)
     return op.emitOpError("takes two strides, paddings and dilations");
+  if (op.getGroups() < 1)
+    return op.emitOpError("takes a positive number of groups");
   return success();
 }
 
@@ -121,7 +123,7 @@ LogicalResult bufferizeConvLibraryOp(OpT op, RewriterBase &rewriter,
   auto made = OpT::create(rewriter, loc, Type(), denseBuffer(rewriter, loc, *lhs),
                           denseBuffer(rewriter, loc, *rhs), into, op.getStrideAttr(),
                           op.getPaddingAttr(), op.getDilationAttr(),
-                          op.getChannelsLastAttr());
+                          op.getChannelsLastAttr(), op.getGroupsAttr());
   if (accumulates(op)) {
     made->setAttr("accumulate", rewriter.getUnitAttr());
     if (into != result)

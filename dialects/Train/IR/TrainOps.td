@@ -258,7 +258,8 @@ class Train_ConvLibraryOp<string mnemonic, string summaryText,
   let arguments = !con((ins AnyShaped:$lhs, AnyShaped:$rhs,
                    Optional<AnyShaped>:$into, DenseI64ArrayAttr:$stride,
                    DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation,
-                   UnitAttr:$channels_last), extraArguments);
+                   UnitAttr:$channels_last, DefaultValuedAttr<I64Attr, "1">:$groups),
+                   extraArguments);
   let results = (outs Optional<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`into` $into^)? attr-dict `:` type($lhs) `,` type($rhs)
@@ -272,7 +273,9 @@ def Train_ConvForwardOp : Train_ConvLibraryOp<"conv2d_forward",
   let description = [{
     y = conv2d(x, w): the input `lhs` (NCHW, not padded) by the kernel `rhs`
     (OIHW) with the given stride, zero padding on both sides of each spatial
-    axis, and dilation. With `channels_last` (CPU only), x and y are NHWC,
+    axis, and dilation; with `groups` (CPU only), the channels split into
+    that many groups, each convolved with its own `O / groups` kernels of
+    `C / groups` channels (as are the two backward ops'). With `channels_last` (CPU only), x and y are NHWC,
     and so are the activations and their gradients of the two backward ops. The CPU target lowers it to oneDNN's forward
     convolution, the CUDA target to cuDNN's; both read the padding as zeros
     instead of a padded copy of x. On tensors it returns y, in a new buffer; on buffers it writes

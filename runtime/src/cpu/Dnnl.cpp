@@ -111,7 +111,7 @@ struct Scratch {
 };
 Scratch scratch;
 
-using Key = std::array<int64_t, 17>;
+using Key = std::array<int64_t, 18>;
 
 std::mutex cacheMutex;
 std::map<std::pair<int, Key>, Kernel> cache;
@@ -395,6 +395,9 @@ struct ConvShape {
   int64_t n, c, h, w, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw;
   /// The activations (x, y and their gradients) are NHWC, not NCHW.
   bool channelsLast = false;
+  /// Channel groups: each of the o / groups kernels of a group reads its
+  /// c / groups input channels.
+  int64_t groups = 1;
 };
 
 /// An activation of NCHW sizes `dims`, stored NCHW or NHWC.
@@ -417,8 +420,10 @@ enum class ConvPass { forward = 1, data = 2, weights = 3, weightsAdded = 5 };
 std::string describeConv(ConvPass pass, const ConvShape &s) {
   std::string of = "conv2d of [" + std::to_string(s.n) + ", " + std::to_string(s.c) +
                    ", " + std::to_string(s.h) + ", " + std::to_string(s.w) + "] with [" +
-                   std::to_string(s.o) + ", " + std::to_string(s.c) + ", " +
+                   std::to_string(s.o) + ", " + std::to_string(s.c / s.groups) + ", " +
                    std::to_string(s.kh) + ", " + std::to_string(s.kw) + "]";
+  if (s.groups != 1)
+    of += " in " + std::to_string(s.groups) + " groups";
   if (s.channelsLast)
     of += " (channels last)";
   switch (pass) {
@@ -446,7 +451,7 @@ bool winogradFits(const ConvShape &s) {
   auto atMostOne = [](int64_t pad) { return pad >= 0 && pad <= 1; };
   return s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 &&
          atMostOne(s.ph) && atMostOne(s.pw) && atMostOne(bottom) && atMostOne(right) &&
-         s.c >= 16 && s.oh >= 8 && s.ow >= 8;
+         s.c >= 16 && s.oh >= 8 && s.ow >= 8 && s.groups == 1;
 }
 
 /// oneDNN's primitive for one pass by `algorithm`, in the layouts it
@@ -455,10 +460,16 @@ bool winogradFits(const ConvShape &s) {
 Kernel buildConv(ConvPass pass, const ConvShape &s, dnnl_alg_kind_t algorithm,
                  const std::string &what) {
   bool winograd = algorithm == dnnl_convolution_winograd;
-  dnnl_dims_t xd = {s.n, s.c, s.h, s.w}, wdims = {s.o, s.c, s.kh, s.kw},
-              yd = {s.n, s.o, s.oh, s.ow};
+  // Grouped weights are [groups, o / groups, c / groups, kh, kw] to
+  // oneDNN: the same bytes as the caller's [o, c / groups, kh, kw]. One
+  // group's are OIHW, the last four sizes.
+  int64_t g = s.groups;
+  dnnl_dims_t xd = {s.n, s.c, s.h, s.w}, yd = {s.n, s.o, s.oh, s.ow},
+              grouped = {g, s.o / g, s.c / g, s.kh, s.kw};
+  int wrank = g == 1 ? 4 : 5;
+  const int64_t *wdims = g == 1 ? grouped + 1 : grouped;
   dnnl_memory_desc_t xmd = describeActivation(xd, s.channelsLast, what),
-                     wmd = describe(4, wdims, what),
+                     wmd = describe(wrank, wdims, what),
                      ymd = describeActivation(yd, s.channelsLast, what);
   // Channels-last activations are taken as they are (oneDNN's NHWC direct
   // kernels cost the backward passes nothing against its blocked ones, and
@@ -466,7 +477,7 @@ Kernel buildConv(ConvPass pass, const ConvShape &s, dnnl_alg_kind_t algorithm,
   // activations' too for Winograd, which takes only blocked ones.
   bool takeActivations = s.channelsLast && !winograd;
   dnnl_memory_desc_t xany = takeActivations ? xmd : anyLayout(4, xd, what),
-                     wany = anyLayout(4, wdims, what),
+                     wany = anyLayout(wrank, wdims, what),
                      yany = takeActivations ? ymd : anyLayout(4, yd, what);
   dnnl_dims_t strides = {s.sh, s.sw}, dilates = {s.dh - 1, s.dw - 1}, pad = {s.ph, s.pw};
   // Direct forward passes are made for inference, where oneDNN has its
@@ -542,8 +553,8 @@ const Kernel *lastConvolution = nullptr;
 
 void conv(ConvPass pass, const ConvShape &s, std::array<void *, 3> args) {
   bool winograd = sinter::rt::hostWinogradConvolutions();
-  Key key{s.n,  s.c,  s.h,  s.w,  s.o,  s.kh, s.kw,           s.oh,    s.ow,
-          s.sh, s.sw, s.dh, s.dw, s.ph, s.pw, s.channelsLast, winograd};
+  Key key{s.n,  s.c,  s.h,  s.w,  s.o,  s.kh, s.kw,           s.oh,     s.ow,
+          s.sh, s.sw, s.dh, s.dw, s.ph, s.pw, s.channelsLast, winograd, s.groups};
   Kernel *kernel;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
@@ -591,3 +602,29 @@ SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_nhwc_backward_weights_f32, ConvPass::we
 SINTER_CPU_CONVOLUTION(sinter_cpu_conv2d_nhwc_backward_weights_add_f32,
                        ConvPass::weightsAdded, true)
 #undef SINTER_CPU_CONVOLUTION
+
+// The grouped ones: the number of groups last.
+#define SINTER_CPU_GROUPED_CONVOLUTION(NAME, PASS, CHANNELS_LAST)                        \
+  extern "C" void NAME(const float *in0, const float *in1, float *out, int64_t n,        \
+                       int64_t c, int64_t h, int64_t wd, int64_t o, int64_t kh,          \
+                       int64_t kw, int64_t oh, int64_t ow, int64_t sh, int64_t sw,       \
+                       int64_t dh, int64_t dw, int64_t ph, int64_t pw, int64_t groups) { \
+    conv(PASS,                                                                           \
+         {n, c, h, wd, o, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, CHANNELS_LAST, groups}, \
+         {const_cast<float *>(in0), const_cast<float *>(in1), out});                     \
+  }
+SINTER_CPU_GROUPED_CONVOLUTION(sinter_cpu_conv2d_grouped_f32, ConvPass::forward, false)
+SINTER_CPU_GROUPED_CONVOLUTION(sinter_cpu_conv2d_grouped_backward_data_f32, ConvPass::data,
+                               false)
+SINTER_CPU_GROUPED_CONVOLUTION(sinter_cpu_conv2d_grouped_backward_weights_f32,
+                               ConvPass::weights, false)
+SINTER_CPU_GROUPED_CONVOLUTION(sinter_cpu_conv2d_grouped_backward_weights_add_f32,
+                               ConvPass::weightsAdded, false)
+SINTER_CPU_GROUPED_CONVOLUTION(sinter_cpu_conv2d_grouped_nhwc_f32, ConvPass::forward, true)
+SINTER_CPU_GROUPED_CONVOLUTION(sinter_cpu_conv2d_grouped_nhwc_backward_data_f32,
+                               ConvPass::data, true)
+SINTER_CPU_GROUPED_CONVOLUTION(sinter_cpu_conv2d_grouped_nhwc_backward_weights_f32,
+                               ConvPass::weights, true)
+SINTER_CPU_GROUPED_CONVOLUTION(sinter_cpu_conv2d_grouped_nhwc_backward_weights_add_f32,
+                               ConvPass::weightsAdded, true)
+#undef SINTER_CPU_GROUPED_CONVOLUTION

@@ -47,6 +47,21 @@ func.func @channels_last_and_added(%x: memref<2x8x8x3xf32>, %w: memref<8x3x3x3xf
   return
 }
 
+// A grouped convolution calls the grouped functions, the number of groups
+// last (w [8, 1, 3, 3]: 8 groups of one input channel, depthwise).
+// CHECK-LABEL: func.func @grouped(
+// CHECK:         call @sinter_cpu_conv2d_grouped_nhwc_f32(%{{.+}}, %{{.+}}, %{{.+}}, %c2_i64, %c8_i64, %c8_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}}, %c3_i64, %c3_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}}, %c1_i64, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}}, %c1_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}})
+// CHECK:         call @sinter_cpu_conv2d_grouped_backward_weights_add_f32({{.*}}, %c8_i64_{{[0-9]+}})
+// CHECK-NOT:     train.
+func.func @grouped(%x: memref<2x8x8x8xf32>, %w: memref<8x1x3x3xf32>, %y: memref<2x8x8x8xf32>,
+                   %xc: memref<2x8x8x8xf32>, %dyc: memref<2x8x8x8xf32>, %dw: memref<8x1x3x3xf32>) {
+  train.conv2d_forward %x, %w into %y {channels_last, groups = 8 : i64, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : memref<2x8x8x8xf32>, memref<8x1x3x3xf32> into memref<2x8x8x8xf32>
+  train.conv2d_backward_weights %xc, %dyc into %dw {accumulate, groups = 8 : i64, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : memref<2x8x8x8xf32>, memref<2x8x8x8xf32> into memref<8x1x3x3xf32>
+  return
+}
+
 // A pooling and its gradient call the CPU's pooling functions with the
 // NCHW sizes (x [2, 8, 8, 3] channels last is n 2, c 3, h 8, w 8), the
 // result's [oh, ow], the window, whether it takes the maximum, and the

@@ -102,12 +102,8 @@ graph.model @partial phase "train" {
 
 // -----
 
-// Elsewhere than the CPU (and for grouped or f64 convolutions) nothing
-// changes.
+// Elsewhere than the CPU nothing changes.
 // CHECK-LABEL: graph.model @gpu
-// CHECK-NOT:   channels_last
-// CHECK-NOT:   graph.transpose
-// CHECK-LABEL: graph.model @grouped
 // CHECK-NOT:   channels_last
 // CHECK-NOT:   graph.transpose
 module attributes {sinter.device = "cuda"} {
@@ -123,6 +119,13 @@ graph.model @gpu phase "train" {
 
 // -----
 
+// A grouped convolution too: oneDNN's grouped and depthwise kernels take
+// NHWC.
+// CHECK-LABEL: graph.model @grouped
+// CHECK:       %[[X:.*]] = graph.transpose %x {permutation = array<i64: 0, 2, 3, 1>}
+// CHECK:       %[[C:.*]] = graph.conv2d %[[X]], %w {channels_last, {{.*}}groups = 2
+// CHECK:       %[[R:.*]] = graph.relu %[[C]]
+// CHECK:       graph.transpose %[[R]] {permutation = array<i64: 0, 3, 1, 2>}
 module attributes {sinter.device = "cpu"} {
 graph.model @grouped phase "train" {
   %x = graph.input "x" : tensor<2x4x4x4xf32>

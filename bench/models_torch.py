@@ -61,6 +61,28 @@ class ResNet18(nn.Module):
         return F.cross_entropy(self.fc(h.mean((2, 3))), y)
 
 
+class MobileNet(nn.Module):
+    """bench/models/mobilenet.sn: a 3x3 stem, depthwise-separable `blocks`
+    ((input channels, output channels, stride): a depthwise 3x3 and a
+    pointwise 1x1 convolution, each with batch norm and ReLU), a
+    classifier."""
+
+    def __init__(self, blocks, classes=10):
+        super().__init__()
+
+        def unit(conv, c):
+            return [conv, nn.BatchNorm2d(c), nn.ReLU()]
+        layers = unit(nn.Conv2d(3, 32, 3, padding=1, bias=False), 32)
+        for cin, cout, stride in blocks:
+            layers += unit(nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False), cin)
+            layers += unit(nn.Conv2d(cin, cout, 1, bias=False), cout)
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(blocks[-1][1], classes)
+
+    def forward(self, x, y):
+        return F.cross_entropy(self.fc(self.layers(x).mean((2, 3))), y)
+
+
 class SmallCNN(nn.Module):
     """bench/models/cnn.sn: three conv-ReLU-max-pool stages, a classifier."""
 

@@ -5,7 +5,7 @@ shapes, dtype (f32), optimizer and thread count as Sinter's step. A model
 name ending in -bf16 (gpt-bf16, gpt2-bf16) computes its matmuls from bf16
 inputs: PyTorch's CPU autocast, JAX's matmuls of bf16 arrays into f32.
 
-    python3 peer_step.py torch|compile|jax mlp|resnet18[-224]|cnn|gpt|gpt2[-bf16] STEPS THREADS
+    python3 peer_step.py torch|compile|jax mlp|resnet18[-224]|cnn|mobilenet|gpt|gpt2[-bf16] STEPS THREADS
 
 Prints one JSON object: the first step's seconds (compilation, for the
 compilers), the median milliseconds per step of three timed runs of STEPS
@@ -25,13 +25,18 @@ OPTIMIZERS = {"mlp": ("sgd", dict(lr=0.01, momentum=0.9, weight_decay=0.0)),
               "resnet18": ("sgd", dict(lr=0.1, momentum=0.9, weight_decay=5e-4)),
               "resnet18-224": ("sgd", dict(lr=0.1, momentum=0.9, weight_decay=5e-4)),
               "cnn": ("sgd", dict(lr=0.01, momentum=0.9, weight_decay=0.0)),
+              "mobilenet": ("sgd", dict(lr=0.05, momentum=0.9, weight_decay=0.0)),
               "gpt": ("adamw", dict(lr=3e-4, weight_decay=0.1)),
               "gpt2": ("adamw", dict(lr=3e-4, weight_decay=0.1))}
 GPTS = {"gpt": dict(vocab=50257, ctx=128, dim=256, heads=4, layers=4, t=128),
         "gpt2": dict(vocab=50257, ctx=1024, dim=768, heads=12, layers=12, t=128)}
-BATCH = {"mlp": 256, "resnet18": 32, "resnet18-224": 32, "cnn": 64, "gpt": 8, "gpt2": 1}
+BATCH = {"mlp": 256, "resnet18": 32, "resnet18-224": 32, "cnn": 64, "mobilenet": 64, "gpt": 8,
+         "gpt2": 1}
 # The conv nets' images and classes: CIFAR's, and ImageNet's for resnet18-224.
-IMAGES = {"resnet18": (32, 10), "resnet18-224": (224, 1000), "cnn": (32, 10)}
+IMAGES = {"resnet18": (32, 10), "resnet18-224": (224, 1000), "cnn": (32, 10),
+          "mobilenet": (32, 10)}
+# bench/models/mobilenet.sn's blocks: (input channels, output channels, stride).
+MOBILENET_BLOCKS = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1)]
 
 
 def batch(model, rng):
@@ -84,6 +89,7 @@ def torch_step(model, compiled, threads, data, bf16):
         net = (models_torch.ResNet18(classes=IMAGES[model][1], image=IMAGES[model][0])
                if model.startswith("resnet18") else
                models_torch.SmallCNN() if model == "cnn" else
+               models_torch.MobileNet(MOBILENET_BLOCKS) if model == "mobilenet" else
                models_torch.GPT(g["vocab"], g["ctx"], g["dim"], g["heads"], g["layers"]))
         loss_of = net
     net.train()
@@ -181,6 +187,39 @@ def jax_step(model, threads, data, bf16):
                 z = norm(conv(z, blk["c2"], 1), blk["b2"])
                 skip = norm(conv(h, blk["cd"], stride), blk["bd"]) if "cd" in blk else h
                 h = jax.nn.relu(z + skip)
+            h = h.mean((2, 3))
+            return xent(h @ p["fc"]["w"] + p["fc"]["b"], y)
+    elif model == "mobilenet":
+        def conv_w(cin, cout, k):
+            std = math.sqrt(2 / (cin * k * k))
+            return jnp.asarray(rng.standard_normal((cout, cin, k, k)) * std, jnp.float32)
+
+        def bn(c):
+            return {"g": jnp.ones(c, jnp.float32), "b": jnp.zeros(c, jnp.float32)}
+
+        blocks = MOBILENET_BLOCKS
+        params = {"stem": conv_w(3, 32, 3), "bn": bn(32), "fc": dense(256, 10),
+                  "blocks": [{"dw": conv_w(1, cin, 3), "b1": bn(cin),
+                              "pw": conv_w(cin, cout, 1), "b2": bn(cout)}
+                             for cin, cout, _ in blocks]}
+
+        def conv(x, w, stride, groups=1):
+            pad = w.shape[-1] // 2
+            return jax.lax.conv_general_dilated(x, w, (stride, stride), [(pad, pad)] * 2,
+                                                dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                                feature_group_count=groups)
+
+        def unit(x, p):
+            mean = x.mean((0, 2, 3), keepdims=True)
+            var = ((x - mean) ** 2).mean((0, 2, 3), keepdims=True)
+            return jax.nn.relu((x - mean) * jax.lax.rsqrt(var + 1e-5)
+                               * p["g"].reshape(1, -1, 1, 1) + p["b"].reshape(1, -1, 1, 1))
+
+        def loss_of(p, x, y):
+            h = unit(conv(x, p["stem"], 1), p["bn"])
+            for blk, (cin, _, stride) in zip(p["blocks"], blocks):
+                h = unit(conv(h, blk["dw"], stride, groups=cin), blk["b1"])
+                h = unit(conv(h, blk["pw"], 1), blk["b2"])
             h = h.mean((2, 3))
             return xent(h @ p["fc"]["w"] + p["fc"]["b"], y)
     elif model == "cnn":

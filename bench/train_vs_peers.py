@@ -8,6 +8,8 @@ shapes, dtype (f32), optimizer and thread count, measured in one run:
   1000 classes), batch 32, the same optimizer;
 - cnn: three conv-ReLU-max-pool stages (64, 128, 256 channels) and a
   classifier on CIFAR images, batch 64, SGD with momentum;
+- mobilenet: a 3x3 stem and five depthwise-separable blocks (32 to 256
+  channels, batch norm) on CIFAR images, batch 64, SGD with momentum;
 - gpt: 4 layers of width 256, 4 heads, GPT-2's vocabulary, T=128, batch 8,
   AdamW;
 - gpt2: GPT-2 124M (12 layers of width 768), T=128, batch 1, AdamW;
@@ -44,6 +46,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from sinter_build import ROOT, sinterc_of, take_build_dir  # noqa: E402
+from peer_step import MOBILENET_BLOCKS  # noqa: E402
 
 THREADS = os.cpu_count()
 PEERS = ["torch", "compile", "jax"]
@@ -82,6 +85,16 @@ def cnn_flops(b=64):
     return 3 * b * forward
 
 
+def mobilenet_flops(b=64):
+    size = 32
+    forward = 2 * size * size * 3 * 32 * 9
+    for cin, cout, stride in MOBILENET_BLOCKS:
+        size //= stride
+        forward += 2 * size * size * cin * (9 + cout)  # depthwise, then pointwise
+    forward += 2 * 256 * 10
+    return 3 * b * forward
+
+
 def gpt_flops(b=8, t=128, d=256, layers=4, vocab=50257):
     per_layer = 2 * t * (d * 3 * d + d * d + 2 * d * 4 * d) + 2 * 2 * t * t * d
     return 3 * b * (layers * per_layer + 2 * t * d * vocab)
@@ -92,6 +105,7 @@ MODELS = [("mlp", "bench/models/mlp784.pbtxt", mlp_flops()),
           ("resnet18-224", "bench/models/resnet18_224_b32.pbtxt",
            resnet18_flops(image=224, classes=1000)),
           ("cnn", "bench/models/cnn_b64.pbtxt", cnn_flops()),
+          ("mobilenet", "bench/models/mobilenet_b64.pbtxt", mobilenet_flops()),
           ("gpt", "bench/models/gpt4x256.pbtxt", gpt_flops()),
           ("gpt2", "bench/models/gpt2_124m.pbtxt",
            gpt_flops(b=1, d=768, layers=12)),
@@ -181,8 +195,8 @@ def data_setting(name, steps, out_dir):
     memory: enough for 1 + steps steps, read without shuffling."""
     import numpy as np
     rng = np.random.default_rng(0)
-    n = {"mlp": 256, "resnet18": 32, "resnet18-224": 32, "cnn": 64, "gpt": 8,
-         "gpt2": 1}[name] * (steps + 2)
+    n = {"mlp": 256, "resnet18": 32, "resnet18-224": 32, "cnn": 64, "mobilenet": 64,
+         "gpt": 8, "gpt2": 1}[name] * (steps + 2)
     if name.startswith("gpt"):
         path = os.path.join(out_dir, f"{name}_tokens.bin")
         rng.integers(0, 50257, n * 128 + 1).astype(np.uint16).tofile(path)

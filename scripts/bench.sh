@@ -2,11 +2,11 @@
 # The benchmarks against PyTorch and JAX (not part of the tests: timings are
 # never asserted). Builds Sinter, runs in the peers' Python environment
 # (scripts/peers-env.sh), and prints tables with ratios:
-#   scripts/bench.sh [STEPS] [--models mlp,resnet18,resnet18-224,cnn,gpt,gpt2,gpt-bf16,
-#                                      gpt2-bf16,resnet18-winograd,cnn-winograd]
+#   scripts/bench.sh [STEPS] [--models mlp,resnet18,resnet18-224,cnn,mobilenet,gpt,gpt2,
+#                                      gpt-bf16,gpt2-bf16,resnet18-winograd,cnn-winograd]
 #                                    the suite: whole training steps of mlp,
 #                                    ResNet-18 (CIFAR's and ImageNet's sizes), a
-#                                    small CNN and a small GPT against
+#                                    small CNN, a MobileNet and a small GPT against
 #                                    PyTorch eager, torch.compile and JAX jit,
 #                                    with compile times, peak memory and the
 #                                    share of the GEMM peak

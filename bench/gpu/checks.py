@@ -68,6 +68,8 @@ OPS = [
     ("max", "max(a, axis=-1)"), ("min", "min(a, axis=1)"),
     ("softmax", "softmax(a)"), ("log_softmax", "log_softmax(a, axis=1)"),
     ("conv2d", "conv2d(img, k, stride=2, padding=1)"),
+    # Depthwise, two kernels a channel: generated kernels on CUDA.
+    ("conv2d_depthwise", "conv2d(img, kd, stride=1, padding=1, groups=3)"),
     ("max_pool2d", "max_pool2d(img, 3, stride=2, padding=1)"),
     ("avg_pool2d", "avg_pool2d(img, 2)"), ("global_avg_pool2d", "global_avg_pool2d(img)"),
     ("batch_norm", "(img - reshape(batch_norm_stats(img, [0, 2, 3])[0], [1, 3, 1, 1])) * "
@@ -100,7 +102,7 @@ LOSSES = [
 # Float tensors are parameters (so each gets a gradient); integers inputs.
 PARAMS = {"a": (B, 3, 4), "b": (B, 3, 4), "c": (B, 4), "p": (B, 3, 4),
           "t01": (B, 3, 4), "logits": (B, 5), "img": (B, 3, 8, 8), "bnw": (3,), "bnb": (3,),
-          "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "table": (10, 4),
+          "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "kd": (6, 1, 3, 3), "table": (10, 4),
           "r": (B, 300), "tablew": (10, 300),
           "qa": (B, 2, 16, 16), "ka": (B, 2, 16, 16), "va": (B, 2, 16, 16)}
 INPUTS = {"ids": ((6,), 10), "y": ((), 5), "yt": ((3,), 4)}

@@ -240,6 +240,83 @@ struct WinogradAllowed {
   ~WinogradAllowed() { (void)sinter::rt::hostDevice().allowWinogradConvolutions(false); }
 };
 
+/// A grouped convolution's three passes, NCHW and channels last, against
+/// float64 sums: output channel oc reads input channels g * c / groups on,
+/// g = oc / (o / groups), through w[oc, c / groups, kh, kw].
+void checkGrouped(const Conv &s, int64_t groups) {
+  int64_t cg = s.c / groups, og = s.o / groups, oh = s.oh(), ow = s.ow();
+  auto x = randoms(size_t(s.n * s.c * s.h * s.w), 11);
+  auto w = randoms(size_t(s.o * cg * s.kh * s.kw), 12);
+  auto dy = randoms(size_t(s.n * s.o * oh * ow), 13);
+  std::vector<double> y(dy.size()), dx(x.size()), dw(w.size());
+  for (int64_t b = 0; b < s.n; ++b)
+    for (int64_t oc = 0; oc < s.o; ++oc)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j)
+          for (int64_t k = 0; k < cg; ++k)
+            for (int64_t u = 0; u < s.kh; ++u)
+              for (int64_t v = 0; v < s.kw; ++v) {
+                int64_t yy = i * s.sh + u * s.dh - s.ph, xx = j * s.sw + v * s.dw - s.pw;
+                if (yy < 0 || yy >= s.h || xx < 0 || xx >= s.w)
+                  continue;
+                size_t xi = s.xAt(b, oc / og * cg + k, yy, xx);
+                size_t wi = size_t(((oc * cg + k) * s.kh + u) * s.kw + v);
+                size_t yi = s.yAt(b, oc, i, j);
+                y[yi] += double(x[xi]) * w[wi];
+                dx[xi] += double(dy[yi]) * w[wi];
+                dw[wi] += double(dy[yi]) * x[xi];
+              }
+  std::vector<float> gotY(y.size()), gotDx(dx.size()), gotDw(dw.size()),
+      addedDw(dw.size(), 1.0f);
+  sinter_cpu_conv2d_grouped_f32(x.data(), w.data(), gotY.data(), s.n, s.c, s.h, s.w, s.o,
+                                s.kh, s.kw, oh, ow, s.sh, s.sw, s.dh, s.dw, s.ph, s.pw,
+                                groups);
+  sinter_cpu_conv2d_grouped_backward_data_f32(dy.data(), w.data(), gotDx.data(), s.n, s.c,
+                                              s.h, s.w, s.o, s.kh, s.kw, oh, ow, s.sh, s.sw,
+                                              s.dh, s.dw, s.ph, s.pw, groups);
+  sinter_cpu_conv2d_grouped_backward_weights_f32(x.data(), dy.data(), gotDw.data(), s.n,
+                                                 s.c, s.h, s.w, s.o, s.kh, s.kw, oh, ow,
+                                                 s.sh, s.sw, s.dh, s.dw, s.ph, s.pw, groups);
+  sinter_cpu_conv2d_grouped_backward_weights_add_f32(
+      x.data(), dy.data(), addedDw.data(), s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, oh, ow, s.sh,
+      s.sw, s.dh, s.dw, s.ph, s.pw, groups);
+  double terms = double(cg * s.kh * s.kw), batchTerms = double(s.n * oh * ow);
+  expectClose(gotY, y, terms, "grouped conv2d");
+  expectClose(gotDx, dx, double(og * s.kh * s.kw), "grouped input gradient");
+  expectClose(gotDw, dw, batchTerms, "grouped kernel gradient");
+  std::vector<double> dwPlusOne(dw);
+  for (double &v : dwPlusOne)
+    v += 1.0;
+  expectClose(addedDw, dwPlusOne, batchTerms, "grouped kernel gradient, added");
+  // Channels last: the same numbers, x, y, dy and dx stored NHWC.
+  auto xl = toChannelsLast(x, s.n, s.c, s.h, s.w);
+  auto dyl = toChannelsLast(dy, s.n, s.o, oh, ow);
+  std::vector<float> lastY(y.size()), lastDx(dx.size()), lastDw(dw.size());
+  sinter_cpu_conv2d_grouped_nhwc_f32(xl.data(), w.data(), lastY.data(), s.n, s.c, s.h, s.w,
+                                     s.o, s.kh, s.kw, oh, ow, s.sh, s.sw, s.dh, s.dw, s.ph,
+                                     s.pw, groups);
+  sinter_cpu_conv2d_grouped_nhwc_backward_data_f32(dyl.data(), w.data(), lastDx.data(), s.n,
+                                                   s.c, s.h, s.w, s.o, s.kh, s.kw, oh, ow,
+                                                   s.sh, s.sw, s.dh, s.dw, s.ph, s.pw,
+                                                   groups);
+  sinter_cpu_conv2d_grouped_nhwc_backward_weights_f32(
+      xl.data(), dyl.data(), lastDw.data(), s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, oh, ow, s.sh,
+      s.sw, s.dh, s.dw, s.ph, s.pw, groups);
+  expectClose(fromChannelsLast(lastY, s.n, s.o, oh, ow), y, terms,
+              "grouped conv2d, channels last");
+  expectClose(fromChannelsLast(lastDx, s.n, s.c, s.h, s.w), dx, double(og * s.kh * s.kw),
+              "grouped input gradient, channels last");
+  expectClose(lastDw, dw, batchTerms, "grouped kernel gradient, channels last");
+}
+
+TEST(Dnnl, GroupedAndDepthwiseConvolutions) {
+  // Depthwise with two kernels a channel (oneDNN's depthwise kernels take
+  // 16 channels and more), and two groups of three channels, strided and
+  // dilated.
+  checkGrouped({2, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1}, 16);
+  checkGrouped({2, 6, 9, 8, 4, 3, 2, 2, 1, 2, 1, 2, 0}, 2);
+}
+
 TEST(Dnnl, WinogradWhereAllowedAndItFits) {
   // precision.convolution WINOGRAD: 3x3, stride-1 convolutions with at
   // least 16 input channels and 8x8 outputs run oneDNN's Winograd kernel

@@ -23,19 +23,25 @@ using namespace sinter::graph;
 namespace sinter::lowering {
 namespace {
 
+/// A linalg named convolution onto zeros (the named ops take the strides
+/// and dilations as dense tensors, not arrays).
+template <typename NamedConvOp>
+Value convOntoZeros(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
+                    ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation) {
+  OpBuilder &b = tb.builder();
+  Value init = tb.filled(outShape, typeOf(x).getElementType(), 0.0);
+  return NamedConvOp::create(b, tb.location(), TypeRange{init.getType()}, ValueRange{x, w},
+                             ValueRange{init}, b.getI64TensorAttr(stride),
+                             b.getI64TensorAttr(dilation))
+      .getResult(0);
+}
+
 /// One group's convolution as the named op the targets hand to their
 /// libraries (oneDNN, cuDNN): y[n, f, h, w] = sum over c, kh, kw of
 /// x[n, c, h*s + kh*d, w*s + kw*d] * w[f, c, kh, kw].
 Value namedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
                 ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation) {
-  OpBuilder &b = tb.builder();
-  Type et = typeOf(x).getElementType();
-  Value init = tb.filled(outShape, et, 0.0);
-  // The linalg named ops take these as dense tensors, not arrays.
-  return linalg::Conv2DNchwFchwOp::create(
-             b, tb.location(), TypeRange{init.getType()}, ValueRange{x, w},
-             ValueRange{init}, b.getI64TensorAttr(stride), b.getI64TensorAttr(dilation))
-      .getResult(0);
+  return convOntoZeros<linalg::Conv2DNchwFchwOp>(tb, x, w, outShape, stride, dilation);
 }
 
 /// Convolutions of `groups` groups as the grouped named op:
@@ -44,12 +50,7 @@ Value namedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
 /// [N, G, C, H, W] and w [G, F, C, KH, KW].
 Value groupedConv(TensorBuilder &tb, Value x, Value w, ArrayRef<int64_t> outShape,
                   ArrayRef<int64_t> stride, ArrayRef<int64_t> dilation) {
-  OpBuilder &b = tb.builder();
-  Value init = tb.filled(outShape, typeOf(x).getElementType(), 0.0);
-  return linalg::Conv2DNgchwGfchwOp::create(
-             b, tb.location(), TypeRange{init.getType()}, ValueRange{x, w},
-             ValueRange{init}, b.getI64TensorAttr(stride), b.getI64TensorAttr(dilation))
-      .getResult(0);
+  return convOntoZeros<linalg::Conv2DNgchwGfchwOp>(tb, x, w, outShape, stride, dilation);
 }
 
 /// Whether an f32 op goes to its device's library: oneDNN on the CPU, and

@@ -273,13 +273,15 @@ def Train_ConvForwardOp : Train_ConvLibraryOp<"conv2d_forward",
   let description = [{
     y = conv2d(x, w): the input `lhs` (NCHW, not padded) by the kernel `rhs`
     (OIHW) with the given stride, zero padding on both sides of each spatial
-    axis, and dilation; with `groups` (CPU only), the channels split into
+    axis, and dilation. With `groups` (CPU only), the channels split into
     that many groups, each convolved with its own `O / groups` kernels of
-    `C / groups` channels (as are the two backward ops'). With `channels_last` (CPU only), x and y are NHWC,
-    and so are the activations and their gradients of the two backward ops. The CPU target lowers it to oneDNN's forward
-    convolution, the CUDA target to cuDNN's; both read the padding as zeros
-    instead of a padded copy of x. On tensors it returns y, in a new buffer; on buffers it writes
-    `into`.
+    `C / groups` channels (the kernel `[O, C / groups, KH, KW]`; likewise in
+    the two backward ops). With `channels_last` (CPU only), x and y are
+    NHWC, and so are the activations and their gradients of the two
+    backward ops. The CPU target lowers it to oneDNN's forward convolution,
+    the CUDA target to cuDNN's; both read the padding as zeros instead of a
+    padded copy of x. On tensors it returns y, in a new buffer; on buffers
+    it writes `into`.
 
     Example:
     ```mlir

@@ -70,6 +70,12 @@ void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
 void sinter_cpu_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
                             int64_t batch, int64_t m, int64_t n, int64_t k,
                             int64_t flags, const float *bias);
+/* The same with c and the bias in bf16 too (precision { activations: BF16 }):
+ * the f32 sum, plus the bias or, with bit 3, plus c's values, rounded to the
+ * nearest bf16 (ties to even) once, as c is written. */
+void sinter_cpu_matmul_bf16_rounded(const uint16_t *a, const uint16_t *b, uint16_t *c,
+                                    int64_t batch, int64_t m, int64_t n, int64_t k,
+                                    int64_t flags, const uint16_t *bias);
 /* What a train step asks of the runtime while it runs, on the thread that
  * called sinter_step_train. The train step is the whole step of one rank: it
  * loops over the step's micro-batches itself.
@@ -301,6 +307,14 @@ void sinter_cuda_matmul_pitched_bf16(const uint16_t *a, const uint16_t *b, float
                                      int64_t m, int64_t n, int64_t k, int64_t flags,
                                      const float *bias, int64_t lda, int64_t ldb,
                                      int64_t ldc);
+/* sinter_cpu_matmul_bf16_rounded on device buffers, dense and pitched. */
+void sinter_cuda_matmul_bf16_rounded(const uint16_t *a, const uint16_t *b, uint16_t *c,
+                                     int64_t batch, int64_t m, int64_t n, int64_t k,
+                                     int64_t flags, const uint16_t *bias);
+void sinter_cuda_matmul_pitched_bf16_rounded(const uint16_t *a, const uint16_t *b,
+                                             uint16_t *c, int64_t m, int64_t n, int64_t k,
+                                             int64_t flags, const uint16_t *bias,
+                                             int64_t lda, int64_t ldb, int64_t ldc);
 void sinter_cuda_conv2d_f32(const float *x, const float *w, float *y,
                             int64_t n, int64_t c, int64_t h, int64_t wd,
                             int64_t o, int64_t kh, int64_t kw, int64_t oh,

@@ -452,6 +452,80 @@ void checkMatmulBF16(MatmulBF16 matmul, bool withBias = true) {
   }
 }
 
+using MatmulBF16Rounded = void (*)(const uint16_t *, const uint16_t *, uint16_t *, int64_t,
+                                   int64_t, int64_t, int64_t, int64_t, const uint16_t *);
+
+/// abi.h's rounded bf16 matmul, in every form of its flags and with a bf16
+/// bias (bit 4): the float64 sum of the same bf16 products (plus the bias,
+/// or plus c's bf16 values with bit 3) rounded to the nearest bf16 once.
+/// f32 sums may fall on the other side of a rounding boundary now and then
+/// (at most half a bf16 step and a hair away); a kernel that truncated, or
+/// rounded twice, would miss the nearest value in a good share of elements.
+void checkMatmulBF16Rounded(MatmulBF16Rounded matmul) {
+  const int64_t m = 9, n = 40, k = 70;
+  // Flags 0-15, then 16 alone: the bias (not batched, not added to c).
+  for (int64_t flags = 0; flags <= 16; ++flags) {
+    bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4,
+         accumulate = flags & 8, bias = flags & 16;
+    int64_t batch = transposedA || bias ? 1 : 3, batchB = sharedB ? 1 : batch;
+    SCOPED_TRACE("flags " + std::to_string(flags));
+    std::vector<float> af = randoms(size_t(batch * m * k), 23 + unsigned(flags)),
+                       bf = randoms(size_t(batchB * k * n), 43 + unsigned(flags)),
+                       cf = randoms(size_t(batch * m * n), 63 + unsigned(flags));
+    std::vector<uint16_t> a(af.size()), b(bf.size()), c(cf.size()), rows(static_cast<size_t>(n));
+    for (size_t i = 0; i < af.size(); ++i)
+      a[i] = toBF16(af[i]);
+    for (size_t i = 0; i < bf.size(); ++i)
+      b[i] = toBF16(bf[i]);
+    for (size_t i = 0; i < cf.size(); ++i)
+      c[i] = toBF16(cf[i]);
+    for (size_t j = 0; j < rows.size(); ++j)
+      rows[j] = toBF16(cf[j] * 4.0f);
+    std::vector<double> want(c.size(), 0.0);
+    for (int64_t p = 0; p < batch; ++p)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = accumulate ? fromBF16(c[size_t((p * m + i) * n + j)])
+                       : bias     ? fromBF16(rows[size_t(j)])
+                                  : 0.0;
+          for (int64_t l = 0; l < k; ++l) {
+            size_t ai = size_t(transposedA ? l * m + i : (p * m + i) * k + l);
+            int64_t q = sharedB ? 0 : p;
+            size_t bi = size_t(transposedB ? (q * n + j) * k + l : (q * k + l) * n + j);
+            sum += fromBF16(a[ai]) * fromBF16(b[bi]);
+          }
+          want[size_t((p * m + i) * n + j)] = sum;
+        }
+    matmul(a.data(), b.data(), c.data(), batch, m, n, k, flags, bias ? rows.data() : nullptr);
+    size_t nearest = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      // Half a bf16 step at |want| is at most 2^-8 of it.
+      double got = fromBF16(c[i]), halfStep = std::ldexp(std::fabs(want[i]), -8);
+      EXPECT_LE(std::fabs(got - want[i]), 1.001 * halfStep + 1e-30) << "element " << i;
+      nearest += c[i] == toBF16(float(want[i]));
+    }
+    EXPECT_GE(double(nearest), 0.98 * double(want.size()));
+  }
+}
+
+TEST(Dnnl, MatmulBF16RoundedRoundsTheF32SumOnce) {
+  checkMatmulBF16Rounded(sinter_cpu_matmul_bf16_rounded);
+}
+
+TEST(Dnnl, MatmulBF16RoundedWidenedWhereTheCPUHasNone) {
+  checkMatmulBF16Rounded([](const uint16_t *a, const uint16_t *b, uint16_t *c,
+                            int64_t batch, int64_t m, int64_t n, int64_t k, int64_t flags,
+                            const uint16_t *bias) {
+    // The ABI's bias as c's rows, added (what the runtime does before it).
+    if (flags & 16) {
+      for (int64_t row = 0; row < m; ++row)
+        std::memcpy(c + row * n, bias, size_t(n) * sizeof(uint16_t));
+      flags = (flags & ~int64_t(16)) | 8;
+    }
+    sinter::rt::matmulBF16RoundedWidened(a, b, c, batch, m, n, k, flags);
+  });
+}
+
 TEST(Dnnl, MatmulBF16SumsExactProductsInF32) {
   checkMatmulBF16(sinter_cpu_matmul_bf16);
 }

@@ -276,30 +276,36 @@ dnnl_memory_desc_t anyLayout(int ndims, const dnnl_dims_t dims, const std::strin
 }
 
 /// The cache's kinds of kernel besides the convolution passes (ConvPass).
-enum KernelKind { matmulF32 = 0, matmulBF16 = 4 };
+enum KernelKind { matmulF32 = 0, matmulBF16 = 4, matmulBF16Rounded = 6 };
 
 /// c = a @ b (abi.h's flags) with a and b of `inputs` (f32 or bf16) and c
-/// in f32.
-void matmul(dnnl_data_type_t inputs, const void *a, const void *b, float *c,
-            int64_t batch, int64_t m, int64_t n, int64_t k, int64_t flags) {
+/// of `output` (f32, or bf16 with bf16 inputs: oneDNN sums in f32 and
+/// rounds once as it writes c).
+void matmul(dnnl_data_type_t inputs, dnnl_data_type_t output, const void *a,
+            const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+            int64_t flags) {
   bool sharedB = flags & 1, transposedB = flags & 2, transposedA = flags & 4,
        accumulate = flags & 8;
   Key key{batch, m, n, k, flags};
-  int kind = inputs == dnnl_bf16 ? matmulBF16 : matmulF32;
+  int kind = output == dnnl_bf16  ? matmulBF16Rounded
+             : inputs == dnnl_bf16 ? matmulBF16
+                                   : matmulF32;
   Kernel *kernel;
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
     auto it = cache.find({kind, key});
     if (it == cache.end()) {
-      std::string what = std::string(kind == matmulBF16 ? "bf16 " : "") + "matmul [" +
-                         std::to_string(batch) + " x " + std::to_string(m) + " x " +
-                         std::to_string(k) + "] @ [" + std::to_string(k) + " x " +
+      std::string what = std::string(kind == matmulBF16Rounded ? "bf16 rounded "
+                                     : kind == matmulBF16     ? "bf16 "
+                                                              : "") +
+                         "matmul [" + std::to_string(batch) + " x " + std::to_string(m) +
+                         " x " + std::to_string(k) + "] @ [" + std::to_string(k) + " x " +
                          std::to_string(n) + "]";
       dnnl_dims_t ad = {batch, m, k}, bd = {sharedB ? 1 : batch, k, n},
                   cd = {batch, m, n};
       dnnl_memory_desc_t amd = describe(3, ad, what, transposedA, inputs),
                          bmd = describe(3, bd, what, transposedB, inputs),
-                         cmd = describe(3, cd, what);
+                         cmd = describe(3, cd, what, false, output);
       dnnl_matmul_desc_t desc;
       check(dnnl_matmul_desc_init(&desc, &amd, &bmd, nullptr, &cmd),
             "dnnl_matmul_desc_init", what);
@@ -316,14 +322,14 @@ void matmul(dnnl_data_type_t inputs, const void *a, const void *b, float *c,
   run(*kernel, {const_cast<void *>(a), const_cast<void *>(b), c});
 }
 
-/// Whether oneDNN multiplies bf16 matrices on this CPU (AVX-512 and newer);
-/// asked once, on a small product.
-bool bf16MatmulSupported() {
-  static const bool supported = [] {
+/// Whether oneDNN multiplies bf16 matrices into `output` on this CPU
+/// (AVX-512 and newer); asked once per output type, on a small product.
+bool bf16MatmulSupported(dnnl_data_type_t output) {
+  auto ask = [](dnnl_data_type_t output) {
     dnnl_dims_t dims = {1, 16, 16};
     dnnl_memory_desc_t in, out;
     if (dnnl_memory_desc_init_by_tag(&in, 3, dims, dnnl_bf16, dnnl_abc) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&out, 3, dims, dnnl_f32, dnnl_abc) != dnnl_success)
+        dnnl_memory_desc_init_by_tag(&out, 3, dims, output, dnnl_abc) != dnnl_success)
       return false;
     dnnl_matmul_desc_t desc;
     dnnl_primitive_desc_t pd;
@@ -333,17 +339,19 @@ bool bf16MatmulSupported() {
       return false;
     dnnl_primitive_desc_destroy(pd);
     return true;
-  }();
-  return supported;
+  };
+  static const bool intoF32 = ask(dnnl_f32), intoBF16 = ask(dnnl_bf16);
+  return output == dnnl_bf16 ? intoBF16 : intoF32;
 }
 
 /// abi.h's bias (bit 4) as c's starting rows, which the product is then
 /// added to (bit 3): the flags that remain.
-int64_t startFromBias(float *c, int64_t m, int64_t n, int64_t flags, const float *bias) {
+template <typename T>
+int64_t startFromBias(T *c, int64_t m, int64_t n, int64_t flags, const T *bias) {
   if (!(flags & 16))
     return flags;
   for (int64_t row = 0; row < m; ++row)
-    std::memcpy(c + row * n, bias, size_t(n) * sizeof(float));
+    std::memcpy(c + row * n, bias, size_t(n) * sizeof(T));
   return (flags & ~int64_t(16)) | 8;
 }
 
@@ -353,19 +361,54 @@ extern "C" void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,
                                       int64_t batch, int64_t m, int64_t n, int64_t k,
                                       int64_t flags, const float *bias) {
   flags = startFromBias(c, m, n, flags, bias);
-  matmul(dnnl_f32, a, b, c, batch, m, n, k, flags);
+  matmul(dnnl_f32, dnnl_f32, a, b, c, batch, m, n, k, flags);
 }
 
 extern "C" void sinter_cpu_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
                                        int64_t batch, int64_t m, int64_t n, int64_t k,
                                        int64_t flags, const float *bias) {
   flags = startFromBias(c, m, n, flags, bias);
-  if (bf16MatmulSupported())
-    return matmul(dnnl_bf16, a, b, c, batch, m, n, k, flags);
+  if (bf16MatmulSupported(dnnl_f32))
+    return matmul(dnnl_bf16, dnnl_f32, a, b, c, batch, m, n, k, flags);
   sinter::rt::matmulBF16Widened(a, b, c, batch, m, n, k, flags);
 }
 
+extern "C" void sinter_cpu_matmul_bf16_rounded(const uint16_t *a, const uint16_t *b,
+                                               uint16_t *c, int64_t batch, int64_t m,
+                                               int64_t n, int64_t k, int64_t flags,
+                                               const uint16_t *bias) {
+  // The bias's bf16 rows are added to the f32 sum before the one rounding,
+  // as oneDNN's sum post-op adds c (bit 3).
+  flags = startFromBias(c, m, n, flags, bias);
+  if (bf16MatmulSupported(dnnl_bf16))
+    return matmul(dnnl_bf16, dnnl_bf16, a, b, c, batch, m, n, k, flags);
+  sinter::rt::matmulBF16RoundedWidened(a, b, c, batch, m, n, k, flags);
+}
+
 namespace sinter::rt {
+
+void matmulBF16RoundedWidened(const uint16_t *a, const uint16_t *b, uint16_t *c,
+                              int64_t batch, int64_t m, int64_t n, int64_t k,
+                              int64_t flags) {
+  size_t count = size_t(batch * m * n);
+  std::vector<float> sum(count, 0.0f);
+  if (flags & 8)
+    for (size_t i = 0; i < count; ++i) {
+      uint32_t bits = uint32_t(c[i]) << 16;
+      std::memcpy(&sum[i], &bits, sizeof bits);
+    }
+  matmulBF16Widened(a, b, sum.data(), batch, m, n, k, flags);
+  for (size_t i = 0; i < count; ++i)
+    c[i] = roundToBF16(sum[i]);
+}
+
+uint16_t roundToBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return uint16_t((bits >> 16) | 0x40); // NaN stays NaN (quiet)
+  return uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
 
 void matmulBF16Widened(const uint16_t *a, const uint16_t *b, float *c, int64_t batch,
                        int64_t m, int64_t n, int64_t k, int64_t flags) {
@@ -381,7 +424,7 @@ void matmulBF16Widened(const uint16_t *a, const uint16_t *b, float *c, int64_t b
     return to;
   };
   std::vector<float> wa = widen(a, batch * m * k), wb = widen(b, (sharedB ? 1 : batch) * k * n);
-  matmul(dnnl_f32, wa.data(), wb.data(), c, batch, m, n, k, flags);
+  matmul(dnnl_f32, dnnl_f32, wa.data(), wb.data(), c, batch, m, n, k, flags);
 }
 
 } // namespace sinter::rt

@@ -114,7 +114,18 @@ void sinter_cuda_matmul_bf16(const uint16_t *a, const uint16_t *b, float *c,
       "matmul", [&] { return matmulLabel("bf16", batch, m, n, k); },
       [=](CudaDevice &d) {
         d.matmul(a, b, c, CudaDevice::MatmulShape::dense(batch, m, n, k, flags), bias,
-                 /*bf16Inputs=*/true);
+                 CudaDevice::MatmulTypes::bf16Inputs);
+      });
+}
+
+void sinter_cuda_matmul_bf16_rounded(const uint16_t *a, const uint16_t *b, uint16_t *c,
+                                     int64_t batch, int64_t m, int64_t n, int64_t k,
+                                     int64_t flags, const uint16_t *bias) {
+  queue(
+      "matmul", [&] { return matmulLabel("bf16 rounded", batch, m, n, k); },
+      [=](CudaDevice &d) {
+        d.matmul(a, b, c, CudaDevice::MatmulShape::dense(batch, m, n, k, flags), bias,
+                 CudaDevice::MatmulTypes::bf16);
       });
 }
 
@@ -136,7 +147,20 @@ void sinter_cuda_matmul_pitched_bf16(const uint16_t *a, const uint16_t *b, float
   queue(
       "matmul", [&] { return matmulLabel("bf16", 1, m, n, k); },
       [=](CudaDevice &d) {
-        d.matmul(a, b, c, {1, m, n, k, flags, lda, ldb, ldc}, bias, /*bf16Inputs=*/true);
+        d.matmul(a, b, c, {1, m, n, k, flags, lda, ldb, ldc}, bias,
+                 CudaDevice::MatmulTypes::bf16Inputs);
+      });
+}
+
+void sinter_cuda_matmul_pitched_bf16_rounded(const uint16_t *a, const uint16_t *b,
+                                             uint16_t *c, int64_t m, int64_t n, int64_t k,
+                                             int64_t flags, const uint16_t *bias,
+                                             int64_t lda, int64_t ldb, int64_t ldc) {
+  queue(
+      "matmul", [&] { return matmulLabel("bf16 rounded", 1, m, n, k); },
+      [=](CudaDevice &d) {
+        d.matmul(a, b, c, {1, m, n, k, flags, lda, ldb, ldc}, bias,
+                 CudaDevice::MatmulTypes::bf16);
       });
 }
 

@@ -96,10 +96,12 @@ public:
                            int64_t>;
     Key key() const { return {batch, m, n, k, flags, lda, ldb, ldc}; }
   };
-  /// abi.h's matmul, with a and b in f32 or, with `bf16Inputs`, in bf16;
-  /// c, the bias and the sums in f32 either way.
-  void matmul(const void *a, const void *b, float *c, MatmulShape shape,
-              const float *bias, bool bf16Inputs = false);
+  /// The element types of abi.h's matmuls: all f32; a and b in bf16 and
+  /// c and the bias in f32; all bf16 (c rounded once). Sums are f32.
+  enum class MatmulTypes { f32, bf16Inputs, bf16 };
+  /// abi.h's matmul of `types`.
+  void matmul(const void *a, const void *b, void *c, MatmulShape shape, const void *bias,
+              MatmulTypes types = MatmulTypes::f32);
   /// One pass of abi.h's conv2d: its two operands in the order abi.h's
   /// call takes them, its result, and the convolution's shape.
   void conv2d(ConvolutionPass pass, const float *first, const float *second,

@@ -6,7 +6,9 @@
 // B, its second our A. Each shape's descriptors and algorithm are made
 // once (the heuristic's first choice) and kept. Compute is f32, not TF32:
 // f32 results stay within f32's error of the CPU's. bf16 inputs
-// (precision { compute: BF16 }) keep f32 compute and an f32 result. A
+// (precision { compute: BF16 }) keep f32 compute and an f32 result, or a
+// bf16 result and bias (precision { activations: BF16 }): cuBLASLt adds
+// the bias to the f32 sum and rounds once as it writes. A
 // bias over the columns of our C is, column-major, a bias over the rows of
 // C^T: cuBLASLt's bias epilogue, which adds it as it writes the product
 // (for a shape it has no such algorithm for, the bias is copied into C's
@@ -33,8 +35,8 @@ constexpr uint32_t kBufferAlignment = 64;
 constexpr int64_t kAccumulate = 8, kBias = 16;
 
 /// Our key bits, above abi.h's five flag bits: bf16 inputs; f32 inputs
-/// rounded to TF32 (precision.matmul TF32).
-constexpr int64_t kBF16Inputs = 32, kTF32 = 64;
+/// rounded to TF32 (precision.matmul TF32); a bf16 result and bias.
+constexpr int64_t kBF16Inputs = 32, kTF32 = 64, kBF16Result = 128;
 
 /// A column-major matrix of `type` of `rows` x `cols`, `batch` of them
 /// `stride` elements apart.
@@ -69,6 +71,7 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) 
     return Status::error("internal error: a batched matmul read its first "
                          "operand transposed");
   cudaDataType_t inputs = (flags & kBF16Inputs) ? CUDA_R_16BF : CUDA_R_32F;
+  cudaDataType_t result = (flags & kBF16Result) ? CUDA_R_16BF : CUDA_R_32F;
   auto plan = std::make_unique<Matmul>();
   // TF32: tensor cores with the inputs' mantissas rounded to 10 bits, as
   // torch.backends.cuda.matmul.allow_tf32.
@@ -89,7 +92,7 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) 
       return Status::error("internal error: a bias on a batched or accumulating "
                            "matmul");
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    cudaDataType_t biasType = CUDA_R_32F;
+    cudaDataType_t biasType = result;
     SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
         plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
     SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
@@ -107,7 +110,7 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) 
       transposedA ? layout(plan->second, inputs, m, k, lda, batch, m * k)
                   : layout(plan->second, inputs, k, m, lda, batch, m * k));
   SINTER_RT_RETURN_IF_ERROR(
-      layout(plan->result, CUDA_R_32F, n, m, ldc, batch, m * n));
+      layout(plan->result, result, n, m, ldc, batch, m * n));
 
   cublasLtMatmulPreference_t preference = nullptr;
   SINTER_CUDA_CHECK(cublasLtMatmulPreferenceCreate(&preference));
@@ -135,7 +138,10 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) 
   SINTER_RT_RETURN_IF_ERROR(check(asked, "cublasLtMatmulAlgoGetHeuristic"));
   if (count == 0)
     return Status::error(std::string("cuBLASLt has no ") +
-                         (inputs == CUDA_R_16BF ? "bf16" : "f32") + " algorithm" +
+                         (result == CUDA_R_16BF  ? "bf16 (rounded)"
+                          : inputs == CUDA_R_16BF ? "bf16"
+                                                  : "f32") +
+                         " algorithm" +
                          ((flags & kBias) ? " with a bias epilogue" : "") +
                          " for a matmul of " +
                          std::to_string(batch) + " x [" + std::to_string(m) +
@@ -148,8 +154,8 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) 
   return made;
 }
 
-void CudaDevice::matmul(const void *a, const void *b, float *c, MatmulShape shape,
-                        const float *bias, bool bf16Inputs) {
+void CudaDevice::matmul(const void *a, const void *b, void *c, MatmulShape shape,
+                        const void *bias, MatmulTypes types) {
   if (skipsWork())
     return;
   auto [batch, m, n, k, flags, lda, ldb, ldc] = shape;
@@ -164,7 +170,10 @@ void CudaDevice::matmul(const void *a, const void *b, float *c, MatmulShape shap
     s.flags = (s.flags & ~kBias) | kAccumulate;
     return s;
   };
-  shape.flags |= bf16Inputs ? kBF16Inputs : tf32Matmuls ? kTF32 : 0;
+  shape.flags |= types == MatmulTypes::bf16       ? kBF16Inputs | kBF16Result
+                 : types == MatmulTypes::bf16Inputs ? kBF16Inputs
+                 : tf32Matmuls                      ? kTF32
+                                                    : 0;
   bool biasRows = (shape.flags & kBias) && biasAsRows.count(shape.key());
   Expected<Matmul *> plan = matmulPlan(biasRows ? rowsInstead(shape) : shape);
   if ((shape.flags & kBias) && !biasRows && !plan.ok()) {
@@ -175,12 +184,15 @@ void CudaDevice::matmul(const void *a, const void *b, float *c, MatmulShape shap
   if (failed(plan.status().withPrefix("matmul " + describe())))
     return;
   if (biasRows) {
-    // One row copied, then copies that double the rows done.
-    const size_t pitch = size_t(ldc) * sizeof(float), row = size_t(n) * sizeof(float);
+    // One row copied, then copies that double the rows done (the bias has
+    // c's element type).
+    const size_t element = types == MatmulTypes::bf16 ? 2 : sizeof(float);
+    const size_t pitch = size_t(ldc) * element, row = size_t(n) * element;
+    char *rowsAt = static_cast<char *>(c);
     Status rows = check(cudaMemcpyAsync(c, bias, row, cudaMemcpyDeviceToDevice, compute),
                         "cudaMemcpyAsync");
     for (int64_t done = 1; rows.ok() && done < m; done *= 2)
-      rows = check(cudaMemcpy2DAsync(c + done * ldc, pitch, c, pitch, row,
+      rows = check(cudaMemcpy2DAsync(rowsAt + done * pitch, pitch, c, pitch, row,
                                      size_t(std::min(done, m - done)),
                                      cudaMemcpyDeviceToDevice, compute),
                    "cudaMemcpy2DAsync");

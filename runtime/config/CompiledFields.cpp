@@ -62,6 +62,10 @@ const CompiledField kCompiledFields[] = {
      [](const TrainConfig &c) {
        return TrainConfig::Precision::Compute_Name(c.precision().compute());
      }},
+    {{"precision", "activations"},
+     [](const TrainConfig &c) {
+       return TrainConfig::Precision::Compute_Name(c.precision().activations());
+     }},
     {{"recompute", "mode"},
      [](const TrainConfig &c) {
        return TrainConfig::Recompute::Mode_Name(c.recompute().mode());

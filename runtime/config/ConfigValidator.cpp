@@ -312,10 +312,16 @@ void Validator::run(const TrainConfig &cfg) {
 
 /// TF32 is a GPU's tensor cores' format, for f32 matmuls; Winograd
 /// convolutions are oneDNN's, on the CPU; only cuDNN's calls have
-/// non-deterministic algorithms to allow.
+/// non-deterministic algorithms to allow; bf16 matmul results come from
+/// bf16 matmuls.
 void Validator::checkPrecision(const TrainConfig &cfg) {
   using Precision = TrainConfig::Precision;
   const Precision &p = cfg.precision();
+  if (p.activations() == Precision::BF16 && p.compute() != Precision::BF16)
+    report(sub(sub({}, "precision"), "activations"),
+           "precision.activations BF16 rounds what bf16 matmuls write, so it needs "
+           "precision.compute BF16 (this config has " +
+               Precision::Compute_Name(p.compute()) + ")");
   if (p.convolution() == Precision::WINOGRAD && cfg.device() != TrainConfig::CPU)
     report(sub(sub({}, "precision"), "convolution"),
            "precision.convolution WINOGRAD is built for the CPU (oneDNN's Winograd "

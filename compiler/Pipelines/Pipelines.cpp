@@ -185,6 +185,8 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   host::AccumulateProductsOptions accumulate;
   accumulate.convolutions = !cuda;
   pm.addPass(host::createAccumulateProducts(accumulate));
+  // activations: BF16 has the matmuls that make activations write bf16.
+  pm.addPass(host::createBF16MatmulResults());
   // Narrow column sums (bias gradients) fill the GPU through partial sums.
   if (cuda) {
     pm.addPass(cuda::createCUDASplitColumnReductions());

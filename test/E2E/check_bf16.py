@@ -17,6 +17,12 @@ and sums in f32.
    matmuls' inputs in bf16 (jnp.matmul of bf16 arrays into f32) and the
    rest in float32, both as geometric means over the draws. The loss must
    be within 2e-2 of the float64 loss.
+
+3. precision { activations: BF16 }: the one matmul's loss is the sum of its
+   products rounded to bf16 once (within 1e-5), where the program without
+   it is at least 10x further; and the whole models as in 2, against JAX
+   whose linear layers and language-model head round their f32 sums (bias,
+   rounded to bf16, added) to bf16 as torch.autocast's do.
 """
 import math
 import os
@@ -33,6 +39,7 @@ from sinter_testing import compile_program, relative_error, seeded_rng, write_sa
 FACTOR = 3
 LOSS_TOL = 2e-2
 BF16 = ["--set", "precision.compute=BF16"]
+ACTIVATIONS = ["--set", "precision.activations=BF16"]
 
 
 def to_bf16(x):
@@ -52,26 +59,41 @@ model one_matmul {
 """
 
 
-def check_one_matmul(workdir, rng):
+def check_one_matmul(workdir, rng, activations=False):
     B = 16
     x = rng.standard_normal((B, 64)).astype(np.float32)
     r = to_bf16(rng.standard_normal((B, 48)).astype(np.float32))
     w = rng.standard_normal((48, 64)).astype(np.float32)
     x16, w16 = to_bf16(x).astype(np.float64), to_bf16(w).astype(np.float64)
-    want_loss = float(np.sum((x16 @ w16.T) * r))
+    product = x16 @ w16.T
+    want_loss = float(np.sum((to_bf16(product) if activations else product) * r))
     want_grad = r.astype(np.float64).T @ x16
     data = f32check.write_data(workdir, {"x": x, "r": r})
     init = os.path.join(workdir, "w.safetensors")
     write_safetensors(init, {"w": w})
     config = f"batch {{ global: {B} micro: {B} }}\n"
     errors = {}
-    for name, precision in (("bf16", "precision { compute: BF16 }\n"), ("f32", "")):
+    precisions = (("bf16", "precision { compute: BF16 activations: BF16 }\n"),
+                  ("f32", "precision { compute: BF16 }\n")) if activations else \
+        (("bf16", "precision { compute: BF16 }\n"), ("f32", ""))
+    for name, precision in precisions:
         prog = compile_program(os.path.join(workdir, name), ONE_MATMUL, config + precision)
         loss, grads = f32check.sinter_gradients(prog, os.path.join(workdir, name),
                                                 "--config", data, "--init", init)
         errors[name] = (abs(loss - want_loss) / abs(want_loss),
                         relative_error(grads["w"], want_grad))
     loss_err, grad_err = errors["bf16"]
+    if activations:
+        other = errors["f32"][0]
+        if not loss_err <= 1e-5:
+            sys.exit(f"FAIL one matmul: with activations BF16 the loss is {loss_err:.2e} "
+                     "from the sum of the products rounded to bf16")
+        if not other > 10 * loss_err:
+            sys.exit(f"FAIL one matmul: the loss without activations BF16 ({other:.2e}) "
+                     f"is as close to the rounded products' sum as with it ({loss_err:.2e})")
+        print(f"one matmul: activations BF16 loss {loss_err:.1e} from the sum of the "
+              f"bf16-rounded products (unrounded: {other:.1e})")
+        return
     if not (loss_err <= 1e-5 and grad_err <= 1e-5):
         sys.exit(f"FAIL one matmul: the bf16 program is {grad_err:.2e} (gradient) and "
                  f"{loss_err:.2e} (loss) from the product of bf16-rounded inputs in f32")
@@ -88,34 +110,58 @@ def bf16_matmul(a, b):
                       preferred_element_type=jnp.float32)
 
 
-def jax_bf16_gradients(loss_fn, params, data):
-    """JAX's gradients of loss_fn with bf16 matmul inputs, in float32."""
+def rounded(y):
+    return y.astype(jnp.bfloat16).astype(jnp.float32)
+
+
+def autocast_matmul(a, b):
+    """A product with a parameter (the only 2-D operand in these models: the
+    language model head) rounded to bf16; attention's products not."""
+    y = bf16_matmul(a, b)
+    return rounded(y) if b.ndim == 2 else y
+
+
+def autocast_linear(p, name, x):
+    y = bf16_matmul(x, p[name + ".weight"].T)
+    if name + ".bias" in p:
+        y = y + rounded(p[name + ".bias"])
+    return rounded(y)
+
+
+def jax_bf16_gradients(loss_fn, params, data, activations=False):
+    """JAX's gradients of loss_fn with bf16 matmul inputs, in float32; with
+    `activations`, linear layers and the head rounding their results."""
     cast = lambda v: jnp.asarray(v, jnp.float32) if np.asarray(v).dtype.kind == "f" else v
     p = {k: cast(v) for k, v in params.items()}
     d = jax.tree_util.tree_map(cast, data)
-    models_jax.matmul = bf16_matmul
+    linear = models_jax.linear
+    models_jax.matmul = autocast_matmul if activations else bf16_matmul
+    if activations:
+        models_jax.linear = autocast_linear
     try:
         (_, _), grads = jax.value_and_grad(loss_fn, has_aux=True)(p, d)
     finally:
         models_jax.matmul = jnp.matmul
+        models_jax.linear = linear
     return {k: np.asarray(g, np.float64) for k, g in grads.items()}
 
 
-def check_models(workdir, examples, rng, seed):
+def check_models(workdir, examples, rng, seed, activations=False):
     specs = [s for s in f32check.model_specs(examples, rng)
              if s[0] in ("mlp", "gpt_small")]
     worst = (0.0, "")
     count = 0
     for i, (name, config, defines, draws, loss_fn, source) in enumerate(specs):
-        results = f32check.run_model(workdir, name, config, defines, draws, [seed, i],
-                                     source, compile_args=BF16)
+        results = f32check.run_model(os.path.join(workdir, "act" if activations else "mm"),
+                                     name, config, defines, draws, [seed, i], source,
+                                     compile_args=BF16 + (ACTIVATIONS if activations else []))
         errors = {}
         for data, (loss, params, got) in zip(draws, results):
             ref_loss, _, ref = f32check.jax_gradients(loss_fn, params, data, jnp.float64)
             if not abs(loss - ref_loss) <= LOSS_TOL * abs(ref_loss):
                 sys.exit(f"FAIL {name}: the bf16 program's loss {loss!r} is not within "
                          f"{LOSS_TOL} of the float64 loss {ref_loss!r}")
-            peer = jax_bf16_gradients(loss_fn, params, data)
+            peer = jax_bf16_gradients(loss_fn, params, data, activations)
             for k in sorted(ref):
                 if got.get(k) is None:
                     sys.exit(f"FAIL {name}: no gradient of {k}")
@@ -132,7 +178,9 @@ def check_models(workdir, examples, rng, seed):
                          f"({theirs:.2e})")
             worst = max(worst, (ours / theirs, f"{name} {k}: {ours:.1e} vs {theirs:.1e}"))
             count += 1
-    print(f"{count} bf16 gradients within {FACTOR}x of JAX's bf16-matmul error "
+    what = "activations BF16" if activations else "bf16"
+    peer = "autocast-style" if activations else "bf16-matmul"
+    print(f"{count} {what} gradients within {FACTOR}x of JAX's {peer} error "
           f"(worst {worst[1]})")
 
 
@@ -140,7 +188,9 @@ def main():
     workdir, examples = sys.argv[1], sys.argv[2]
     seed, rng = seeded_rng(sys.argv, 3, "check_bf16.py WORKDIR EXAMPLES_DIR")
     check_one_matmul(os.path.join(workdir, "one"), rng)
+    check_one_matmul(os.path.join(workdir, "one_act"), rng, activations=True)
     check_models(workdir, examples, rng, seed)
+    check_models(workdir, examples, rng, seed, activations=True)
 
 
 if __name__ == "__main__":

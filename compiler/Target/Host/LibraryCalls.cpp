@@ -55,20 +55,23 @@ std::optional<int64_t> leadingDimension(Value v, StringRef device) {
   return strides[0];
 }
 
-/// The library's name for a matmul's input type: f32, or bf16 inputs into
-/// an f32 result (compute: BF16); none for any other mix, or for an
-/// operand it cannot read in place.
-StringRef matmulInputs(linalg::LinalgOp op, StringRef device) {
+Type elementOf(Value v) { return cast<MemRefType>(v.getType()).getElementType(); }
+
+/// The library's name for a matmul's types: f32; bf16 inputs into an f32
+/// result (compute: BF16); all bf16, the f32 sum rounded once as it is
+/// written (activations: BF16); none for any other mix, or for an operand
+/// it cannot read in place.
+StringRef matmulTypes(linalg::LinalgOp op, StringRef device) {
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
   if (!leadingDimension(a, device) || !leadingDimension(b, device) ||
-      !leadingDimension(c, device) ||
-      !cast<MemRefType>(c.getType()).getElementType().isF32())
+      !leadingDimension(c, device) || elementOf(a) != elementOf(b))
     return "";
-  Type ta = cast<MemRefType>(a.getType()).getElementType(),
-       tb = cast<MemRefType>(b.getType()).getElementType();
-  if (ta != tb)
-    return "";
-  return ta.isF32() ? "f32" : ta.isBF16() ? "bf16" : "";
+  Type inputs = elementOf(a), result = elementOf(c);
+  if (inputs.isF32() && result.isF32())
+    return "f32";
+  if (inputs.isBF16())
+    return result.isF32() ? "bf16" : result.isBF16() ? "bf16_rounded" : "";
+  return "";
 }
 
 /// The fill of zeros that writes `op`'s output just before it, if any.
@@ -80,10 +83,11 @@ linalg::FillOp zerosBefore(linalg::LinalgOp op) {
 }
 
 /// The broadcast of a bias over the rows of `op`'s output, written just
-/// before it (sinter-matmul-bias), if any.
+/// before it (sinter-matmul-bias), if any: of the output's element type.
 linalg::BroadcastOp biasBefore(linalg::LinalgOp op) {
   auto rows = dyn_cast_or_null<linalg::BroadcastOp>(memoryOpBefore(op));
-  if (!rows || rows.getInit() != op.getDpsInits()[0] || !isDenseF32(rows.getInput()) ||
+  if (!rows || rows.getInit() != op.getDpsInits()[0] || !isDense(rows.getInput()) ||
+      elementOf(rows.getInput()) != elementOf(rows.getInit()) ||
       cast<MemRefType>(rows.getInput().getType()).getRank() != 1 ||
       rows.getDimensions() != ArrayRef<int64_t>{0})
     return {};
@@ -142,7 +146,7 @@ void callMatmul(ModuleOp module, StringRef device, linalg::LinalgOp op, bool bat
   if (pitched)
     for (int64_t ld : {lda, ldb, ldc})
       args.push_back(cb.constant(loc, ld));
-  std::string call = ("matmul_" + Twine(pitched ? "pitched_" : "") + matmulInputs(op, device)).str();
+  std::string call = ("matmul_" + Twine(pitched ? "pitched_" : "") + matmulTypes(op, device)).str();
   std::string_view name = abi::libraryCall(device, call);
   assert(!name.empty() && "a matmul abi_names.def does not list");
   cb.libraryCall(loc, name, args);
@@ -193,10 +197,23 @@ struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
       if (!op.hasPureBufferSemantics())
         return;
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation())
-              ? !matmulInputs(op, device).empty()
+              ? !matmulTypes(op, device).empty()
               : isa<linalg::Conv2DNchwFchwOp>(op.getOperation()) && allDenseF32(op))
         ops.push_back(op);
     });
+    // A bf16 result is the library's f32 sum rounded (activations: BF16);
+    // as loops it would be summed in bf16.
+    WalkResult unsupported = module.walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
+          !op.hasPureBufferSemantics() || !elementOf(op.getDpsInits()[0]).isBF16() ||
+          llvm::is_contained(ops, op.getOperation()))
+        return WalkResult::advance();
+      op.emitError("internal error: a matmul with a bf16 result that the library "
+                   "cannot take in place");
+      return WalkResult::interrupt();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
     for (Operation *op : ops) {
       // Only the forms the library reads in place; the rest stay loops.
       if (auto mm = dyn_cast<linalg::MatmulOp>(op)) {

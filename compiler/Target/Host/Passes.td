@@ -39,6 +39,33 @@ def MatmulBias : Pass<"sinter-matmul-bias", "mlir::ModuleOp"> {
                            "mlir::tensor::TensorDialect"];
 }
 
+def BF16MatmulResults : Pass<"sinter-bf16-matmul-results", "mlir::ModuleOp"> {
+  let summary = "Matmuls that make activations write them rounded to bf16";
+  let description = [{
+    On linalg on tensors, after `sinter-matmul-bias` and
+    `sinter-accumulate-products`, with `precision { activations: BF16 }`
+    (the module's `sinter.activations` is "bf16", or the `activations`
+    option): a `linalg.matmul` or `linalg.batch_matmul` of bf16 operands in
+    a library form, one of them a parameter (or its bf16 copy, through
+    views, roundings and every call of a private function), onto zeros or
+    an f32 bias's rows, writes a bf16 result instead: onto bf16 zeros, or
+    onto the rows of the bias rounded to bf16. The library sums in f32 and
+    rounds once as it writes (torch.autocast's rule). Its readers read the
+    bf16 value: a `linalg.generic` widens the element in its body (a
+    rounding of it becomes the element itself), reshapes, slices and
+    `tensor.extract` take the bf16 type, a private function's result and
+    then its callers' readers, and an argument every call passes in bf16,
+    become bf16; any other reader gets a widened copy. A parameter's
+    gradient (no operand a parameter) keeps its f32 sum.
+  }];
+  let options = [
+    Option<"activations", "activations", "std::string", /*default=*/"\"\"",
+           "f32 or bf16 (default: the module's sinter.activations)">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def AccumulateProducts : Pass<"sinter-accumulate-products", "mlir::ModuleOp"> {
   let summary = "Adds weight gradients into their accumulators in the library call";
   let description = [{

@@ -7,6 +7,7 @@
 // CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c9_i64, %{{.*}})
 // CUDA: call @sinter_cuda_conv2d_f32(
 // CUDA: call @sinter_cuda_matmul_bf16(
+// CUDA: call @sinter_cuda_matmul_bf16_rounded({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c17_i64, %{{.*}})
 // CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c5_i64{{.*}})
 // CUDA: call @sinter_cuda_matmul_f32({{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c17_i64{{.*}})
 // CUDA-NOT: sinter_cpu_
@@ -131,6 +132,21 @@ func.func @matmul_bf16(%a: memref<6x4xbf16>, %b: memref<4x5xbf16>, %c: memref<6x
 }
 func.func @matmul_mixed(%a: memref<6x4xbf16>, %b: memref<4x5xf32>, %c: memref<6x5xf32>) {
   linalg.matmul ins(%a, %b : memref<6x4xbf16>, memref<4x5xf32>) outs(%c : memref<6x5xf32>)
+  return
+}
+
+// -----
+
+// activations: BF16: a bf16 result onto a bf16 bias's rows calls the
+// rounded matmul with the bias (flag 16), on either device.
+// CHECK:       func.func private @sinter_cpu_matmul_bf16_rounded(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr)
+// CHECK-LABEL: func.func @matmul_bf16_rounded
+// CHECK-NOT:   linalg.broadcast
+// CHECK:       call @sinter_cpu_matmul_bf16_rounded(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c6_i64, %c5_i64, %c4_i64, %c17_i64, %{{.*}})
+// CHECK-NOT:   linalg.matmul
+func.func @matmul_bf16_rounded(%a: memref<6x4xbf16>, %b: memref<4x5xbf16>, %bias: memref<5xbf16>, %c: memref<6x5xbf16>) {
+  linalg.broadcast ins(%bias : memref<5xbf16>) outs(%c : memref<6x5xbf16>) dimensions = [0]
+  linalg.matmul ins(%a, %b : memref<6x4xbf16>, memref<4x5xbf16>) outs(%c : memref<6x5xbf16>)
   return
 }
 

@@ -11,9 +11,11 @@
 #                                        build/gpu-bundle-PART
 #
 # GPT-2 124M is compiled for a micro-batch of $GPT124M_MICRO (default 16)
-# sequences of 1024 tokens in f32, and with compute: BF16 for the largest
+# sequences of 1024 tokens in f32, and with compute: BF16 and activations:
+# BF16 (torch.autocast's rounding, as the PyTorch rows run) for the largest
 # of 64, 32 and 16 that sinterc's memory report fits in three quarters of
-# an H200 (139 GiB).
+# an H200 (139 GiB); the big part has it with compute: BF16 alone, at the
+# same micro-batch, for what bf16 activations buy.
 #
 # With LLMC set to a checkout of karpathy/llm.c (kept in an ignored
 # folder, never part of Sinter; a relative path is taken from where the
@@ -89,13 +91,18 @@ cp -r "$work/ops" "$out/ops"
   --outputs "$out/ref/ops_outputs" >/dev/null
 "$work/ops_cpu" --config "$out/ops/ops.pbtxt" --init "$out/ops/init.safetensors" \
   --gradients "$out/ref/ops_gradients" >/dev/null
-# The same ops with compute: BF16 (matmuls read bf16-rounded inputs).
-(cd "$out/ops" && "$sinterc" --config ops.pbtxt --set precision.compute=BF16 -o "$work/ops_bf16_cpu" &&
-   "$sinterc" --config ops.pbtxt --set precision.compute=BF16 --set device=CUDA $HOPPER -o ops_bf16)
-"$work/ops_bf16_cpu" --config "$out/ops/ops.pbtxt" --eval --init "$out/ops/init.safetensors" \
-  --outputs "$out/ref/ops_bf16_outputs" >/dev/null
-"$work/ops_bf16_cpu" --config "$out/ops/ops.pbtxt" --init "$out/ops/init.safetensors" \
-  --gradients "$out/ref/ops_bf16_gradients" >/dev/null
+# The same ops with compute: BF16 (matmuls read bf16-rounded inputs), and
+# with activations: BF16 too (the matmuls making activations write bf16).
+for variant in bf16 bf16act; do
+  flags=(--set precision.compute=BF16)
+  [ "$variant" = bf16act ] && flags+=(--set precision.activations=BF16)
+  (cd "$out/ops" && "$sinterc" --config ops.pbtxt "${flags[@]}" -o "$work/ops_${variant}_cpu" &&
+     "$sinterc" --config ops.pbtxt "${flags[@]}" --set device=CUDA $HOPPER -o "ops_$variant")
+  "$work/ops_${variant}_cpu" --config "$out/ops/ops.pbtxt" --eval --init "$out/ops/init.safetensors" \
+    --outputs "$out/ref/ops_${variant}_outputs" >/dev/null
+  "$work/ops_${variant}_cpu" --config "$out/ops/ops.pbtxt" --init "$out/ops/init.safetensors" \
+    --gradients "$out/ref/ops_${variant}_gradients" >/dev/null
+done
 
 fi
 
@@ -156,14 +163,15 @@ mkdir -p "$out/gpt124m"
 echo "$micro" > "$out/gpt124m/micro"
 # The bf16 step's largest micro-batch: its planned bytes (the memory
 # report's total) within three quarters of the GPU.
+bf16=(--set device=CUDA --set precision.compute=BF16 --set precision.activations=BF16)
 read -r micro_bf16 mib < <(largest_micro examples/gpt/gpt124m.pbtxt $((139 * 1024 * 3 / 4)) \
-  "64 32 16" --set device=CUDA --set precision.compute=BF16)
+  "64 32 16" "${bf16[@]}")
 [ -n "$micro_bf16" ] || exit 1
-echo "gpu-bundle: GPT-2 124M bf16, micro-batch $micro_bf16 x 1024 tokens ($mib MiB planned)"
-"$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA $HOPPER \
+echo "gpu-bundle: GPT-2 124M bf16 (activations bf16), micro-batch $micro_bf16 x 1024 tokens ($mib MiB planned)"
+"$sinterc" --config examples/gpt/gpt124m.pbtxt "${bf16[@]}" $HOPPER \
   --set "data.train={synthetic {}}" --set batch.micro="$micro_bf16" \
   --set batch.global="$micro_bf16" --set steps=30 --set log.every=1 \
-  --set precision.compute=BF16 -o "$out/gpt124m/gpt124m_bf16"
+  -o "$out/gpt124m/gpt124m_bf16"
 echo "$micro_bf16" > "$out/gpt124m/micro_bf16"
 
 if [ -n "${LLMC:-}" ]; then
@@ -207,6 +215,20 @@ fi
 # parameters, the layers and the width.
 if wants big; then
 mkdir -p "$out/big"
+# GPT-2 124M with compute: BF16 alone (f32 activations), at the base part's
+# micro-batch: beside the base part's bf16 row, what bf16 activations buy.
+read -r micro_plain mib < <(largest_micro examples/gpt/gpt124m.pbtxt $((139 * 1024 * 3 / 4)) \
+  "64 32 16" --set device=CUDA --set precision.compute=BF16 --set precision.activations=BF16)
+[ -n "$micro_plain" ] || exit 1
+"$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA --set precision.compute=BF16 \
+  $HOPPER --set "data.train={synthetic {}}" --set batch.micro="$micro_plain" \
+  --set batch.global="$micro_plain" --set steps=30 --set log.every=1 \
+  -o "$out/big/gpt124m_bf16_f32_activations"
+mib=$("$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA --set precision.compute=BF16 \
+  --set batch.micro="$micro_plain" --set batch.global="$micro_plain" --report-memory |
+  awk '$1 == "total" { print int($2) }')
+echo "gpu-bundle: GPT-2 124M bf16 (f32 activations), micro-batch $micro_plain x 1024 tokens ($mib MiB planned)"
+echo "$micro_plain $mib" >"$out/big/gpt124m_bf16_f32_activations.sizes"
 for size in medium large xl; do
   config=examples/gpt/gpt2_$size.pbtxt
   bf16=(--set device=CUDA --set precision.compute=BF16)
@@ -231,9 +253,9 @@ fi
 mkdir -p "$out/bin"
 cp build/bin/sinter-run "$out/bin/"
 programs=()
-for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny* \
+for prog in "$out"/ops/ops "$out"/ops/ops_bf16 "$out"/ops/ops_bf16act "$out"/mlp/mlp "$out"/gpt_tiny/gpt_tiny* \
             "$out"/resnet/resnet "$out"/gpt124m/gpt124m "$out"/gpt124m/gpt124m_bf16 \
-            "$out"/multi/gpt_tiny_* "$out"/multi/gpt124m_* "$out"/big/gpt2_* \
+            "$out"/multi/gpt_tiny_* "$out"/multi/gpt124m_* "$out"/big/gpt2_* "$out"/big/gpt124m_* \
             "$out"/llmc/train_gpt2cu "$out"/bin/sinter-run; do
   [ -f "$prog" ] && [ -x "$prog" ] && programs+=("$prog")
 done

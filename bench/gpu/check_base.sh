@@ -1,7 +1,8 @@
 # Part "base" of scripts/gpu-check.sh (sourced by it, with its helpers):
 #   - every op's forward and gradient against the CPU program on the same
-#     inputs (f32: relative 1e-5; with compute: BF16, 2e-2; with
-#     precision.matmul TF32, against the f32 CPU program, 5e-3), and the
+#     inputs (f32: relative 1e-5; with compute: BF16, and with
+#     activations: BF16 too, 2e-2; with precision.matmul TF32, against the
+#     f32 CPU program, 5e-3), and the
 #     bf16 gradients again under compute-sanitizer's memcheck where it is;
 #   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
 #     program's parameters (relative 1e-4); 10 of ResNet-18 (width 16) at
@@ -19,7 +20,8 @@
 #     (SINTER_CUDA_GRAPHS=0), against their runs with graphs (1e-6), which
 #     must have replayed some;
 #   - GPT-2 124M, T=1024, 30 steps in f32 (micro-batch 16) and with
-#     compute: BF16 (the largest micro-batch the bundle found to fit):
+#     compute: BF16 and activations: BF16 (autocast's rounding; the
+#     largest micro-batch the bundle found to fit):
 #     tokens/s and MFU (6N + 6LCT FLOPs per token over 989 TFLOP/s dense
 #     bf16), beside PyTorch eager and torch.compile on the same batches
 #     (f32, and bf16 autocast), their peak memory allocated
@@ -48,6 +50,16 @@ stage "ops gradients, bf16" "$logs/ops_bf16_grad.log" 45  "$here/ops/ops_bf16" \
   --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
   --gradients "$here/got/ops_bf16_gradients" &&
   row "ops gradients (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_gradients" "$here/ref/ops_bf16_gradients" 2e-2)"
+# activations: BF16: cuBLASLt's bf16 results (bias rounded to bf16, one
+# rounding of the f32 sum) against oneDNN's.
+stage "ops forward, bf16 activations" "$logs/ops_bf16act_eval.log" 45  "$here/ops/ops_bf16act" \
+  --config "$here/ops/ops.pbtxt" --eval --init "$here/ops/init.safetensors" \
+  --outputs "$here/got/ops_bf16act_outputs" &&
+  row "ops forward (bf16 activations, 2e-2)" "$(compare npy "$here/got/ops_bf16act_outputs" "$here/ref/ops_bf16act_outputs" 2e-2)"
+stage "ops gradients, bf16 activations" "$logs/ops_bf16act_grad.log" 45  "$here/ops/ops_bf16act" \
+  --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+  --gradients "$here/got/ops_bf16act_gradients" &&
+  row "ops gradients (bf16 activations, 2e-2)" "$(compare npy "$here/got/ops_bf16act_gradients" "$here/ref/ops_bf16act_gradients" 2e-2)"
 # precision.matmul TF32 against the f32 CPU program: TF32 keeps 10 bits of
 # mantissa (relative rounding 2^-11, 4.9e-4), so 5e-3 allows a sum's worth.
 stage "ops forward, tf32" "$logs/ops_tf32_eval.log" 45  "$here/ops/ops" \
@@ -115,7 +127,9 @@ for precision in f32 bf16; do
   stage "GPT-2 124M $precision" "$logs/gpt124m_$precision.log" 150 "$prog" || continue
   # From step 6: start-up (module load, library plans) left out.
   read -r tps mfu < <(checks throughput "$logs/gpt124m_$precision.log" 124439808 12 768 5)
-  row "GPT-2 124M $precision, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
+  label=$precision
+  [ "$precision" = bf16 ] && label="bf16 (activations bf16)"
+  row "GPT-2 124M $label, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
   sinter_tps[$precision]=$tps
 done
 # PyTorch on the same batches as Sinter's two programs.

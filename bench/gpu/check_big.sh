@@ -11,6 +11,19 @@
 #     the report and inside the peak).
 # A model that does not fit is refused by the program before it allocates,
 # which its row then says.
+# GPT-2 124M with compute: BF16 alone (f32 activations) at the base part's
+# bf16 micro-batch: its tokens/s beside the base part's row (activations
+# bf16) says what bf16 activations buy, and its planned memory what they
+# save.
+if [ -f "$here/big/gpt124m_bf16_f32_activations.sizes" ]; then
+  read -r micro planned <"$here/big/gpt124m_bf16_f32_activations.sizes"
+  stage "GPT-2 124M bf16, f32 activations" "$logs/gpt124m_bf16_f32_activations.log" 150 \
+    "$here/big/gpt124m_bf16_f32_activations" && {
+    read -r tps mfu < <(checks throughput "$logs/gpt124m_bf16_f32_activations.log" 124439808 12 768 5)
+    row "GPT-2 124M bf16 (f32 activations), B=$micro x 1024" \
+      "$tps tokens/s, MFU $mfu%; $planned MiB planned, $(allocated_of "$logs/gpt124m_bf16_f32_activations.log") MiB allocated"
+  }
+fi
 for size in medium large xl; do
   prog="$here/big/gpt2_$size"
   read -r micro planned params layers width <"$here/big/gpt2_$size.sizes"

@@ -121,7 +121,8 @@ Start startOf(linalg::LinalgOp op) {
 /// result, one of their forms.
 bool isLibraryBF16Matmul(linalg::LinalgOp op) {
   if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
-      !op.hasPureTensorSemantics() || !hasElement(op.getDpsInputs()[0], &Type::isBF16) ||
+      !op.hasPureTensorSemantics() ||
+      !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape() || !hasElement(op.getDpsInputs()[0], &Type::isBF16) ||
       !hasElement(op.getDpsInputs()[1], &Type::isBF16) ||
       !hasElement(op->getResult(0), &Type::isF32))
     return false;
@@ -170,7 +171,33 @@ public:
     op->getResult(0).replaceAllUsesWith(result);
     op->erase();
     readBF16(result);
-    finishCalls();
+  }
+
+  /// Arguments whose every call now passes bf16 become bf16; a call that
+  /// passes f32 where others pass bf16 is given widened copies instead.
+  /// After every narrowing, so that calls fed by different products agree.
+  void finishCalls() {
+    while (!pendingArguments.empty()) {
+      auto [f, index] = pendingArguments.pop_back_val();
+      ArrayRef<func::CallOp> sites = calls.find(f)->second;
+      bool all = llvm::all_of(sites, [&](func::CallOp call) {
+        return hasElement(call.getOperand(index), &Type::isBF16);
+      });
+      BlockArgument arg = f.getArgument(index);
+      if (all && !hasElement(arg, &Type::isBF16)) {
+        arg.setType(asBF16(arg.getType()));
+        setSignature(f);
+        readBF16(arg);
+        continue;
+      }
+      if (all)
+        continue;
+      for (func::CallOp call : sites) {
+        OpOperand &operand = call->getOpOperand(index);
+        if (hasElement(operand.get(), &Type::isBF16))
+          operand.set(widened(operand.get()));
+      }
+    }
   }
 
 private:
@@ -222,7 +249,7 @@ private:
                  call && calls.count(callee(call))) {
         pendingArguments.insert({callee(call), use.getOperandNumber()});
       } else {
-        use.set(widened(v, user));
+        use.set(widened(v));
       }
     }
   }
@@ -244,14 +271,20 @@ private:
       wide->erase();
   }
 
-  /// An f32 copy of `v` for `user`, made just before it.
-  static Value widened(Value v, Operation *user) {
-    OpBuilder b(user);
-    Location loc = user->getLoc();
+  /// The f32 copy of `v`, made once, next to its definition.
+  Value widened(Value v) {
+    if (Value done = widenings.lookup(v))
+      return done;
+    OpBuilder b(v.getContext());
+    if (Operation *def = v.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+    Location loc = v.getLoc();
     auto type = cast<RankedTensorType>(v.getType()).clone(b.getF32Type());
     Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
     AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-    return linalg::GenericOp::create(
+    Value wide = linalg::GenericOp::create(
                b, loc, TypeRange{type}, ValueRange{v}, ValueRange{empty},
                ArrayRef<AffineMap>{id, id},
                SmallVector<utils::IteratorType>(type.getRank(),
@@ -261,6 +294,7 @@ private:
                  linalg::YieldOp::create(nb, nl, w);
                })
         .getResult(0);
+    return widenings[v] = wide;
   }
 
   func::FuncOp callee(func::CallOp call) const {
@@ -293,32 +327,6 @@ private:
     return true;
   }
 
-  /// Arguments whose every call now passes bf16 become bf16; a call that
-  /// passes f32 where others pass bf16 is given widened copies instead.
-  void finishCalls() {
-    while (!pendingArguments.empty()) {
-      auto [f, index] = pendingArguments.pop_back_val();
-      ArrayRef<func::CallOp> sites = calls.find(f)->second;
-      bool all = llvm::all_of(sites, [&](func::CallOp call) {
-        return hasElement(call.getOperand(index), &Type::isBF16);
-      });
-      BlockArgument arg = f.getArgument(index);
-      if (all && !hasElement(arg, &Type::isBF16)) {
-        arg.setType(asBF16(arg.getType()));
-        setSignature(f);
-        readBF16(arg);
-        continue;
-      }
-      if (all)
-        continue;
-      for (func::CallOp call : sites) {
-        OpOperand &operand = call->getOpOperand(index);
-        if (hasElement(operand.get(), &Type::isBF16))
-          operand.set(widened(operand.get(), call));
-      }
-    }
-  }
-
   static void setSignature(func::FuncOp f) {
     auto ret = cast<func::ReturnOp>(f.getBody().back().getTerminator());
     f.setFunctionType(FunctionType::get(f.getContext(), f.front().getArgumentTypes(),
@@ -326,7 +334,7 @@ private:
   }
 
   llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> calls;
-  DenseMap<Value, Value> roundings;
+  DenseMap<Value, Value> roundings, widenings;
   llvm::SetVector<std::pair<func::FuncOp, unsigned>> pendingArguments;
 };
 
@@ -359,9 +367,11 @@ struct BF16MatmulResults : impl::BF16MatmulResultsBase<BF16MatmulResults> {
     Narrowing narrowing(module);
     for (auto [op, start] : matmuls)
       narrowing.narrow(op, start);
+    narrowing.finishCalls();
     // The f32 starts the products left, then their empty tensors.
-    module.walk([](Operation *op) {
-      if (isa<linalg::FillOp, linalg::BroadcastOp>(op) && op->use_empty())
+    module.walk([](linalg::LinalgOp op) {
+      if (isa<linalg::FillOp, linalg::BroadcastOp>(op.getOperation()) &&
+          op.hasPureTensorSemantics() && op->use_empty())
         op->erase();
     });
     module.walk([](tensor::EmptyOp op) {

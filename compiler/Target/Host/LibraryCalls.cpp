@@ -201,19 +201,6 @@ struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
               : isa<linalg::Conv2DNchwFchwOp>(op.getOperation()) && allDenseF32(op))
         ops.push_back(op);
     });
-    // A bf16 result is the library's f32 sum rounded (activations: BF16);
-    // as loops it would be summed in bf16.
-    WalkResult unsupported = module.walk([&](linalg::LinalgOp op) {
-      if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
-          !op.hasPureBufferSemantics() || !elementOf(op.getDpsInits()[0]).isBF16() ||
-          llvm::is_contained(ops, op.getOperation()))
-        return WalkResult::advance();
-      op.emitError("internal error: a matmul with a bf16 result that the library "
-                   "cannot take in place");
-      return WalkResult::interrupt();
-    });
-    if (unsupported.wasInterrupted())
-      return signalPassFailure();
     for (Operation *op : ops) {
       // Only the forms the library reads in place; the rest stay loops.
       if (auto mm = dyn_cast<linalg::MatmulOp>(op)) {
@@ -229,6 +216,18 @@ struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
         callConv(module, device, cast<linalg::Conv2DNchwFchwOp>(op));
       }
     }
+    // A bf16 result is the library's f32 sum rounded (activations: BF16);
+    // as loops it would be summed in bf16.
+    WalkResult unsupported = module.walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
+          !op.hasPureBufferSemantics() || !elementOf(op.getDpsInits()[0]).isBF16())
+        return WalkResult::advance();
+      op.emitError("internal error: a matmul with a bf16 result that the library "
+                   "cannot take in place");
+      return WalkResult::interrupt();
+    });
+    if (unsupported.wasInterrupted())
+      signalPassFailure();
   }
 };
 

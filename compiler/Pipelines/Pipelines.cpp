@@ -200,6 +200,8 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
     // kernels need (GPT-2's 50,257 logits).
     pm.addPass(cuda::createCUDAPitchMatmulRows());
   }
+  // Cross-entropy's gradient is written over the logits, spent by then.
+  pm.addPass(createWriteOverDeadInputs());
   addBufferizationPasses(pm);
 }
 

@@ -185,6 +185,23 @@ def OnlineSoftmax : Pass<"sinter-online-softmax", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def WriteOverDeadInputs : Pass<"sinter-write-over-dead-inputs", "mlir::ModuleOp"> {
+  let summary = "An elementwise loop writes its result over an input nothing reads after it";
+  let description = [{
+    On linalg on tensors, before bufferization: a `linalg.generic` of
+    parallel loops with one result, written into a fresh tensor (a
+    `tensor.empty`, or a view of one) it does not read, whose input has the
+    result's type and indexing map (a permutation) and is itself a fresh
+    tensor the step made, takes that input as its init when nothing reads
+    the input's buffer (its views and the inits it was written into) after
+    the loop; pure ops of the loop's block that read it after the loop,
+    and read nothing made after the loop, move before it first.
+    Bufferization then writes the result in place: cross-entropy's gradient
+    over the logits.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 def SplitEmptyTensors : Pass<"sinter-split-empty-tensors", "mlir::ModuleOp"> {
   let summary = "Gives every use of a tensor.empty its own tensor.empty";
   let description = [{

@@ -23,9 +23,10 @@
 # trainer, train_gpt2cu, built for sm_90, as a peer for the GPT-2 124M bf16
 # row (bench/gpu/llmc/build.sh).
 #
-# GPT-2 350M, 774M and 1.5B (part big) are compiled with compute: BF16 for
-# the largest of 16, 8 and 4 sequences whose memory report fits in 60 GiB
-# (three quarters of an H100, so that they fit on either).
+# GPT-2 350M, 774M and 1.5B (part big) are compiled with compute: BF16 and
+# activations: BF16 for the largest of 16, 8 and 4 sequences whose memory
+# report fits in 60 GiB (three quarters of an H100, so that they fit on
+# either).
 #
 # The check runs on an H100 or H200: its large programs (ops, GPT-2 124M)
 # carry sm_90's kernels alone ($HOPPER), which keeps the part within its
@@ -231,7 +232,7 @@ echo "gpu-bundle: GPT-2 124M bf16 (f32 activations), micro-batch $micro_plain x 
 echo "$micro_plain $mib" >"$out/big/gpt124m_bf16_f32_activations.sizes"
 for size in medium large xl; do
   config=examples/gpt/gpt2_$size.pbtxt
-  bf16=(--set device=CUDA --set precision.compute=BF16)
+  bf16=(--set device=CUDA --set precision.compute=BF16 --set precision.activations=BF16)
   read -r micro mib < <(largest_micro "$config" 61440 "16 8 4" "${bf16[@]}")
   [ -n "$micro" ] || exit 1
   echo "gpu-bundle: GPT-2 $size bf16, micro-batch $micro x 1024 tokens ($mib MiB planned)"

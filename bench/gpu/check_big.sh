@@ -1,6 +1,6 @@
 # Part "big" of scripts/gpu-check.sh (sourced by it, with its helpers):
-# GPT-2 350M (medium), 774M (large) and 1.5B (xl) with compute: BF16 at
-# T=1024, 10 steps each on synthetic tokens, at the micro-batch
+# GPT-2 350M (medium), 774M (large) and 1.5B (xl) with compute: BF16 and
+# activations: BF16 at T=1024, 10 steps each on synthetic tokens, at the micro-batch
 # scripts/gpu-bundle.sh found to fit (big/*.sizes: micro-batch, the memory
 # report's total in MiB, trainable parameters, layers, width). Per model:
 #   - tokens/s, the median from step 4 (start-up left out), and MFU
@@ -27,7 +27,7 @@ fi
 for size in medium large xl; do
   prog="$here/big/gpt2_$size"
   read -r micro planned params layers width <"$here/big/gpt2_$size.sizes"
-  name="GPT-2 $size bf16, B=$micro x 1024"
+  name="GPT-2 $size bf16 (activations bf16), B=$micro x 1024"
   idle=$(gpu_used)
   : >"$logs/memory_$size.txt"
   sample_memory "$logs/memory_$size.txt" &

@@ -42,24 +42,20 @@ stage "ops forward" "$logs/ops_eval.log" 45  "$here/ops/ops" --config "$here/ops
 stage "ops gradients" "$logs/ops_grad.log" 45  "$here/ops/ops" --config "$here/ops/ops.pbtxt" \
   --init "$here/ops/init.safetensors" --gradients "$here/got/ops_gradients" &&
   row "ops gradients (f32, 1e-5)" "$(compare npy "$here/got/ops_gradients" "$here/ref/ops_gradients" 1e-5)"
-stage "ops forward, bf16" "$logs/ops_bf16_eval.log" 45  "$here/ops/ops_bf16" \
-  --config "$here/ops/ops.pbtxt" --eval --init "$here/ops/init.safetensors" \
-  --outputs "$here/got/ops_bf16_outputs" &&
-  row "ops forward (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_outputs" "$here/ref/ops_bf16_outputs" 2e-2)"
-stage "ops gradients, bf16" "$logs/ops_bf16_grad.log" 45  "$here/ops/ops_bf16" \
-  --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
-  --gradients "$here/got/ops_bf16_gradients" &&
-  row "ops gradients (bf16, 2e-2)" "$(compare npy "$here/got/ops_bf16_gradients" "$here/ref/ops_bf16_gradients" 2e-2)"
-# activations: BF16: cuBLASLt's bf16 results (bias rounded to bf16, one
-# rounding of the f32 sum) against oneDNN's.
-stage "ops forward, bf16 activations" "$logs/ops_bf16act_eval.log" 45  "$here/ops/ops_bf16act" \
-  --config "$here/ops/ops.pbtxt" --eval --init "$here/ops/init.safetensors" \
-  --outputs "$here/got/ops_bf16act_outputs" &&
-  row "ops forward (bf16 activations, 2e-2)" "$(compare npy "$here/got/ops_bf16act_outputs" "$here/ref/ops_bf16act_outputs" 2e-2)"
-stage "ops gradients, bf16 activations" "$logs/ops_bf16act_grad.log" 45  "$here/ops/ops_bf16act" \
-  --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
-  --gradients "$here/got/ops_bf16act_gradients" &&
-  row "ops gradients (bf16 activations, 2e-2)" "$(compare npy "$here/got/ops_bf16act_gradients" "$here/ref/ops_bf16act_gradients" 2e-2)"
+# compute: BF16, and with activations: BF16 too (cuBLASLt's bf16 results,
+# the bias rounded to bf16 and the f32 sum rounded once, against oneDNN's).
+for variant in bf16 bf16act; do
+  what=bf16
+  [ "$variant" = bf16act ] && what="bf16 activations"
+  stage "ops forward, $what" "$logs/ops_${variant}_eval.log" 45  "$here/ops/ops_$variant" \
+    --config "$here/ops/ops.pbtxt" --eval --init "$here/ops/init.safetensors" \
+    --outputs "$here/got/ops_${variant}_outputs" &&
+    row "ops forward ($what, 2e-2)" "$(compare npy "$here/got/ops_${variant}_outputs" "$here/ref/ops_${variant}_outputs" 2e-2)"
+  stage "ops gradients, $what" "$logs/ops_${variant}_grad.log" 45  "$here/ops/ops_$variant" \
+    --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+    --gradients "$here/got/ops_${variant}_gradients" &&
+    row "ops gradients ($what, 2e-2)" "$(compare npy "$here/got/ops_${variant}_gradients" "$here/ref/ops_${variant}_gradients" 2e-2)"
+done
 # precision.matmul TF32 against the f32 CPU program: TF32 keeps 10 bits of
 # mantissa (relative rounding 2^-11, 4.9e-4), so 5e-3 allows a sum's worth.
 stage "ops forward, tf32" "$logs/ops_tf32_eval.log" 45  "$here/ops/ops" \

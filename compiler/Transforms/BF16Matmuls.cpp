@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/ElementCasts.h"
 #include "compiler/Transforms/KnownCalls.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
@@ -76,26 +77,7 @@ public:
   }
 
   Value roundingGeneric(Value v) {
-    OpBuilder b(v.getContext());
-    if (Operation *def = v.getDefiningOp())
-      b.setInsertionPointAfter(def);
-    else
-      b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
-    Location loc = v.getLoc();
-    auto type = cast<RankedTensorType>(v.getType());
-    Type bf16 = b.getBF16Type();
-    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), bf16);
-    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-    SmallVector<utils::IteratorType> parallel(type.getRank(),
-                                              utils::IteratorType::parallel);
-    auto round = linalg::GenericOp::create(
-        b, loc, TypeRange{empty.getType()}, ValueRange{v}, ValueRange{empty},
-        ArrayRef<AffineMap>{id, id}, parallel,
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          Value r = arith::TruncFOp::create(nb, nl, bf16, args[0]);
-          linalg::YieldOp::create(nb, nl, r);
-        });
-    return round.getResult(0);
+    return castNextToDefinition(v, BFloat16Type::get(v.getContext()));
   }
 
   /// The rounding of `v`, when it is `v`'s only use.
@@ -210,17 +192,13 @@ struct BF16Matmuls : impl::BF16MatmulsBase<BF16Matmuls> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string mode = compute;
-    if (compute.getNumOccurrences() == 0)
-      if (StringAttr fromConfig = attrs::compute.get(module))
-        mode = fromConfig.str();
-    if (mode.empty() || mode == "f32")
-      return;
-    if (mode != "bf16") {
-      module.emitError("sinter-bf16-matmuls: unknown compute '")
-          << mode << "'; expected f32 or bf16";
+    std::optional<bool> bf16 =
+        bf16Setting(module, compute, compute.getNumOccurrences() != 0,
+                    attrs::compute.get(module), "sinter-bf16-matmuls", "compute");
+    if (!bf16)
       return signalPassFailure();
-    }
+    if (!*bf16)
+      return;
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
       if (isF32Matmul(op))

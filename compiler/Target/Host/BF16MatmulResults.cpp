@@ -21,6 +21,7 @@
 
 #include "compiler/Target/Host/MatmulForm.h"
 #include "compiler/Target/Host/Passes.h"
+#include "compiler/Transforms/ElementCasts.h"
 #include "compiler/Transforms/KnownCalls.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
 
@@ -203,26 +204,10 @@ public:
 private:
   /// `bias` rounded to bf16, once, next to its definition.
   Value rounded(Value bias) {
-    if (Value done = roundings.lookup(bias))
-      return done;
-    OpBuilder b(bias.getContext());
-    if (Operation *def = bias.getDefiningOp())
-      b.setInsertionPointAfter(def);
-    else
-      b.setInsertionPointToStart(cast<BlockArgument>(bias).getOwner());
-    Location loc = bias.getLoc();
-    auto type = asBF16(bias.getType());
-    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-    auto round = linalg::GenericOp::create(
-        b, loc, TypeRange{type}, ValueRange{bias}, ValueRange{empty},
-        ArrayRef<AffineMap>{id, id},
-        SmallVector<utils::IteratorType>(type.getRank(), utils::IteratorType::parallel),
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          Value r = arith::TruncFOp::create(nb, nl, nb.getBF16Type(), args[0]);
-          linalg::YieldOp::create(nb, nl, r);
-        });
-    return roundings[bias] = round.getResult(0);
+    Value &done = roundings[bias];
+    if (!done)
+      done = castNextToDefinition(bias, BFloat16Type::get(bias.getContext()));
+    return done;
   }
 
   /// `v`, now bf16, for readers that expected f32: each is rewritten to
@@ -273,28 +258,10 @@ private:
 
   /// The f32 copy of `v`, made once, next to its definition.
   Value widened(Value v) {
-    if (Value done = widenings.lookup(v))
-      return done;
-    OpBuilder b(v.getContext());
-    if (Operation *def = v.getDefiningOp())
-      b.setInsertionPointAfter(def);
-    else
-      b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
-    Location loc = v.getLoc();
-    auto type = cast<RankedTensorType>(v.getType()).clone(b.getF32Type());
-    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-    Value wide = linalg::GenericOp::create(
-               b, loc, TypeRange{type}, ValueRange{v}, ValueRange{empty},
-               ArrayRef<AffineMap>{id, id},
-               SmallVector<utils::IteratorType>(type.getRank(),
-                                                utils::IteratorType::parallel),
-               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                 Value w = arith::ExtFOp::create(nb, nl, nb.getF32Type(), args[0]);
-                 linalg::YieldOp::create(nb, nl, w);
-               })
-        .getResult(0);
-    return widenings[v] = wide;
+    Value &done = widenings[v];
+    if (!done)
+      done = castNextToDefinition(v, Float32Type::get(v.getContext()));
+    return done;
   }
 
   func::FuncOp callee(func::CallOp call) const {
@@ -342,17 +309,13 @@ struct BF16MatmulResults : impl::BF16MatmulResultsBase<BF16MatmulResults> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string mode = activations;
-    if (activations.getNumOccurrences() == 0)
-      if (StringAttr fromConfig = attrs::activations.get(module))
-        mode = fromConfig.str();
-    if (mode.empty() || mode == "f32")
-      return;
-    if (mode != "bf16") {
-      module.emitError("sinter-bf16-matmul-results: unknown activations '")
-          << mode << "'; expected f32 or bf16";
+    std::optional<bool> bf16 = bf16Setting(
+        module, activations, activations.getNumOccurrences() != 0,
+        attrs::activations.get(module), "sinter-bf16-matmul-results", "activations");
+    if (!bf16)
       return signalPassFailure();
-    }
+    if (!*bf16)
+      return;
     Parameters parameters(module);
     SmallVector<std::pair<linalg::LinalgOp, Start>> matmuls;
     module.walk([&](linalg::LinalgOp op) {

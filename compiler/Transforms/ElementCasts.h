@@ -1,0 +1,33 @@
+//===- ElementCasts.h - Tensors cast to another float type ------*- C++ -*-===//
+//
+// What the bf16 passes share: a tensor's copy in another float type, made
+// once next to its definition, and the precision setting a pass reads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SINTER_TRANSFORMS_ELEMENTCASTS_H
+#define SINTER_TRANSFORMS_ELEMENTCASTS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+
+namespace sinter {
+
+/// `v` (a ranked tensor of floats) copied into `element` by a parallel
+/// `linalg.generic` (arith.truncf to a narrower type, arith.extf to a wider
+/// one), made just after `v`'s definition (at its block's start for an
+/// argument).
+mlir::Value castNextToDefinition(mlir::Value v, mlir::Type element);
+
+/// A bf16 setting a pass reads: its option when given, else the module's
+/// attribute (`fromModule`, possibly null). True for "bf16", false for
+/// none or "f32"; for another value, an error naming the pass and `what`
+/// is emitted on the module and nothing is returned.
+std::optional<bool> bf16Setting(mlir::ModuleOp module, llvm::StringRef option,
+                                bool optionGiven, mlir::StringAttr fromModule,
+                                llvm::StringRef pass, llvm::StringRef what);
+
+} // namespace sinter
+
+#endif // SINTER_TRANSFORMS_ELEMENTCASTS_H

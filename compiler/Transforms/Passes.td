@@ -194,8 +194,12 @@ def WriteOverDeadInputs : Pass<"sinter-write-over-dead-inputs", "mlir::ModuleOp"
     result's type and indexing map (a permutation) and is itself a fresh
     tensor the step made, takes that input as its init when nothing reads
     the input's buffer (its views and the inits it was written into) after
-    the loop; pure ops of the loop's block that read it after the loop,
-    and read nothing made after the loop, move before it first.
+    the loop. A later reader whose only reads of it are `tensor.extract`s
+    at indices its own inputs and loop indices give (the loss's pick of
+    each target's logit) has those picks made first, as early as what they
+    read allows, by a parallel loop over its iterations into a tensor it
+    then reads instead; other pure ops of the loop's block that read it
+    after the loop, and read nothing made after the loop, move before it.
     Bufferization then writes the result in place: cross-entropy's gradient
     over the logits.
   }];

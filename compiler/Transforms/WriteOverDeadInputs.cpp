@@ -7,8 +7,10 @@
 // input of the same type and shape, element for element, may write into
 // that input's buffer once nothing reads the input after it. The loop's
 // result then takes the input as its init, and bufferization writes it in
-// place. Readers after the loop that do not depend on it (the loss's pick
-// of the target's logit, and the zeros it sums onto) move before it first.
+// place. A reader after the loop that only picks elements of the input, by
+// indices its own inputs give (the loss's pick of each target's logit), has
+// its picks made before the loop, into a tensor it then reads; other readers
+// that do not depend on the loop move before it.
 //
 // Only a buffer the step makes for itself is reused this way (a product's
 // or a loop's, started from a tensor.empty): never a parameter, a state,
@@ -21,9 +23,13 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -102,11 +108,169 @@ bool movable(Operation *op, linalg::GenericOp loop, DominanceInfo &dominance,
   return true;
 }
 
-/// The ops of `loop`'s block that read `x`'s buffer after `loop`, with
-/// what they read that is made after it, to move before it; none when
-/// nothing does. False when one cannot move.
+/// The `tensor.extract`s of `shared` values in `reader`'s body, when they
+/// are its only reads of them and what picks each element depends only on
+/// its inputs' elements, its loop indices and values that `loop` sees (the
+/// loss's pick of the target's logit): these can be made before `loop`, in
+/// a loop over `reader`'s iterations. None otherwise.
+SmallVector<tensor::ExtractOp> gathers(Operation *reader, const llvm::SetVector<Value> &shared,
+                                       linalg::GenericOp loop, DominanceInfo &dominance) {
+  auto generic = dyn_cast<linalg::GenericOp>(reader);
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      llvm::any_of(generic->getOperands(), [&](Value v) { return shared.contains(v); }))
+    return {};
+  SmallVector<tensor::ExtractOp> extracts;
+  Block *body = generic.getBody();
+  bool ok = true;
+  generic.getRegion().walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (shared.contains(v)) {
+        auto extract = dyn_cast<tensor::ExtractOp>(op);
+        ok &= extract && extract->getBlock() == body;
+        if (extract)
+          extracts.push_back(extract);
+      }
+  });
+  // What picks the elements: pure ops of the body over input elements,
+  // loop indices and values from above that `loop` sees.
+  std::function<bool(Value)> picksFromInputs = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner() == body ? arg.getArgNumber() < generic.getNumDpsInputs()
+                                    : dominance.properlyDominates(v, loop);
+    Operation *def = v.getDefiningOp();
+    if (def->getBlock() != body)
+      return dominance.properlyDominates(v, loop);
+    return isMemoryEffectFree(def) && def->getNumRegions() == 0 &&
+           llvm::all_of(def->getOperands(), picksFromInputs);
+  };
+  for (tensor::ExtractOp extract : extracts)
+    ok &= llvm::all_of(extract.getIndices(), picksFromInputs);
+  for (Value in : generic.getDpsInputs())
+    ok &= dominance.properlyDominates(in, loop);
+  if (!ok || !generic.hasPureTensorSemantics() ||
+      llvm::any_of(generic.getStaticLoopRanges(), ShapedType::isDynamic))
+    return {};
+  return extracts;
+}
+
+/// Makes `extracts` of `reader` before `loop`: a parallel loop over
+/// `reader`'s iterations picks each element into a tensor, which `reader`
+/// then reads as one more input (the reader is made again: the new one is
+/// returned). The picks are made as early as what they
+/// read allows, so that they do not come between `loop` and a reduction
+/// it may join (the softmax's statistics).
+linalg::GenericOp gatherBefore(linalg::GenericOp reader,
+                               ArrayRef<tensor::ExtractOp> extracts,
+                               linalg::GenericOp loop) {
+  MLIRContext *ctx = reader.getContext();
+  Location loc = reader.getLoc();
+  SmallVector<int64_t> ranges = reader.getStaticLoopRanges();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(ranges.size(), ctx);
+  Block *block = loop->getBlock();
+  Block *body = reader.getBody();
+  // What the picks need: ops of the body, its input arguments, and values
+  // from outside it.
+  llvm::SetVector<Operation *> needed;
+  llvm::SetVector<Value> outside;
+  SmallVector<unsigned> args;
+  std::function<void(Value)> need = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body) {
+      if (!llvm::is_contained(args, arg.getArgNumber()))
+        args.push_back(arg.getArgNumber());
+      return;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body) {
+      outside.insert(v);
+      return;
+    }
+    if (needed.insert(def))
+      for (Value o : def->getOperands())
+        need(o);
+  };
+  for (tensor::ExtractOp extract : extracts) {
+    needed.insert(extract);
+    for (Value o : extract->getOperands())
+      need(o);
+  }
+  llvm::sort(args);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (unsigned i : args) {
+    inputs.push_back(reader.getDpsInputs()[i]);
+    maps.push_back(reader.getMatchingIndexingMap(reader.getDpsInputOperand(i)));
+  }
+  maps.append(extracts.size(), id);
+  // As early as those allow.
+  Operation *after = nullptr;
+  SmallVector<Value> read(inputs);
+  read.append(outside.begin(), outside.end());
+  for (Value v : read)
+    if (Operation *def = v.getDefiningOp())
+      if (Operation *at = block->findAncestorOpInBlock(*def);
+          at && (!after || after->isBeforeInBlock(at)))
+        after = at;
+  OpBuilder b(loop);
+  if (after)
+    b.setInsertionPointAfter(after);
+  else
+    b.setInsertionPointToStart(block);
+  SmallVector<Value> empties;
+  SmallVector<Type> types;
+  for (tensor::ExtractOp extract : extracts) {
+    types.push_back(RankedTensorType::get(ranges, extract.getType()));
+    empties.push_back(tensor::EmptyOp::create(b, loc, ranges, extract.getType()));
+  }
+  auto gather = linalg::GenericOp::create(
+      b, loc, types, inputs, empties, maps,
+      SmallVector<utils::IteratorType>(ranges.size(), utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange gathered) {
+        IRMapping mapping;
+        for (auto [k, i] : llvm::enumerate(args))
+          mapping.map(body->getArgument(i), gathered[k]);
+        for (Operation &op : body->without_terminator())
+          if (needed.contains(&op))
+            nb.clone(op, mapping);
+        SmallVector<Value> picked;
+        for (tensor::ExtractOp extract : extracts)
+          picked.push_back(mapping.lookup(extract.getResult()));
+        linalg::YieldOp::create(nb, nl, picked);
+      });
+  // The reader takes the picks as inputs after its own.
+  unsigned first = reader.getNumDpsInputs();
+  SmallVector<Value> newInputs = reader.getDpsInputs();
+  newInputs.append(gather->result_begin(), gather->result_end());
+  SmallVector<AffineMap> newMaps;
+  for (OpOperand *in : reader.getDpsInputOperands())
+    newMaps.push_back(reader.getMatchingIndexingMap(in));
+  newMaps.append(extracts.size(), id);
+  for (OpOperand &init : reader.getDpsInitsMutable())
+    newMaps.push_back(reader.getMatchingIndexingMap(&init));
+  OpBuilder rb(reader);
+  auto made = linalg::GenericOp::create(rb, loc, reader->getResultTypes(), newInputs,
+                                        reader.getDpsInits(), newMaps,
+                                        reader.getIteratorTypesArray());
+  made->setDiscardableAttrs(reader->getDiscardableAttrDictionary());
+  made.getRegion().takeBody(reader.getRegion());
+  Block *moved = made.getBody();
+  for (unsigned i = 0; i < extracts.size(); ++i) {
+    tensor::ExtractOp extract = extracts[i];
+    BlockArgument arg = moved->insertArgument(first + i, extract.getType(), loc);
+    extract.getResult().replaceAllUsesWith(arg);
+    extract->erase();
+  }
+  reader->replaceAllUsesWith(made->getResults());
+  reader->erase();
+  return made;
+}
+
+/// The ops of `loop`'s block that read `x`'s buffer after `loop`: those
+/// whose reads are picks to make before it (`gathered`), and the others,
+/// with what they read that is made after `loop`, to move before it
+/// (`moved`). False when one can do neither.
 bool laterReaders(Value x, linalg::GenericOp loop, DominanceInfo &dominance,
-                  llvm::SetVector<Operation *> &readers) {
+                  llvm::SetVector<Operation *> &moved,
+                  llvm::MapVector<Operation *, SmallVector<tensor::ExtractOp>> &gathered) {
   Block *block = loop->getBlock();
   llvm::SetVector<Value> shared = sharers(x);
   for (Value t : shared) {
@@ -116,9 +280,14 @@ bool laterReaders(Value x, linalg::GenericOp loop, DominanceInfo &dominance,
       Operation *at = block->findAncestorOpInBlock(*user);
       if (!at)
         return false;
-      if (at == loop.getOperation() || at->isBeforeInBlock(loop))
+      if (at == loop.getOperation() || at->isBeforeInBlock(loop) || gathered.count(at))
         continue;
-      if (!movable(at, loop, dominance, readers))
+      SmallVector<tensor::ExtractOp> picks = gathers(at, shared, loop, dominance);
+      if (!picks.empty()) {
+        gathered[at] = picks;
+        continue;
+      }
+      if (!movable(at, loop, dominance, moved))
         return false;
     }
   }
@@ -135,7 +304,14 @@ struct WriteOverDeadInputs : impl::WriteOverDeadInputsBase<WriteOverDeadInputs> 
           isFresh(op.getDpsInits()[0]))
         loops.push_back(op);
     });
-    for (linalg::GenericOp loop : loops) {
+    // A reader given its picks is made again; a later candidate that was
+    // one is its new self.
+    DenseMap<Operation *, Operation *> remade;
+    for (linalg::GenericOp candidate : loops) {
+      Operation *op = candidate;
+      while (Operation *now = remade.lookup(op))
+        op = now;
+      auto loop = cast<linalg::GenericOp>(op);
       DominanceInfo dominance(loop->getParentOp());
       OpOperand *init = loop.getDpsInitOperand(0);
       AffineMap written = loop.getMatchingIndexingMap(init);
@@ -144,10 +320,14 @@ struct WriteOverDeadInputs : impl::WriteOverDeadInputsBase<WriteOverDeadInputs> 
       for (OpOperand *input : loop.getDpsInputOperands()) {
         Value x = input->get();
         llvm::SetVector<Operation *> readers;
+        llvm::MapVector<Operation *, SmallVector<tensor::ExtractOp>> gathered;
         if (x.getType() != init->get().getType() ||
             loop.getMatchingIndexingMap(input) != written || !x.getDefiningOp() ||
-            !isFresh(x) || !laterReaders(x, loop, dominance, readers))
+            !isFresh(x) || !laterReaders(x, loop, dominance, readers, gathered) ||
+            llvm::any_of(readers, [&](Operation *op) { return gathered.count(op); }))
           continue;
+        for (auto &[reader, picks] : gathered)
+          remade[reader] = gatherBefore(cast<linalg::GenericOp>(reader), picks, loop);
         // In their order, so that one that reads another stays after it.
         SmallVector<Operation *> ordered(readers.begin(), readers.end());
         llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });

@@ -1,16 +1,18 @@
 // RUN: sinter-opt %s -sinter-write-over-dead-inputs -split-input-file | FileCheck %s
 
 // Cross-entropy's gradient over the logits: the loop writes into the
-// logits (a product the step made), and the loss's pick of the target's
-// logit, after the loop but reading nothing the loop makes, moves before it
-// with the zeros it sums onto.
+// logits (a product the step made). The loss, after the loop, picks each
+// target's logit by the index its targets give: those picks are made
+// before the loop, into a tensor the loss then reads, and the loss stays
+// where it was.
 // CHECK-LABEL: func.func @logits_gradient(
 // CHECK:       %[[L:.*]] = linalg.matmul
 // CHECK:       %[[E:.*]] = tensor.expand_shape %[[L]]
-// CHECK:       %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<f32>)
-// CHECK:       %[[LOSS:.*]] = linalg.generic {{.*}} outs(%[[ZERO]] : tensor<f32>)
+// CHECK:       %[[PICKS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg3 : tensor<2x4xindex>) outs(%{{.*}} : tensor<2x4xf32>)
 // CHECK:         tensor.extract %[[E]]
 // CHECK:       %[[D:.*]] = linalg.generic {{.*}} ins(%[[E]], %{{.*}} : tensor<2x4x5xf32>, tensor<2x4xf32>) outs(%[[E]] : tensor<2x4x5xf32>)
+// CHECK:       %[[LOSS:.*]] = linalg.generic {{.*}} ins(%arg3, %[[PICKS]] : tensor<2x4xindex>, tensor<2x4xf32>)
+// CHECK-NOT:     tensor.extract
 // CHECK:       return %[[D]], %[[LOSS]]
 #a = affine_map<(m, n, k) -> (m, k)>
 #bt = affine_map<(m, n, k) -> (n, k)>
@@ -95,4 +97,43 @@ func.func @argument(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
     linalg.yield %y : f32
   } -> tensor<4x5xf32>
   return %q : tensor<4x5xf32>
+}
+
+// -----
+
+// A later reader that takes the input whole (a sum of it) and needs nothing
+// the loop makes moves before the loop, with the zeros it starts from.
+// CHECK-LABEL: func.func @moved_reader(
+// CHECK:       %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x5xf32>)
+// CHECK:       %[[Z:.*]] = linalg.fill
+// CHECK:       %[[S:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<4x5xf32>) outs(%[[Z]] : tensor<f32>)
+// CHECK:       %[[Q:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<4x5xf32>) outs(%[[P]] : tensor<4x5xf32>)
+// CHECK:       return %[[Q]], %[[S]]
+#id = affine_map<(i, j) -> (i, j)>
+#all = affine_map<(i, j) -> ()>
+func.func @moved_reader(%x: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<f32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = math.exp %in : f32
+    linalg.yield %y : f32
+  } -> tensor<4x5xf32>
+  %o = tensor.empty() : tensor<4x5xf32>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<4x5xf32>) outs(%o : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = math.tanh %in : f32
+    linalg.yield %y : f32
+  } -> tensor<4x5xf32>
+  %se = tensor.empty() : tensor<f32>
+  %z = linalg.fill ins(%zero : f32) outs(%se : tensor<f32>) -> tensor<f32>
+  %s = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction", "reduction"]}
+      ins(%p : tensor<4x5xf32>) outs(%z : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %t = arith.addf %acc, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<f32>
+  return %q, %s : tensor<4x5xf32>, tensor<f32>
 }

@@ -163,6 +163,31 @@ std::optional<Candidate> candidate(linalg::GenericOp op, Operation *reduction,
   return Candidate{{op, *places, *hoisted}, *own};
 }
 
+/// The accesses of `c`, a per-element consumer, that may meet the
+/// reduction's: its writes into a buffer the reduction only reads, through
+/// the same view and the same indexing map, left out. Each thread writes
+/// there the elements it read when it folded them, after its block's
+/// totals (cross-entropy's gradient written over the logits).
+Accesses inPlaceLeftOut(const Candidate &c, linalg::GenericOp reduction) {
+  Accesses rest = c.own;
+  if (!c.consumer.perElement())
+    return rest;
+  linalg::GenericOp op = c.consumer.op;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    Value buffer = init.get();
+    bool reducedWrites = llvm::any_of(reduction.getDpsInits(),
+                                      [&](Value v) { return v == buffer; });
+    bool readThere = llvm::any_of(reduction.getDpsInputOperands(), [&](OpOperand *in) {
+      return in->get() == buffer &&
+             reduction.getMatchingIndexingMap(in) == op.getMatchingIndexingMap(&init) &&
+             op.getMatchingIndexingMap(&init).isPermutation();
+    });
+    if (readThere && !reducedWrites)
+      rest.writes.remove(buffer);
+  }
+  return rest;
+}
+
 } // namespace
 
 SmallVector<ReductionConsumer> consumersOf(linalg::GenericOp reduction,
@@ -197,7 +222,7 @@ SmallVector<ReductionConsumer> consumersOf(linalg::GenericOp reduction,
     std::optional<Candidate> c = candidate(dyn_cast<linalg::GenericOp>(next), reduction,
                                            ranges, parallel, slots, storedAt);
     bool fits =
-        c && overlaps.independent(*reductionAccesses, c->own) &&
+        c && overlaps.independent(*reductionAccesses, inPlaceLeftOut(*c, reduction)) &&
         llvm::all_of(passed,
                      [&](const Accesses &p) { return overlaps.independent(p, *all); }) &&
         llvm::all_of(taken,

@@ -298,6 +298,63 @@ func.func @softmax_grad(%x: memref<5x4000xf32>, %target: memref<5xi32>,
   return
 }
 
+// The same gradient written over the logits it reads (each thread its own
+// elements, after the block's totals).
+func.func @softmax_grad_in_place(%x: memref<5x4000xf32>, %target: memref<5xi32>,
+                        %ws: memref<98304xi8> {sinter.workspace}) {
+  %o0 = arith.constant 0 : index
+  %o1 = arith.constant 64 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f64
+  %zerof = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f64
+  %onef = arith.constant 1.0 : f32
+  %m = memref.view %ws[%o0][] : memref<98304xi8> to memref<5xf32>
+  %s = memref.view %ws[%o1][] : memref<98304xi8> to memref<5xf64>
+  linalg.fill ins(%ninf : f32) outs(%m : memref<5xf32>)
+  linalg.fill ins(%zero : f64) outs(%s : memref<5xf64>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<5x4000xf32>) outs(%m, %s : memref<5xf32>, memref<5xf64>)
+      attrs = {sinter.online_softmax} {
+  ^bb0(%in: f32, %max: f32, %sum: f64):
+    %newmax = arith.maximumf %max, %in : f32
+    %d = arith.subf %in, %max : f32
+    %grows = arith.cmpf ogt, %d, %zerof : f32
+    %a = math.absf %d : f32
+    %na = arith.negf %a : f32
+    %e = math.exp %na : f32
+    %isninf = arith.cmpf oeq, %in, %ninf : f32
+    %e0 = arith.select %isninf, %zerof, %e : f32
+    %w = arith.extf %e0 : f32 to f64
+    %scaled = arith.mulf %sum, %w : f64
+    %plus1 = arith.addf %scaled, %one : f64
+    %plusw = arith.addf %sum, %w : f64
+    %next = arith.select %grows, %plus1, %plusw : f64
+    linalg.yield %newmax, %next : f32, f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m, %s, %target : memref<5x4000xf32>, memref<5xf32>, memref<5xf64>, memref<5xi32>)
+      outs(%x : memref<5x4000xf32>) {
+  ^bb0(%v: f32, %mx: f32, %sm: f64, %t: i32, %unused: f32):
+    %col = linalg.index 1 : index
+    %ti = arith.index_cast %t : i32 to index
+    %hit = arith.cmpi eq, %ti, %col : index
+    %hitf = arith.uitofp %hit : i1 to f32
+    %d = arith.subf %v, %mx : f32
+    %e = math.exp %d : f32
+    %smf = arith.truncf %sm : f64 to f32
+    %p = arith.divf %e, %smf : f32
+    %r = arith.subf %p, %hitf : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
 func.func private @printI64(i64)
 func.func private @printNewline()
 
@@ -312,6 +369,7 @@ func.func @report(%wrong: memref<1xi64>) {
 }
 
 // CHECK: 0
+// CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
@@ -590,6 +648,50 @@ func.func @main() {
       %old202 = memref.load %wrong[%c0] : memref<1xi64>
       %new202 = arith.addi %old202, %inc202 : i64
       memref.store %new202, %wrong[%c0] : memref<1xi64>
+    }
+  }
+  call @report(%wrong) : (memref<1xi64>) -> ()
+
+  // The same, written over a copy of the logits.
+  %iws = memref.alloc() : memref<98304xi8>
+  %ix = memref.alloc() : memref<5x4000xf32>
+  memref.copy %sx, %ix : memref<5x4000xf32> to memref<5x4000xf32>
+  call @softmax_grad_in_place(%ix, %target, %iws) : (memref<5x4000xf32>, memref<5xi32>, memref<98304xi8>) -> ()
+  %gg_in_place = memref.cast %ix : memref<5x4000xf32> to memref<5x4000xf32>
+  %gtol_in_place = arith.constant 1.0e-6 : f32
+  scf.for %r = %c0 to %c5 step %c1 {
+    %max = scf.for %c = %c0 to %c4000 step %c1 iter_args(%mx0 = %ninf) -> f32 {
+      %v = memref.load %sx[%r, %c] : memref<5x4000xf32>
+      %nm = arith.maximumf %mx0, %v : f32
+      scf.yield %nm : f32
+    }
+    %sum = scf.for %c = %c0 to %c4000 step %c1 iter_args(%sm0 = %zerof) -> f64 {
+      %v = memref.load %sx[%r, %c] : memref<5x4000xf32>
+      %d = arith.subf %v, %max : f32
+      %e = math.exp %d : f32
+      %w = arith.extf %e : f32 to f64
+      %tsum = arith.addf %sm0, %w : f64
+      scf.yield %tsum : f64
+    }
+    %sumf = arith.truncf %sum : f64 to f32
+    %tg = memref.load %target[%r] : memref<5xi32>
+    %tc = arith.index_cast %tg : i32 to index
+    scf.for %c = %c0 to %c4000 step %c1 {
+      %v = memref.load %sx[%r, %c] : memref<5x4000xf32>
+      %d = arith.subf %v, %max : f32
+      %e = math.exp %d : f32
+      %p = arith.divf %e, %sumf : f32
+      %hit = arith.cmpi eq, %tc, %c : index
+      %hitf = arith.uitofp %hit : i1 to f32
+      %want = arith.subf %p, %hitf : f32
+      %got = memref.load %gg_in_place[%r, %c] : memref<5x4000xf32>
+      %diff = arith.subf %got, %want : f32
+      %adiff = math.absf %diff : f32
+      %bad = arith.cmpf ugt, %adiff, %gtol_in_place : f32
+      %inc203 = arith.select %bad, %one, %zero : i64
+      %old203 = memref.load %wrong[%c0] : memref<1xi64>
+      %new203 = arith.addi %old203, %inc203 : i64
+      memref.store %new203, %wrong[%c0] : memref<1xi64>
     }
   }
   call @report(%wrong) : (memref<1xi64>) -> ()

@@ -497,6 +497,76 @@ func.func @row_then_elements(%a: memref<6x300xf32>, %b: memref<6x300xf32>,
 
 // -----
 
+// A loop that writes, element by element, over the row the reduction read
+// (cross-entropy's gradient over the logits) joins its launch: each thread
+// writes the elements it folded, after the block's total.
+// CHECK-LABEL: func.func @elements_over_the_row(
+// CHECK:       gpu.launch
+// CHECK:         gpu.all_reduce add
+// CHECK:         scf.for
+// CHECK:           memref.load %[[X:.*]][%{{.*}}, %{{.*}}] : memref<6x300xf32>
+// CHECK:           arith.divf
+// CHECK:           memref.store %{{.*}}, %[[X]]
+// CHECK-NOT:   linalg.generic
+func.func @elements_over_the_row(%ws: memref<16384xi8> {sinter.workspace}) {
+  %c0 = arith.constant 0 : index
+  %c7200 = arith.constant 7200 : index
+  %x = memref.view %ws[%c0][] : memref<16384xi8> to memref<6x300xf32>
+  %s = memref.view %ws[%c7200][] : memref<16384xi8> to memref<6xf64>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x300xf32>) outs(%s : memref<6xf64>) {
+  ^bb0(%in: f32, %acc: f64):
+    %w = arith.extf %in : f32 to f64
+    %r = arith.addf %acc, %w : f64
+    linalg.yield %r : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : memref<6x300xf32>, memref<6xf64>) outs(%x : memref<6x300xf32>) {
+  ^bb0(%v: f32, %t: f64, %unused: f32):
+    %tf = arith.truncf %t : f64 to f32
+    %q = arith.divf %v, %tf : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// Over what the reduction stores, not: the loop stays a launch of its own.
+// CHECK-LABEL: func.func @elements_over_a_stored_row(
+// CHECK:       gpu.launch
+// CHECK:       linalg.generic
+func.func @elements_over_a_stored_row(%a: memref<6x300xf32>, %ws: memref<16384xi8> {sinter.workspace}) {
+  %c0 = arith.constant 0 : index
+  %c7200 = arith.constant 7200 : index
+  %x = memref.view %ws[%c0][] : memref<16384xi8> to memref<6x300xf32>
+  %s = memref.view %ws[%c7200][] : memref<16384xi8> to memref<6xf64>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<6x300xf32>) outs(%x, %s : memref<6x300xf32>, memref<6xf64>) {
+  ^bb0(%in: f32, %unused: f32, %acc: f64):
+    %w = arith.extf %in : f32 to f64
+    %r = arith.addf %acc, %w : f64
+    linalg.yield %in, %r : f32, f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : memref<6x300xf32>, memref<6xf64>) outs(%x : memref<6x300xf32>) {
+  ^bb0(%v: f32, %t: f64, %unused: f32):
+    %tf = arith.truncf %t : f64 to f32
+    %q = arith.divf %v, %tf : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
 // A loop whose body loads the reduction's output itself (here another
 // row's) stays a launch of its own: in the reduction's launch it would
 // read a row another block may not have stored yet.

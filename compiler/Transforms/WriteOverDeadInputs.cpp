@@ -29,6 +29,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <algorithm>
 #include <functional>
 
 using namespace mlir;
@@ -144,7 +145,8 @@ SmallVector<tensor::ExtractOp> gathers(Operation *reader, const llvm::SetVector<
            llvm::all_of(def->getOperands(), picksFromInputs);
   };
   for (tensor::ExtractOp extract : extracts)
-    ok &= llvm::all_of(extract.getIndices(), picksFromInputs);
+    ok &= dominance.properlyDominates(extract.getTensor(), loop) &&
+          llvm::all_of(extract.getIndices(), picksFromInputs);
   for (Value in : generic.getDpsInputs())
     ok &= dominance.properlyDominates(in, loop);
   if (!ok || !generic.hasPureTensorSemantics() ||
@@ -274,6 +276,10 @@ bool laterReaders(Value x, linalg::GenericOp loop, DominanceInfo &dominance,
   Block *block = loop->getBlock();
   llvm::SetVector<Value> shared = sharers(x);
   for (Value t : shared) {
+    // An empty tensor holds nothing: its other users get buffers of their
+    // own (sinter-split-empty-tensors).
+    if (t.getDefiningOp<tensor::EmptyOp>())
+      continue;
     for (Operation *user : t.getUsers()) {
       if (isView(user) && shared.contains(user->getResult(0)))
         continue;
@@ -304,14 +310,8 @@ struct WriteOverDeadInputs : impl::WriteOverDeadInputsBase<WriteOverDeadInputs> 
           isFresh(op.getDpsInits()[0]))
         loops.push_back(op);
     });
-    // A reader given its picks is made again; a later candidate that was
-    // one is its new self.
-    DenseMap<Operation *, Operation *> remade;
-    for (linalg::GenericOp candidate : loops) {
-      Operation *op = candidate;
-      while (Operation *now = remade.lookup(op))
-        op = now;
-      auto loop = cast<linalg::GenericOp>(op);
+    for (size_t next = 0; next < loops.size(); ++next) {
+      linalg::GenericOp loop = loops[next];
       DominanceInfo dominance(loop->getParentOp());
       OpOperand *init = loop.getDpsInitOperand(0);
       AffineMap written = loop.getMatchingIndexingMap(init);
@@ -326,8 +326,12 @@ struct WriteOverDeadInputs : impl::WriteOverDeadInputsBase<WriteOverDeadInputs> 
             !isFresh(x) || !laterReaders(x, loop, dominance, readers, gathered) ||
             llvm::any_of(readers, [&](Operation *op) { return gathered.count(op); }))
           continue;
-        for (auto &[reader, picks] : gathered)
-          remade[reader] = gatherBefore(cast<linalg::GenericOp>(reader), picks, loop);
+        for (auto &[reader, picks] : gathered) {
+          // A later candidate that is this reader is its new self.
+          auto old = cast<linalg::GenericOp>(reader);
+          linalg::GenericOp made = gatherBefore(old, picks, loop);
+          std::replace(loops.begin() + next + 1, loops.end(), old, made);
+        }
         // In their order, so that one that reads another stays after it.
         SmallVector<Operation *> ordered(readers.begin(), readers.end());
         llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });

@@ -164,25 +164,38 @@ std::optional<Candidate> candidate(linalg::GenericOp op, Operation *reduction,
 }
 
 /// The accesses of `c`, a per-element consumer, that may meet the
-/// reduction's: its writes into a buffer the reduction only reads, through
-/// the same view and the same indexing map, left out. Each thread writes
-/// there the elements it read when it folded them, after its block's
-/// totals (cross-entropy's gradient written over the logits).
-Accesses inPlaceLeftOut(const Candidate &c, linalg::GenericOp reduction) {
+/// reduction's: its writes into a buffer the reduction only reads, as one
+/// input through the same view and indexing map (a permutation), left out,
+/// when nothing else of either touches those bytes (no other input, load
+/// or output of the reduction; the consumer reads them only where it
+/// writes them). Each thread then writes there the elements it read when it
+/// folded them, after its block's totals (cross-entropy's gradient written
+/// over the logits).
+Accesses inPlaceLeftOut(const Candidate &c, linalg::GenericOp reduction,
+                        const Accesses &reductionAccesses, BufferOverlaps &overlaps) {
   Accesses rest = c.own;
   if (!c.consumer.perElement())
     return rest;
   linalg::GenericOp op = c.consumer.op;
   for (OpOperand &init : op.getDpsInitsMutable()) {
     Value buffer = init.get();
-    bool reducedWrites = llvm::any_of(reduction.getDpsInits(),
-                                      [&](Value v) { return v == buffer; });
-    bool readThere = llvm::any_of(reduction.getDpsInputOperands(), [&](OpOperand *in) {
-      return in->get() == buffer &&
-             reduction.getMatchingIndexingMap(in) == op.getMatchingIndexingMap(&init) &&
-             op.getMatchingIndexingMap(&init).isPermutation();
-    });
-    if (readThere && !reducedWrites)
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    if (!map.isPermutation())
+      continue;
+    auto meets = [&](Value v) { return !overlaps.disjoint(v, buffer); };
+    bool readThere = false, otherwise = false;
+    for (OpOperand *in : reduction.getDpsInputOperands())
+      if (meets(in->get()))
+        (in->get() == buffer && reduction.getMatchingIndexingMap(in) == map ? readThere
+                                                                             : otherwise) = true;
+    otherwise |= llvm::any_of(reductionAccesses.writes, meets);
+    for (OpOperand &other : op->getOpOperands())
+      if (&other != &init && meets(other.get()))
+        otherwise |= !op.isDpsInput(&other) || other.get() != buffer ||
+                     op.getMatchingIndexingMap(&other) != map;
+    for (linalg::GenericOp loop : {reduction, op})
+      loop.getRegion().walk([&](memref::LoadOp load) { otherwise |= meets(load.getMemRef()); });
+    if (readThere && !otherwise)
       rest.writes.remove(buffer);
   }
   return rest;
@@ -222,7 +235,8 @@ SmallVector<ReductionConsumer> consumersOf(linalg::GenericOp reduction,
     std::optional<Candidate> c = candidate(dyn_cast<linalg::GenericOp>(next), reduction,
                                            ranges, parallel, slots, storedAt);
     bool fits =
-        c && overlaps.independent(*reductionAccesses, inPlaceLeftOut(*c, reduction)) &&
+        c && overlaps.independent(*reductionAccesses,
+                                  inPlaceLeftOut(*c, reduction, *reductionAccesses, overlaps)) &&
         llvm::all_of(passed,
                      [&](const Accesses &p) { return overlaps.independent(p, *all); }) &&
         llvm::all_of(taken,

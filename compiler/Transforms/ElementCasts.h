@@ -1,18 +1,26 @@
 //===- ElementCasts.h - Tensors cast to another float type ------*- C++ -*-===//
 //
-// What the bf16 passes share: a tensor's copy in another float type, made
-// once next to its definition, and the precision setting a pass reads.
+// What the bf16 passes share: a tensor's element type, its copy in another
+// float type made next to its definition, and the precision setting a pass
+// reads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SINTER_TRANSFORMS_ELEMENTCASTS_H
 #define SINTER_TRANSFORMS_ELEMENTCASTS_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
 #include <optional>
 
 namespace sinter {
+
+/// Whether `v` is a ranked tensor whose element type `is` (&Type::isBF16).
+inline bool hasElement(mlir::Value v, bool (mlir::Type::*is)() const) {
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
+  return type && (type.getElementType().*is)();
+}
 
 /// `v` (a ranked tensor of floats) copied into `element` by a parallel
 /// `linalg.generic` (arith.truncf to a narrower type, arith.extf to a wider

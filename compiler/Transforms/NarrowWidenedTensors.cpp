@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/ElementCasts.h"
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,11 +30,6 @@ namespace sinter {
 #include "compiler/Transforms/Passes.h.inc"
 
 namespace {
-
-bool hasElement(Value v, bool (Type::*is)() const) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && (type.getElementType().*is)();
-}
 
 /// A loop that only widens a bf16 input to f32: parallel loops, one
 /// result into a tensor.empty it does not read, a body `extf; yield`.

@@ -45,11 +45,6 @@ RankedTensorType asBF16(Type t) {
   return type.clone(BFloat16Type::get(t.getContext()));
 }
 
-bool hasElement(Value v, bool (Type::*is)() const) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && (type.getElementType().*is)();
-}
-
 /// A loop that only rounds its one input to bf16.
 bool isRounding(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 1 || op.getNumResults() != 1)

@@ -51,6 +51,16 @@ from sinter_testing import read_safetensors, write_safetensors  # noqa: E402
 
 B = 4
 # (name, expression): every op on float inputs that has a gradient.
+def packed_attention(causal):
+    """Attention of two heads of 16 over qkv [B, 16, 96], as std/nn.sn's
+    attention cuts, splits and merges them."""
+    def head(start):
+        return (f"transpose(reshape(slice(qkv, 2, {start}, {start + 32}), [B, 16, 2, 16]), "
+                "[0, 2, 1, 3])")
+    return (f"reshape(transpose(scaled_dot_product_attention({head(0)}, {head(32)}, "
+            f"{head(64)}, causal={causal}), [0, 2, 1, 3]), [B, 16, 32])")
+
+
 OPS = [
     ("add", "a + b"), ("sub_broadcast", "a - reshape(c, [B, 1, 4])"),
     ("mul", "a * b"), ("div", "a / p"), ("neg", "-a"), ("exp", "exp(a)"),
@@ -92,6 +102,10 @@ OPS = [
     ("softmax_long", "softmax(r)"), ("embedding_wide", "embedding(ids, tablew)"),
     # Heads of 16: with compute: BF16, cuDNN's fused attention on CUDA.
     ("attention_heads16", "scaled_dot_product_attention(qa, ka, va, causal=true)"),
+    # GPT's form over one projection: with compute: BF16, cuDNN reads q, k
+    # and v in place and keeps the statistics (graph-pack-attention).
+    ("attention_packed", packed_attention("true")),
+    ("attention_packed_full", packed_attention("false")),
 ]
 # Losses: batch reductions already, each a term of the loss as it is.
 LOSSES = [
@@ -104,7 +118,8 @@ PARAMS = {"a": (B, 3, 4), "b": (B, 3, 4), "c": (B, 4), "p": (B, 3, 4),
           "t01": (B, 3, 4), "logits": (B, 5), "img": (B, 3, 8, 8), "bnw": (3,), "bnb": (3,),
           "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "kd": (6, 1, 3, 3), "table": (10, 4),
           "r": (B, 300), "tablew": (10, 300),
-          "qa": (B, 2, 16, 16), "ka": (B, 2, 16, 16), "va": (B, 2, 16, 16)}
+          "qa": (B, 2, 16, 16), "ka": (B, 2, 16, 16), "va": (B, 2, 16, 16),
+          "qkv": (B, 16, 96)}
 INPUTS = {"ids": ((6,), 10), "y": ((), 5), "yt": ((3,), 4)}
 
 

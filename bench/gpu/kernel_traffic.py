@@ -6,8 +6,9 @@ whole (a slice passed as its buffer's base pointer counts as the slice):
 an estimate of the traffic of the generated kernels, without the library
 calls (matmuls, attention). bf16, T=1024, micro-batch 16.
 
-    scripts/bench.sh gpu-traffic [--build DIR] [--kernels FUNCTION]
+    scripts/bench.sh gpu-traffic [--build DIR] [--kernels FUNCTION] [--set K=V]...
 
+--set K=V adds a setting (for example precision.activations=BF16).
 --kernels FUNCTION lists that function's launches in order, with their
 blocks and buffer types (for example gpt.h.bwd, a layer's backward pass).
 
@@ -85,7 +86,8 @@ def main(args):
     listed = None
     if "--kernels" in args:
         listed = args[args.index("--kernels") + 1]
-    sets = [a for s in SETTINGS for a in ("--set", s)]
+    settings = SETTINGS + [args[i + 1] for i, a in enumerate(args) if a == "--set"]
+    sets = [a for s in settings for a in ("--set", s)]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "step.mlir")
         subprocess.run([sinterc_of(build), "--config", CONFIG, *sets, "--emit=gpu",
@@ -112,7 +114,7 @@ def main(args):
         elif "call @sinter_cuda_" in line and function == listed:
             functions.setdefault(function, []).append(
                 (line.split("call @")[1].split("(")[0], 0, 0, []))
-    print("GPT-2 124M, CUDA, bf16, T=1024, micro-batch 16 (" + ", ".join(SETTINGS) + ")")
+    print("GPT-2 124M, CUDA, bf16, T=1024, micro-batch 16 (" + ", ".join(settings) + ")")
     print(f"{'function':24s} {'launches':>9s} {'buffer bytes':>14s}")
     totals = {}
     for name, launches in functions.items():

@@ -38,6 +38,7 @@ void buildStepPipeline(mlir::OpPassManager &pm) {
   // Before autodiff: a fused attention or batch-norm has its own gradient.
   // Statistics synchronized over ranks stay spelled out.
   pm.addPass(graph::createGraphFuseAttention());
+  pm.addPass(graph::createGraphPackAttention());
   pm.addPass(train::createDistSyncBatchNorm());
   pm.addPass(graph::createGraphFuseBatchNorm());
   pm.addPass(graph::createGraphChannelsLast());

@@ -48,4 +48,18 @@ std::optional<bool> bf16Setting(ModuleOp module, StringRef option, bool optionGi
   return std::nullopt;
 }
 
+bool foldCopyLoop(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumResults() != 1 ||
+      op.getDpsInputs()[0].getType() != op.getResult(0).getType() ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  if (yield.getOperand(0) != op.getBody()->getArgument(0))
+    return false;
+  op.getResult(0).replaceAllUsesWith(op.getDpsInputs()[0]);
+  op->erase();
+  return true;
+}
+
 } // namespace sinter

@@ -14,6 +14,10 @@
 
 #include <optional>
 
+namespace mlir::linalg {
+class GenericOp;
+} // namespace mlir::linalg
+
 namespace sinter {
 
 /// Whether `v` is a ranked tensor whose element type `is` (&Type::isBF16).
@@ -35,6 +39,11 @@ mlir::Value castNextToDefinition(mlir::Value v, mlir::Type element);
 std::optional<bool> bf16Setting(mlir::ModuleOp module, llvm::StringRef option,
                                 bool optionGiven, mlir::StringAttr fromModule,
                                 llvm::StringRef pass, llvm::StringRef what);
+
+/// A loop left copying its one input unchanged (identity maps) into a
+/// tensor of the same type, as a cast becomes once its input has the cast's
+/// type: its result is the input, and it is erased. False for another loop.
+bool foldCopyLoop(mlir::linalg::GenericOp op);
 
 } // namespace sinter
 

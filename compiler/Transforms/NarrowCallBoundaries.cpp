@@ -305,6 +305,40 @@ bool narrowResult(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> call
   return true;
 }
 
+/// A moved rounding of a loop's output that the loop also writes rounded
+/// (a bias added, kept in f32 and rounded for the matmul that reads it) is
+/// that rounded output, which CSE cannot see: `rounding` then goes.
+void reuseRoundedOutput(linalg::GenericOp rounding) {
+  if (rounding.getNumDpsInputs() != 1 || rounding.getNumResults() != 1 ||
+      !llvm::all_of(rounding.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return;
+  auto yield = cast<linalg::YieldOp>(rounding.getBody()->getTerminator());
+  auto trunc = yield.getOperand(0).getDefiningOp<arith::TruncFOp>();
+  if (!trunc || trunc.getIn() != rounding.getBody()->getArgument(0) ||
+      rounding.getBody()->getOperations().size() != 2)
+    return;
+  auto input = dyn_cast<OpResult>(rounding.getDpsInputs()[0]);
+  auto producer = input ? dyn_cast<linalg::GenericOp>(input.getOwner()) : nullptr;
+  if (!producer)
+    return;
+  auto produced = cast<linalg::YieldOp>(producer.getBody()->getTerminator());
+  unsigned k = input.getResultNumber();
+  Value wide = produced.getOperand(k);
+  for (unsigned j = 0; j < producer.getNumResults(); ++j) {
+    auto rounded = produced.getOperand(j).getDefiningOp<arith::TruncFOp>();
+    if (j == k || !rounded || rounded.getIn() != wide ||
+        rounded.getType() != trunc.getType() ||
+        producer.getResult(j).getType() != rounding.getResult(0).getType() ||
+        producer.getIndexingMapMatchingResult(producer->getResult(j)) !=
+            producer.getIndexingMapMatchingResult(input))
+      continue;
+    rounding.getResult(0).replaceAllUsesWith(producer.getResult(j));
+    rounding->erase();
+    return;
+  }
+}
+
 struct NarrowCallBoundaries : impl::NarrowCallBoundariesBase<NarrowCallBoundaries> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -325,6 +359,10 @@ struct NarrowCallBoundaries : impl::NarrowCallBoundariesBase<NarrowCallBoundarie
           }
         }
     }
+    SmallVector<linalg::GenericOp> loops;
+    module.walk([&](linalg::GenericOp op) { loops.push_back(op); });
+    for (linalg::GenericOp op : loops)
+      reuseRoundedOutput(op);
   }
 };
 

@@ -172,22 +172,6 @@ void readNarrow(linalg::GenericOp op, OpOperand &operand, Value source) {
     wide.getDefiningOp()->erase();
 }
 
-/// A loop left copying its one input unchanged into a tensor of the same
-/// type: its result is the input.
-bool foldCopy(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumResults() != 1 ||
-      op.getDpsInputs()[0].getType() != op.getResult(0).getType() ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
-    return false;
-  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
-  if (yield.getOperand(0) != op.getBody()->getArgument(0))
-    return false;
-  op.getResult(0).replaceAllUsesWith(op.getDpsInputs()[0]);
-  op->erase();
-  return true;
-}
-
 struct NarrowWidenedTensors : impl::NarrowWidenedTensorsBase<NarrowWidenedTensors> {
   void runOnOperation() override {
     // Each widened f32 value that only loops read, and what makes it.
@@ -213,7 +197,7 @@ struct NarrowWidenedTensors : impl::NarrowWidenedTensorsBase<NarrowWidenedTensor
         readers.insert(reader);
       }
       for (linalg::GenericOp reader : readers)
-        foldCopy(reader);
+        foldCopyLoop(reader);
       for (Operation *op : llvm::reverse(ops))
         if (isOpTriviallyDead(op))
           op->erase();

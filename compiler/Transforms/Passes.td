@@ -86,7 +86,8 @@ def NarrowCallBoundaries : Pass<"sinter-narrow-call-boundaries", "mlir::ModuleOp
     and returns its results instead. A layer's backward function then takes
     the bf16 query, key and value its forward function made for attention,
     not the f32 projection they were cut from; CSE afterwards merges the
-    moved chain with the forward function's own.
+    moved chain with the forward function's own, and a moved rounding of a
+    loop's output that the loop also writes rounded becomes that output.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
@@ -301,7 +302,9 @@ def DistinctResults : Pass<"sinter-distinct-results", "mlir::ModuleOp"> {
   let description = [{
     After bufferization, a step or a repeated block's function may return
     one buffer for two results (two outputs of equal value) or return an
-    argument or a view. A reshaped view of an allocation nothing else
+    argument or a view. In a repeated block's function, private and only
+    called, a result that is a reshape of another result is dropped first:
+    each call reshapes that result instead. A reshaped view of an allocation nothing else
     returns is allocated in the returned shape instead (the computation
     writes it through the inverse reshape); every other such result gets a
     copy in a fresh allocation. So every result can become the caller's

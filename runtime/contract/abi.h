@@ -345,6 +345,19 @@ void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
                                          uint16_t *grad_v, int64_t batch, int64_t heads,
                                          int64_t tq, int64_t tk, int64_t d, int64_t dv,
                                          int64_t causal);
+/* The same over one packed projection (cuDNN reads and writes through
+ * strides): qkv [batch, t, 3, heads, d] holds q, then k, then v in each
+ * row; o and grad_o are [batch, t, heads, d], grad_qkv is qkv's layout.
+ * `stats` (f32 [batch, heads, t]): each query's log-sum-exp of its scaled
+ * scores, which the forward call writes unless it is null and the
+ * backward call reads instead of computing it again. */
+void sinter_cuda_attention_qkv_bf16(const uint16_t *qkv, uint16_t *o, float *stats,
+                                    int64_t batch, int64_t t, int64_t heads, int64_t d,
+                                    int64_t causal);
+void sinter_cuda_attention_qkv_backward_bf16(const uint16_t *qkv, const uint16_t *o,
+                                             const float *stats, const uint16_t *grad_o,
+                                             uint16_t *grad_qkv, int64_t batch, int64_t t,
+                                             int64_t heads, int64_t d, int64_t causal);
 /* Batch normalization with the batch's statistics (cuDNN's spatial
  * batch-norm), f32: for x [n, c, spatial] (every axis after the channels
  * folded into spatial), y = (x - mean) * invstd * weight + bias, with

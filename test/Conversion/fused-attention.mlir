@@ -36,3 +36,30 @@ func.func @f32(%q: tensor<2x4x64x16xf32>) -> tensor<2x4x64x16xf32> {
   return %o : tensor<2x4x64x16xf32>
 }
 }
+
+// -----
+
+// Over one packed projection: the projection rounded to bf16 once, the
+// forward call asked for the row statistics (f32) because the gradient
+// reads them, the gradient of the projection in its layout. Without a
+// reader of the statistics (evaluation), the call gives the result only.
+// CHECK-LABEL: func.func @packed(
+// CHECK:       %[[QKV:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x64x96xbf16>)
+// CHECK:       %[[F:.*]]:2 = train.attention_qkv_forward %[[QKV]] {causal = true, heads = 2 : i64} : tensor<2x64x96xbf16> -> tensor<2x64x32xbf16>, tensor<2x2x64xf32>
+// CHECK:       train.attention_qkv_backward %{{.*}}, %{{.*}}, %[[F]]#1, %{{.*}} {causal = true, heads = 2 : i64} : tensor<2x64x96xbf16>, tensor<2x64x32xbf16>, tensor<2x2x64xf32>, tensor<2x64x32xbf16> -> tensor<2x64x96xbf16>
+// CHECK-LABEL: func.func @packed_eval(
+// CHECK:       train.attention_qkv_forward %{{.*}} {causal = false, heads = 2 : i64} : tensor<2x64x96xbf16> -> tensor<2x64x32xbf16>
+module attributes {sinter.device = "cuda", sinter.compute = "bf16"} {
+func.func @packed(%qkv: tensor<2x64x96xf32>, %g: tensor<2x64x32xf32>) -> tensor<2x64x96xf32> {
+  %y, %lse = graph.attention_qkv %qkv {causal = true, heads = 2 : i64}
+      : (tensor<2x64x96xf32>) -> (tensor<2x64x32xf32>, tensor<2x2x64xf32>)
+  %d = graph.attention_qkv_grad %qkv, %y, %lse, %g {causal = true, heads = 2 : i64}
+      : tensor<2x64x96xf32>, tensor<2x64x32xf32>, tensor<2x2x64xf32>, tensor<2x64x32xf32>
+  return %d : tensor<2x64x96xf32>
+}
+func.func @packed_eval(%qkv: tensor<2x64x96xf32>) -> tensor<2x64x32xf32> {
+  %y, %lse = graph.attention_qkv %qkv {causal = false, heads = 2 : i64}
+      : (tensor<2x64x96xf32>) -> (tensor<2x64x32xf32>, tensor<2x2x64xf32>)
+  return %y : tensor<2x64x32xf32>
+}
+}

@@ -6,6 +6,7 @@
 #include "dialects/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
 #include <limits>
@@ -106,6 +107,45 @@ Results lowerAttention(TensorBuilder &tb, AttentionOp op, AttentionOp::Adaptor a
   return one(tb.matmul(p, v, op.getType().getShape()));
 }
 
+/// `x` as `to` elements: itself when it has them.
+Value convertIfNeeded(TensorBuilder &tb, Value x, Type to) {
+  return elementOf(x) == to ? x : tb.convert(x, to);
+}
+
+/// graph-pack-attention made it only where cuDNN attends: q, k and v read
+/// from the projection in place. The row statistics are asked for only
+/// when the gradient reads them.
+Results lowerAttentionQkv(TensorBuilder &tb, AttentionQkvOp op, AttentionQkvOp::Adaptor a) {
+  OpBuilder &b = tb.builder();
+  Value qkv = tb.convert(a.getQkv(), b.getBF16Type());
+  RankedTensorType y = op.getResult().getType(), lse = op.getLse().getType();
+  SmallVector<Type> types = {y.clone(b.getBF16Type())};
+  bool keepsStatistics = !op.getLse().use_empty();
+  if (keepsStatistics)
+    types.push_back(lse.clone(b.getF32Type()));
+  auto call = train::AttentionQkvForwardOp::create(b, tb.location(), types, qkv,
+                                                   ValueRange(), op.getHeadsAttr(),
+                                                   op.getCausalAttr());
+  Value statistics =
+      keepsStatistics
+          ? convertIfNeeded(tb, call.getResult(1), lse.getElementType())
+          : tensor::EmptyOp::create(b, tb.location(), lse.getShape(), lse.getElementType());
+  return SmallVector<Value>{tb.convert(call.getResult(0), y.getElementType()), statistics};
+}
+
+Results lowerAttentionQkvGrad(TensorBuilder &tb, AttentionQkvGradOp op,
+                              AttentionQkvGradOp::Adaptor a) {
+  OpBuilder &b = tb.builder();
+  Type bf16 = b.getBF16Type();
+  SmallVector<Value> inputs = {tb.convert(a.getQkv(), bf16), tb.convert(a.getResult(), bf16),
+                               convertIfNeeded(tb, a.getLse(), b.getF32Type()),
+                               tb.convert(a.getGrad(), bf16)};
+  auto call = train::AttentionQkvBackwardOp::create(
+      b, tb.location(), TypeRange{op.getType().clone(bf16)}, inputs, ValueRange(),
+      op.getHeadsAttr(), op.getCausalAttr());
+  return one(tb.convert(call.getResult(0), op.getType().getElementType()));
+}
+
 } // namespace
 
 void populateMatmulOfTransposePatterns(RewritePatternSet &patterns) {
@@ -117,6 +157,8 @@ void populateLinearPatterns(RewritePatternSet &patterns) {
   addLowering<MatmulTransposedOp>(patterns, lowerMatmulTransposed);
   addLowering<AttentionOp>(patterns, lowerAttention);
   addLowering<AttentionGradOp>(patterns, lowerAttentionGrad);
+  addLowering<AttentionQkvOp>(patterns, lowerAttentionQkv);
+  addLowering<AttentionQkvGradOp>(patterns, lowerAttentionQkvGrad);
 }
 
 } // namespace sinter::lowering

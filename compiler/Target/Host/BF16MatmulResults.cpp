@@ -235,7 +235,8 @@ private:
   }
 
   /// The element `use` brings into `generic`'s body is bf16, widened where
-  /// the body reads it; a rounding of it is the element itself.
+  /// the body reads it; a rounding of it is the element itself, and a loop
+  /// left copying it goes (attention's rounded copy of its projection).
   static void widenInBody(linalg::GenericOp generic, OpOperand &use) {
     BlockArgument arg = generic.getMatchingBlockArgument(&use);
     arg.setType(BFloat16Type::get(arg.getContext()));
@@ -249,6 +250,7 @@ private:
       }
     if (wide->use_empty())
       wide->erase();
+    foldCopyLoop(generic);
   }
 
   /// The f32 copy of `v`, made once, next to its definition.

@@ -22,6 +22,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <optional>
+#include <type_traits>
 
 using namespace mlir;
 using namespace sinter::train;
@@ -129,6 +130,30 @@ LogicalResult callAttention(CallBuilder &cb, Operation *op, StringRef callee,
   Location loc = op->getLoc();
   for (int64_t d : {batch, heads, q[rank - 2], k[rank - 2], q[rank - 1], v[rank - 1],
                     int64_t(causal)})
+    args.push_back(cb.constant(loc, d));
+  cb.libraryCall(loc, callee, args);
+  return success();
+}
+
+/// Self-attention over a packed projection as the device library's call:
+/// its buffers (inputs, then results; a forward call not asked for the
+/// statistics passes null for them), then qkv [B, T, 3C]'s batch, T, heads,
+/// head size C / heads, and causal.
+template <typename OpT>
+LogicalResult callPackedAttention(CallBuilder &cb, OpT op, StringRef callee) {
+  Location loc = op.getLoc();
+  SmallVector<Value> args;
+  for (Value v : llvm::concat<const Value>(op.getInputs(), op.getInto())) {
+    auto t = cast<MemRefType>(v.getType());
+    if (!t.getLayout().isIdentity() || !t.hasStaticShape())
+      return op.emitError("fused attention needs dense static buffers, not ") << t;
+    args.push_back(cb.pointer(v));
+  }
+  if (std::is_same_v<OpT, AttentionQkvForwardOp> && op.getInto().size() == 1)
+    args.push_back(cb.nullPointer(loc));
+  ArrayRef<int64_t> qkv = cast<MemRefType>(op.getInputs()[0].getType()).getShape();
+  int64_t heads = op.getHeads();
+  for (int64_t d : {qkv[0], qkv[1], heads, qkv[2] / 3 / heads, int64_t(op.getCausal())})
     args.push_back(cb.constant(loc, d));
   cb.libraryCall(loc, callee, args);
   return success();
@@ -358,6 +383,12 @@ std::optional<LogicalResult> lowerLibraryCall(CallBuilder &cb, ModuleOp module,
       .Case([&](AttentionBackwardOp a) {
         return callAttention(cb, a, library("attention_backward_bf16"), a.getInputs(),
                              a.getInto(), a.getCausal());
+      })
+      .Case([&](AttentionQkvForwardOp a) {
+        return callPackedAttention(cb, a, library("attention_qkv_bf16"));
+      })
+      .Case([&](AttentionQkvBackwardOp a) {
+        return callPackedAttention(cb, a, library("attention_qkv_backward_bf16"));
       })
       .Case([&](Pool2dForwardOp p) {
         return callPool(cb, p, library("pool2d_f32"), p.getInputs(), p.getInto());

@@ -189,6 +189,16 @@ GRADIENT(AttentionOp) {
   return success();
 }
 
+GRADIENT(AttentionQkvOp) {
+  // The statistics are the library's own, for the gradient below.
+  if (rg[1])
+    return emitOpError("has no gradient for its row statistics");
+  auto grad = AttentionQkvGradOp::create(b, getLoc(), getQkv(), getResult(), getLse(),
+                                         rg[0], getHeadsAttr(), getCausalAttr());
+  og.push_back(grad.getDqkv());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

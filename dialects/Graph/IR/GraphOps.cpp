@@ -370,6 +370,41 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
+/// A packed projection qkv [B, T, 3C] of `heads` heads, its attention's
+/// result [B, T, C] and row statistics [B, heads, T], of one element type.
+static LogicalResult verifyPackedAttention(Operation *op, RankedTensorType qkv,
+                                           RankedTensorType result,
+                                           RankedTensorType lse, int64_t heads) {
+  if (qkv.getRank() != 3 || !qkv.hasStaticShape() || qkv.getDimSize(2) % 3 != 0)
+    return op->emitOpError("takes a static qkv [B, T, 3 * C], not ") << qkv;
+  int64_t b = qkv.getDimSize(0), t = qkv.getDimSize(1), c = qkv.getDimSize(2) / 3;
+  if (heads < 1 || c % heads != 0)
+    return op->emitOpError() << "splits " << c << " columns into " << heads << " heads";
+  Type element = qkv.getElementType();
+  auto expect = [&](RankedTensorType actual, ArrayRef<int64_t> shape,
+                    StringRef what) -> LogicalResult {
+    auto wanted = RankedTensorType::get(shape, element);
+    if (actual != wanted)
+      return op->emitOpError() << what << " should be " << wanted << ", not " << actual;
+    return success();
+  };
+  if (failed(expect(result, {b, t, c}, "the result")))
+    return failure();
+  return expect(lse, {b, heads, t}, "the row statistics");
+}
+
+LogicalResult AttentionQkvOp::verify() {
+  return verifyPackedAttention(*this, getQkv().getType(), getResult().getType(),
+                               getLse().getType(), getHeads());
+}
+
+LogicalResult AttentionQkvGradOp::verify() {
+  if (getGrad().getType() != getResult().getType())
+    return emitOpError("takes the result's gradient in the result's type");
+  return verifyPackedAttention(*this, getQkv().getType(), getResult().getType(),
+                               getLse().getType(), getHeads());
+}
+
 LogicalResult OneHotOp::verify() {
   shape::Result expected =
       shape::oneHot(toShape(getIds().getType()), getNumClasses());

@@ -1040,6 +1040,59 @@ def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
   }];
 }
 
+def Graph_AttentionQkvOp : Graph_Op<"attention_qkv", [Pure, Graph_Differentiable]> {
+  let summary = "Self-attention over one projection that packs q, k and v";
+  let description = [{
+    `qkv` is `[B, T, 3 * C]`: query, key and value side by side, each `C`
+    wide and split into `heads` heads of `C / heads`. `result` is `[B, T,
+    C]`, each head's `graph.attention` (causally masked when `causal`) in
+    its columns, and `lse` is `[B, heads, T]`: each query's log-sum-exp of
+    its scaled (and masked) scores, which the gradient reads instead of
+    computing the scores' statistics again. `graph-pack-attention` makes it
+    where the device's library attends in these layouts (cuDNN's fused
+    attention with strides), in place of the slices, reshapes and
+    transposes around `graph.attention`. Static shapes only.
+
+    Example:
+    ```mlir
+    %y, %lse = graph.attention_qkv %qkv {heads = 4 : i64, causal = true}
+        : (tensor<2x64x192xf32>) -> (tensor<2x64x64xf32>, tensor<2x4x64xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$qkv, I64Attr:$heads, BoolAttr:$causal);
+  let results = (outs Graph_FloatTensor:$result, Graph_FloatTensor:$lse);
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_AttentionQkvGradOp : Graph_Op<"attention_qkv_grad", [Pure,
+    AllTypesMatch<["qkv", "dqkv"]>]> {
+  let summary = "The gradient of self-attention over a packed projection";
+  let description = [{
+    The vector-Jacobian product of `graph.attention_qkv` (same `qkv`,
+    `heads` and `causal`) for its result's gradient `grad`, from the
+    `result` and `lse` it gave: the gradient of `qkv`, in its packed
+    layout. `lse` has no gradient of its own.
+
+    Example:
+    ```mlir
+    %dqkv = graph.attention_qkv_grad %qkv, %y, %lse, %dy {heads = 4 : i64, causal = true}
+        : tensor<2x64x192xf32>, tensor<2x64x64xf32>, tensor<2x4x64xf32>,
+          tensor<2x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$qkv, Graph_FloatTensor:$result,
+                       Graph_FloatTensor:$lse, Graph_FloatTensor:$grad,
+                       I64Attr:$heads, BoolAttr:$causal);
+  let results = (outs Graph_FloatTensor:$dqkv);
+  let assemblyFormat = [{
+    $qkv `,` $result `,` $lse `,` $grad attr-dict `:` type($qkv) `,` type($result)
+    `,` type($lse) `,` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Losses and metrics
 //===----------------------------------------------------------------------===//

@@ -77,7 +77,7 @@ bool fusesIntoForwardUsers(Operation *op, const DenseSet<Operation *> &forwardOp
 /// Ops whose outputs the selective policy keeps: the ones that cost
 /// compute rather than memory traffic.
 bool isExpensive(Operation *op) {
-  return isa<MatmulOp, MatmulTransposedOp, Conv2dOp, AttentionOp>(op);
+  return isa<MatmulOp, MatmulTransposedOp, Conv2dOp, AttentionOp, AttentionQkvOp>(op);
 }
 
 /// Whether the backward function computes `value` again instead of saving

@@ -65,6 +65,22 @@ def GraphFuseAttention : Pass<"graph-fuse-attention", "mlir::ModuleOp"> {
   }];
 }
 
+def GraphPackAttention : Pass<"graph-pack-attention", "mlir::ModuleOp"> {
+  let summary = "Attention over one packed projection as graph.attention_qkv";
+  let description = [{
+    Where the device's library attends (`sinter.device` "cuda" with compute
+    bf16): a `graph.attention` whose query, key and value are the three
+    `C`-wide column blocks of one `[B, T, 3C]` tensor, each reshaped to `[B,
+    T, heads, C / heads]` and transposed to `[B, heads, T, C / heads]`,
+    becomes `graph.attention_qkv` of that tensor. Its result is already
+    `[B, T, C]`: a user that transposes the heads back and reshapes takes it
+    as it is. cuDNN then reads q, k and v where the projection wrote them and
+    writes the output and the gradients in the layouts the matmuls around
+    it take, with no transposed copies, and the backward pass reads the
+    forward pass's row statistics. Ops left without users are erased.
+  }];
+}
+
 def GraphFuseBatchNorm : Pass<"graph-fuse-batch-norm", "mlir::ModuleOp"> {
   let summary = "Spelled-out training batch-norm as graph.batch_norm, for CUDA";
   let description = [{

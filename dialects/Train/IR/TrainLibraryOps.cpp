@@ -250,6 +250,53 @@ LogicalResult bufferizeAttentionLibraryOp(OpT op, RewriterBase &rewriter,
       });
 }
 
+/// qkv [B, T, 3C] bf16 (of `heads` heads) first; y and dy [B, T, C] bf16;
+/// lse [B, heads, T] f32; dqkv as qkv. Forward: qkv -> y (, lse);
+/// backward: qkv, y, lse, dy -> dqkv.
+template <typename OpT> LogicalResult verifyPackedAttentionLibraryOp(OpT op) {
+  bool forward = std::is_same_v<OpT, AttentionQkvForwardOp>;
+  size_t inputs = forward ? 1 : 4;
+  size_t results = forward ? op->getNumResults() + op.getInto().size() : 1;
+  if (forward && (results < 1 || results > 2))
+    return op.emitOpError("gives the result, and the statistics when asked");
+  FailureOr<SmallVector<ShapedType>> types = variadicLibraryTypes(op, inputs, results);
+  if (failed(types))
+    return failure();
+  ShapedType qkv = (*types)[0];
+  if (qkv.getRank() != 3 || !qkv.hasStaticShape() || qkv.getDimSize(2) % 3 != 0 ||
+      op.getHeads() < 1 || (qkv.getDimSize(2) / 3) % op.getHeads() != 0)
+    return op.emitOpError("takes a static qkv [B, T, 3C] of whole heads, not ") << qkv;
+  int64_t b = qkv.getDimSize(0), t = qkv.getDimSize(1), c = qkv.getDimSize(2) / 3;
+  Builder builder(op.getContext());
+  Type bf16 = builder.getBF16Type();
+  auto y = RankedTensorType::get({b, t, c}, bf16);
+  auto lse = RankedTensorType::get({b, op.getHeads(), t}, builder.getF32Type());
+  SmallVector<ShapedType> expected = {qkv.clone(bf16), y};
+  if (!forward)
+    expected.append({lse, y, qkv.clone(bf16)});
+  else if (results == 2)
+    expected.push_back(lse);
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(*types, expected))) {
+    auto [actual, wanted] = pair;
+    if (actual.getShape() != wanted.getShape() ||
+        actual.getElementType() != wanted.getElementType())
+      return op.emitOpError("operand or result ")
+             << i << " should be " << wanted << ", not " << actual;
+  }
+  return success();
+}
+
+template <typename OpT>
+LogicalResult bufferizePackedAttentionLibraryOp(OpT op, RewriterBase &rewriter,
+                                                const BufferizationOptions &options,
+                                                BufferizationState &state) {
+  return bufferizeVariadicLibraryOp(
+      op, rewriter, options, state, [&](ValueRange inputs, ValueRange into) {
+        OpT::create(rewriter, op.getLoc(), TypeRange(), inputs, into, op.getHeadsAttr(),
+                    op.getCausalAttr());
+      });
+}
+
 template <typename OpT>
 LogicalResult bufferizeBatchNormLibraryOp(OpT op, RewriterBase &rewriter,
                                           const BufferizationOptions &options,
@@ -333,6 +380,11 @@ VARIADIC_LIBRARY_INTERFACE(AttentionForwardOp, verifyAttentionLibraryOp(*this, 3
                            bufferizeAttentionLibraryOp)
 VARIADIC_LIBRARY_INTERFACE(AttentionBackwardOp, verifyAttentionLibraryOp(*this, 4, 3),
                            bufferizeAttentionLibraryOp)
+// qkv -> y (, lse); qkv, y, lse, dy -> dqkv.
+VARIADIC_LIBRARY_INTERFACE(AttentionQkvForwardOp, verifyPackedAttentionLibraryOp(*this),
+                           bufferizePackedAttentionLibraryOp)
+VARIADIC_LIBRARY_INTERFACE(AttentionQkvBackwardOp, verifyPackedAttentionLibraryOp(*this),
+                           bufferizePackedAttentionLibraryOp)
 // x, weight, bias -> y, mean, invstd.
 VARIADIC_LIBRARY_INTERFACE(BatchNormForwardOp,
                            verifyBatchNormLibraryOp(*this, 3, 3, {0, 3}),

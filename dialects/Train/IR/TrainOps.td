@@ -386,6 +386,41 @@ def Train_AttentionBackwardOp : Train_AttentionLibraryOp<"attention_backward",
   }];
 }
 
+class Train_PackedAttentionLibraryOp<string mnemonic, string summaryText>
+    : Train_VariadicLibraryOp<mnemonic, summaryText,
+                              (ins I64Attr:$heads, BoolAttr:$causal)>;
+
+def Train_AttentionQkvForwardOp : Train_PackedAttentionLibraryOp<
+    "attention_qkv_forward",
+    "Self-attention over one packed projection, for the device's fused kernel"> {
+  let description = [{
+    `graph.attention_qkv` of a bf16 `qkv` [B, T, 3C] (q, k and v side by
+    side, each of `heads` heads of C / heads): the bf16 result [B, T, C],
+    each head in its columns, and, when asked for (a second result), each
+    query's f32 log-sum-exp of its scaled scores [B, heads, T] for the
+    backward op. The CUDA target's call of cuDNN's fused attention, which
+    reads and writes these layouts through strides. On tensors it returns
+    its results; on buffers it writes `into`.
+
+    Example:
+    ```mlir
+    %y, %lse = train.attention_qkv_forward %qkv {heads = 4 : i64, causal = true}
+        : tensor<2x64x192xbf16> -> tensor<2x64x64xbf16>, tensor<2x4x64xf32>
+    ```
+  }];
+}
+
+def Train_AttentionQkvBackwardOp : Train_PackedAttentionLibraryOp<
+    "attention_qkv_backward",
+    "The gradient of self-attention over a packed projection, for the device's kernel"> {
+  let description = [{
+    From `qkv`, the forward op's result and statistics and the result's
+    gradient (bf16 [B, T, C]): the bf16 gradient of `qkv` [B, T, 3C], in
+    its layout. cuDNN's fused attention backward, with the statistics the
+    forward pass kept.
+  }];
+}
+
 def Train_BatchNormForwardOp : Train_BatchNormLibraryOp<"batch_norm_forward",
     "Batch normalization with the batch's statistics, for the device's library"> {
   let description = [{

@@ -222,6 +222,27 @@ void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
       });
 }
 
+void sinter_cuda_attention_qkv_bf16(const uint16_t *qkv, uint16_t *o, float *stats,
+                                    int64_t batch, int64_t t, int64_t heads, int64_t d,
+                                    int64_t causal) {
+  const int64_t shape[7] = {batch, heads, t, t, d, d, causal};
+  queue(
+      "attention", [&] { return attentionLabel("forward", shape); },
+      [=](CudaDevice &device) { device.attentionPacked(qkv, o, stats, shape); });
+}
+
+void sinter_cuda_attention_qkv_backward_bf16(const uint16_t *qkv, const uint16_t *o,
+                                             const float *stats, const uint16_t *grad_o,
+                                             uint16_t *grad_qkv, int64_t batch, int64_t t,
+                                             int64_t heads, int64_t d, int64_t causal) {
+  const int64_t shape[7] = {batch, heads, t, t, d, d, causal};
+  queue(
+      "attention", [&] { return attentionLabel("backward", shape); },
+      [=](CudaDevice &device) {
+        device.attentionPackedBackward(qkv, o, stats, grad_o, grad_qkv, shape);
+      });
+}
+
 void sinter_cuda_batch_norm_f32(const float *x, const float *weight, const float *bias,
                                 float *y, float *mean, float *invstd, int64_t n,
                                 int64_t c, int64_t spatial, double epsilon) {

@@ -2,12 +2,18 @@
 //
 // abi.h's attention, bf16 in and out: o = softmax(q k^T / sqrt(d)) v for
 // every (batch, head), causally masked when asked, and its gradients. Each
-// shape's two cuDNN graphs are built once (cuDNN's C++ frontend, its
-// heuristics' first supported plan) and kept. The forward call keeps no
-// statistics; the backward call runs the forward graph again with them (its
-// output and row log-sum-exps, into memory of its own), then the backward
-// graph, with cuDNN's deterministic algorithm: a step repeated on the same
-// inputs gives the same bits (unless precision.deterministic is false).
+// shape's cuDNN graphs are built once (cuDNN's C++ frontend, its
+// heuristics' first supported plan) and kept. The backward graph uses
+// cuDNN's deterministic algorithm: a step repeated on the same inputs gives
+// the same bits (unless precision.deterministic is false).
+//
+// Two layouts. Heads-major (q, k, v, o each [batch, heads, T, d], packed):
+// the forward call keeps no statistics, and the backward call runs the
+// forward graph again with them (its output and row log-sum-exps, into
+// memory of its own). Packed (q, k and v side by side in one projection
+// [batch, T, 3, heads, d], o [batch, T, heads, d], the gradients as their
+// values): cuDNN reads and writes them through strides, the forward call
+// writes the row statistics the backward call reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +23,7 @@
 #define CUDNN_FRONTEND_SKIP_JSON_LIB
 #include <cudnn_frontend.h>
 
+#include <array>
 #include <cmath>
 
 namespace fe = cudnn_frontend;
@@ -28,24 +35,48 @@ namespace {
 // The tensors' ids in a graph's variant pack.
 enum : int64_t { kQ = 1, kK, kV, kO, kStats, kGradO, kGradQ, kGradK, kGradV };
 
-/// [batch, heads, rows, cols], packed.
-std::shared_ptr<fe::graph::Tensor_attributes> packed(fe::graph::Graph &g,
-                                                     const char *name, int64_t uid,
-                                                     int64_t b, int64_t h, int64_t rows,
-                                                     int64_t cols) {
+/// Where the elements of one [batch, heads, rows, cols] operand lie.
+using Strides = std::array<int64_t, 4>;
+
+/// The strides of q, k, v and o (their gradients lie as they do) for a
+/// shape s as abi.h's calls give it.
+struct Layout {
+  Strides q, k, v, o;
+};
+
+Layout layoutOf(const int64_t s[7], bool packed) {
+  int64_t h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
+  if (packed) {
+    // One row of the projection holds every head's q, then k, then v.
+    int64_t row = 3 * h * d;
+    Strides qkv = {tq * row, d, row, 1};
+    return {qkv, qkv, qkv, {tq * h * dv, dv, h * dv, 1}};
+  }
+  return {{h * tq * d, tq * d, d, 1},
+          {h * tk * d, tk * d, d, 1},
+          {h * tk * dv, tk * dv, dv, 1},
+          {h * tq * dv, tq * dv, dv, 1}};
+}
+
+/// The row statistics [batch, heads, rows, 1], packed.
+Strides statisticsStrides(const int64_t s[7]) { return {s[1] * s[2], s[2], 1, 1}; }
+
+std::shared_ptr<fe::graph::Tensor_attributes>
+tensor(fe::graph::Graph &g, const char *name, int64_t uid, int64_t b, int64_t h,
+       int64_t rows, int64_t cols, const Strides &strides) {
   return g.tensor(fe::graph::Tensor_attributes()
                       .set_name(name)
                       .set_uid(uid)
                       .set_dim({b, h, rows, cols})
-                      .set_stride({h * rows * cols, rows * cols, cols, 1}));
+                      .set_stride({strides[0], strides[1], strides[2], strides[3]}));
 }
 
-void setPacked(fe::graph::Tensor_attributes &t, int64_t uid, int64_t b, int64_t h,
-               int64_t rows, int64_t cols) {
+void setOutput(fe::graph::Tensor_attributes &t, int64_t uid, int64_t b, int64_t h,
+               int64_t rows, int64_t cols, const Strides &strides) {
   t.set_output(true)
       .set_uid(uid)
       .set_dim({b, h, rows, cols})
-      .set_stride({h * rows * cols, rows * cols, cols, 1});
+      .set_stride({strides[0], strides[1], strides[2], strides[3]});
 }
 
 Status checked(fe::error_t e, const char *what) {
@@ -79,12 +110,18 @@ std::shared_ptr<fe::graph::Graph> emptyGraph() {
 
 } // namespace
 
-/// One shape's graphs: the forward pass without statistics (the forward
-/// call); with them, and the backward pass, and the memory the backward
-/// call keeps the recomputed output and statistics in (prepareBackward).
+/// One shape's and layout's graphs, each built at its first use: the
+/// forward pass without statistics and with them, and the backward pass;
+/// for heads-major operands, the memory the backward call keeps the
+/// recomputed output and statistics in (prepareRecompute).
 struct CudaDevice::Attention {
-  std::shared_ptr<fe::graph::Graph> forward, forwardWithStats, backward;
-  int64_t forwardBytes = 0, forwardWithStatsBytes = 0, backwardBytes = 0;
+  struct Built {
+    std::shared_ptr<fe::graph::Graph> graph;
+    int64_t workspaceBytes = 0;
+  };
+  std::array<int64_t, 7> shape{};
+  bool packed = false;
+  Built forward, forwardWithStats, backward;
   void *saved = nullptr; ///< o (bf16), then the statistics (f32)
   uint64_t outputBytes = 0;
   ~Attention() {
@@ -109,33 +146,38 @@ template <typename F> Status guarded(F &&body) {
 
 /// The forward pass's graph of one shape (s as abi.h's call gives it), with
 /// or without the row statistics the backward pass reads.
-std::shared_ptr<fe::graph::Graph> forwardGraph(const int64_t s[7], bool stats) {
+std::shared_ptr<fe::graph::Graph> forwardGraph(const int64_t s[7], bool packed,
+                                               bool stats) {
   int64_t b = s[0], h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
+  Layout l = layoutOf(s, packed);
   auto g = emptyGraph();
-  auto q = packed(*g, "Q", kQ, b, h, tq, d), k = packed(*g, "K", kK, b, h, tk, d),
-       v = packed(*g, "V", kV, b, h, tk, dv);
+  auto q = tensor(*g, "Q", kQ, b, h, tq, d, l.q), k = tensor(*g, "K", kK, b, h, tk, d, l.k),
+       v = tensor(*g, "V", kV, b, h, tk, dv, l.v);
   auto options = fe::graph::SDPA_attributes()
                      .set_name("attention")
                      .set_generate_stats(stats)
                      .set_attn_scale(float(1.0 / std::sqrt(double(d))))
                      .set_causal_mask(s[6] != 0);
   auto [o, lse] = g->sdpa(q, k, v, options);
-  setPacked(*o, kO, b, h, tq, dv);
+  setOutput(*o, kO, b, h, tq, dv, l.o);
   if (stats)
-    setPacked(lse->set_data_type(fe::DataType_t::FLOAT), kStats, b, h, tq, 1);
+    setOutput(lse->set_data_type(fe::DataType_t::FLOAT), kStats, b, h, tq, 1,
+              statisticsStrides(s));
   return g;
 }
 
 /// With `deterministic`, the same bits from the same inputs, at the cost of
 /// a workspace of b x h x tq x tk bf16 on Hopper; without, cuDNN may add
 /// the query gradient's pieces atomically, in any order.
-std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7], bool deterministic) {
+std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7], bool packed,
+                                                bool deterministic) {
   int64_t b = s[0], h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
+  Layout l = layoutOf(s, packed);
   auto g = emptyGraph();
-  auto q = packed(*g, "Q", kQ, b, h, tq, d), k = packed(*g, "K", kK, b, h, tk, d),
-       v = packed(*g, "V", kV, b, h, tk, dv), o = packed(*g, "O", kO, b, h, tq, dv),
-       gradO = packed(*g, "dO", kGradO, b, h, tq, dv);
-  auto lse = packed(*g, "Stats", kStats, b, h, tq, 1);
+  auto q = tensor(*g, "Q", kQ, b, h, tq, d, l.q), k = tensor(*g, "K", kK, b, h, tk, d, l.k),
+       v = tensor(*g, "V", kV, b, h, tk, dv, l.v), o = tensor(*g, "O", kO, b, h, tq, dv, l.o),
+       gradO = tensor(*g, "dO", kGradO, b, h, tq, dv, l.o);
+  auto lse = tensor(*g, "Stats", kStats, b, h, tq, 1, statisticsStrides(s));
   lse->set_data_type(fe::DataType_t::FLOAT);
   auto options = fe::graph::SDPA_backward_attributes()
                      .set_name("attention_backward")
@@ -143,53 +185,35 @@ std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7], bool determi
                      .set_causal_mask(s[6] != 0)
                      .set_deterministic_algorithm(deterministic);
   auto [gradQ, gradK, gradV] = g->sdpa_backward(q, k, v, o, gradO, lse, options);
-  setPacked(*gradQ, kGradQ, b, h, tq, d);
-  setPacked(*gradK, kGradK, b, h, tk, d);
-  setPacked(*gradV, kGradV, b, h, tk, dv);
+  setOutput(*gradQ, kGradQ, b, h, tq, d, l.q);
+  setOutput(*gradK, kGradK, b, h, tk, d, l.k);
+  setOutput(*gradV, kGradV, b, h, tk, dv, l.v);
   return g;
 }
 
 } // namespace
 
-Expected<CudaDevice::Attention *> CudaDevice::attentionPlan(const int64_t s[7]) {
+Expected<CudaDevice::Attention *> CudaDevice::attentionPlan(const int64_t s[7],
+                                                           bool packed) {
   std::vector<int64_t> key(s, s + 7);
+  key.push_back(packed);
   if (auto it = attentions.find(key); it != attentions.end())
     return it->second.get();
   SINTER_RT_RETURN_IF_ERROR(openDnn());
   auto plan = std::shared_ptr<Attention>(new Attention());
-  SINTER_RT_RETURN_IF_ERROR(guarded([&] {
-    plan->forward = forwardGraph(s, /*stats=*/false);
-    Expected<int64_t> bytes = build(*plan->forward, dnn);
-    if (!bytes.ok())
-      return bytes.status();
-    plan->forwardBytes = *bytes;
-    return Status::success();
-  }));
+  std::copy(s, s + 7, plan->shape.begin());
+  plan->packed = packed;
   Attention *made = plan.get();
   attentions[key] = std::move(plan);
   return made;
 }
 
-/// The backward call's graphs and the memory it keeps the recomputed
-/// output and statistics in, made at the first backward call of a shape
-/// (an eval step never makes them).
-Status CudaDevice::prepareBackward(Attention &plan, const int64_t s[7]) {
-  if (plan.backward)
+/// The memory the heads-major backward call keeps the recomputed output
+/// and statistics in, made at its first call (an eval step never makes it).
+Status CudaDevice::prepareRecompute(Attention &plan) {
+  if (plan.saved)
     return Status::success();
-  SINTER_RT_RETURN_IF_ERROR(guarded([&] {
-    plan.forwardWithStats = forwardGraph(s, /*stats=*/true);
-    Expected<int64_t> bytes = build(*plan.forwardWithStats, dnn);
-    if (!bytes.ok())
-      return bytes.status();
-    plan.forwardWithStatsBytes = *bytes;
-    auto backward = backwardGraph(s, !nondeterministic);
-    bytes = build(*backward, dnn);
-    if (!bytes.ok())
-      return bytes.status();
-    plan.backwardBytes = *bytes;
-    plan.backward = backward;
-    return Status::success();
-  }));
+  const int64_t *s = plan.shape.data();
   plan.outputBytes = uint64_t(s[0] * s[1] * s[2] * s[5]) * 2;
   uint64_t statsBytes = uint64_t(s[0] * s[1] * s[2]) * 4;
   uint64_t savedBytes = (plan.outputBytes + 255) / 256 * 256 + statsBytes;
@@ -206,25 +230,54 @@ std::string shapeOf(const int64_t s[7]) {
          std::to_string(s[4]) + (s[6] ? ", causal" : "") + ": ";
 }
 
+using VariantPack = std::unordered_map<int64_t, void *>;
+
+/// `p` advanced by `elements` bf16 values.
+void *bf16At(const void *p, int64_t elements) {
+  return const_cast<char *>(static_cast<const char *>(p)) + elements * 2;
+}
+
 } // namespace
+
+/// Builds the graph of `pass` at its first use.
+Status CudaDevice::runAttention(Attention &plan, AttentionPass pass,
+                                VariantPack &tensors) {
+  Attention::Built &built = pass == AttentionPass::Forward            ? plan.forward
+                            : pass == AttentionPass::ForwardWithStats ? plan.forwardWithStats
+                                                                      : plan.backward;
+  if (!built.graph)
+    SINTER_RT_RETURN_IF_ERROR(guarded([&] {
+      const int64_t *s = plan.shape.data();
+      auto graph = pass == AttentionPass::Backward
+                       ? backwardGraph(s, plan.packed, !nondeterministic)
+                       : forwardGraph(s, plan.packed, pass == AttentionPass::ForwardWithStats);
+      Expected<int64_t> bytes = build(*graph, dnn);
+      if (!bytes.ok())
+        return bytes.status();
+      built.workspaceBytes = *bytes;
+      built.graph = std::move(graph);
+      return Status::success();
+    }));
+  Expected<void *> work = workspace(uint64_t(built.workspaceBytes));
+  if (!work.ok())
+    return work.status();
+  return guarded(
+      [&] { return checked(built.graph->execute(dnn, tensors, *work), "execute"); });
+}
 
 void CudaDevice::attention(const void *q, const void *k, const void *v, void *o,
                            const int64_t shape[7]) {
   if (skipsWork())
     return;
   std::string prefix = "attention " + shapeOf(shape);
-  Expected<Attention *> plan = attentionPlan(shape);
+  Expected<Attention *> plan = attentionPlan(shape, /*packed=*/false);
   if (failed(plan.status().withPrefix(prefix)))
     return;
-  Expected<void *> work = workspace(uint64_t((*plan)->forwardBytes));
-  if (failed(work.status()))
-    return;
-  std::unordered_map<int64_t, void *> pack = {{kQ, const_cast<void *>(q)},
-                                              {kK, const_cast<void *>(k)},
-                                              {kV, const_cast<void *>(v)},
-                                              {kO, o}};
-  failed(
-      checked((*plan)->forward->execute(dnn, pack, *work), "execute").withPrefix(prefix));
+  VariantPack pack = {{kQ, const_cast<void *>(q)},
+                      {kK, const_cast<void *>(k)},
+                      {kV, const_cast<void *>(v)},
+                      {kO, o}};
+  failed(runAttention(**plan, AttentionPass::Forward, pack).withPrefix(prefix));
 }
 
 void CudaDevice::attentionBackward(const void *q, const void *k, const void *v,
@@ -233,40 +286,67 @@ void CudaDevice::attentionBackward(const void *q, const void *k, const void *v,
   if (skipsWork())
     return;
   std::string prefix = "attention backward " + shapeOf(shape);
-  Expected<Attention *> made = attentionPlan(shape);
+  Expected<Attention *> made = attentionPlan(shape, /*packed=*/false);
   if (failed(made.status().withPrefix(prefix)))
     return;
   Attention &plan = **made;
-  if (failed(prepareBackward(plan, shape).withPrefix(prefix)))
-    return;
-  Expected<void *> work =
-      workspace(uint64_t(std::max(plan.forwardWithStatsBytes, plan.backwardBytes)));
-  if (failed(work.status()))
+  if (failed(prepareRecompute(plan).withPrefix(prefix)))
     return;
   void *o = plan.saved;
   void *stats = static_cast<char *>(plan.saved) + (plan.outputBytes + 255) / 256 * 256;
-  std::unordered_map<int64_t, void *> forward = {{kQ, const_cast<void *>(q)},
-                                                 {kK, const_cast<void *>(k)},
-                                                 {kV, const_cast<void *>(v)},
-                                                 {kO, o},
-                                                 {kStats, stats}};
-  if (failed(guarded([&] {
-               return checked(plan.forwardWithStats->execute(dnn, forward, *work),
-                              "execute");
-             }).withPrefix(prefix)))
+  VariantPack pack = {{kQ, const_cast<void *>(q)},
+                      {kK, const_cast<void *>(k)},
+                      {kV, const_cast<void *>(v)},
+                      {kO, o},
+                      {kStats, stats}};
+  if (failed(runAttention(plan, AttentionPass::ForwardWithStats, pack).withPrefix(prefix)))
     return;
-  std::unordered_map<int64_t, void *> backward = {{kQ, const_cast<void *>(q)},
-                                                  {kK, const_cast<void *>(k)},
-                                                  {kV, const_cast<void *>(v)},
-                                                  {kO, o},
-                                                  {kStats, stats},
-                                                  {kGradO, const_cast<void *>(gradO)},
-                                                  {kGradQ, gradQ},
-                                                  {kGradK, gradK},
-                                                  {kGradV, gradV}};
-  failed(guarded([&] {
-           return checked(plan.backward->execute(dnn, backward, *work), "execute");
-         }).withPrefix(prefix));
+  pack[kGradO] = const_cast<void *>(gradO);
+  pack[kGradQ] = gradQ;
+  pack[kGradK] = gradK;
+  pack[kGradV] = gradV;
+  failed(runAttention(plan, AttentionPass::Backward, pack).withPrefix(prefix));
+}
+
+void CudaDevice::attentionPacked(const void *qkv, void *o, float *stats,
+                                 const int64_t shape[7]) {
+  if (skipsWork())
+    return;
+  std::string prefix = "attention " + shapeOf(shape);
+  Expected<Attention *> plan = attentionPlan(shape, /*packed=*/true);
+  if (failed(plan.status().withPrefix(prefix)))
+    return;
+  int64_t width = shape[1] * shape[4]; // heads x d: one of q, k, v
+  VariantPack pack = {{kQ, bf16At(qkv, 0)},
+                      {kK, bf16At(qkv, width)},
+                      {kV, bf16At(qkv, 2 * width)},
+                      {kO, o}};
+  if (stats)
+    pack[kStats] = stats;
+  failed(runAttention(**plan, stats ? AttentionPass::ForwardWithStats : AttentionPass::Forward, pack)
+             .withPrefix(prefix));
+}
+
+void CudaDevice::attentionPackedBackward(const void *qkv, const void *o,
+                                         const float *stats, const void *gradO,
+                                         void *gradQkv, const int64_t shape[7]) {
+  if (skipsWork())
+    return;
+  std::string prefix = "attention backward " + shapeOf(shape);
+  Expected<Attention *> plan = attentionPlan(shape, /*packed=*/true);
+  if (failed(plan.status().withPrefix(prefix)))
+    return;
+  int64_t width = shape[1] * shape[4];
+  VariantPack pack = {{kQ, bf16At(qkv, 0)},
+                      {kK, bf16At(qkv, width)},
+                      {kV, bf16At(qkv, 2 * width)},
+                      {kO, const_cast<void *>(o)},
+                      {kStats, const_cast<float *>(stats)},
+                      {kGradO, const_cast<void *>(gradO)},
+                      {kGradQ, bf16At(gradQkv, 0)},
+                      {kGradK, bf16At(gradQkv, width)},
+                      {kGradV, bf16At(gradQkv, 2 * width)}};
+  failed(runAttention(**plan, AttentionPass::Backward, pack).withPrefix(prefix));
 }
 
 } // namespace sinter::rt::cuda

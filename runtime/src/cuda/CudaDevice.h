@@ -38,6 +38,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace sinter::rt::cuda {
@@ -112,6 +113,12 @@ public:
                  const int64_t shape[7]);
   void attentionBackward(const void *q, const void *k, const void *v, const void *gradO,
                          void *gradQ, void *gradK, void *gradV, const int64_t shape[7]);
+  /// The same over one packed projection qkv [batch, T, 3, heads, D] (o and
+  /// its gradient [batch, T, heads, Dv]): the forward call writes the row
+  /// statistics when `stats` is not null, and the backward call reads them.
+  void attentionPacked(const void *qkv, void *o, float *stats, const int64_t shape[7]);
+  void attentionPackedBackward(const void *qkv, const void *o, const float *stats,
+                               const void *gradO, void *gradQkv, const int64_t shape[7]);
   /// abi.h's batch-norm (f32): y, the batch's mean and invstd from x, weight
   /// and bias; and the gradients of x, weight and bias from y's. `shape` is
   /// [n, c, spatial].
@@ -174,8 +181,12 @@ private:
   Expected<Matmul *> matmulPlan(const MatmulShape &shape);
   Expected<Convolution *> convolutionPlan(const int64_t shape[15]);
   Status chooseAlgorithm(Convolution &plan, ConvolutionPass pass);
-  Expected<Attention *> attentionPlan(const int64_t shape[7]);
-  Status prepareBackward(Attention &plan, const int64_t shape[7]);
+  Expected<Attention *> attentionPlan(const int64_t shape[7], bool packed);
+  Status prepareRecompute(Attention &plan);
+  enum class AttentionPass { Forward, ForwardWithStats, Backward };
+  /// Runs `plan`'s graph of `pass` on `tensors` (cuDNN's uids to pointers).
+  Status runAttention(Attention &plan, AttentionPass pass,
+                      std::unordered_map<int64_t, void *> &tensors);
   Expected<BatchNorm *> batchNormPlan(const int64_t shape[3]);
   /// The recorded calls captured in a graph (not run), instantiated,
   /// unless the capture or a call under it failed.

@@ -572,6 +572,38 @@ func.func @attention_element_types(%q: tensor<?x8x16xf32>, %k: tensor<?x8x16xbf1
   return
 }
 
+func.func @attention_qkv_heads(%qkv: tensor<2x8x96xf32>) {
+  // expected-error @+1 {{'graph.attention_qkv' op splits 32 columns into 3 heads}}
+  %y, %lse = graph.attention_qkv %qkv {causal = true, heads = 3 : i64} : (tensor<2x8x96xf32>) -> (tensor<2x8x32xf32>, tensor<2x3x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_qkv_statistics(%qkv: tensor<2x8x96xf32>) {
+  // expected-error @+1 {{'graph.attention_qkv' op the row statistics should be 'tensor<2x2x8xf32>', not 'tensor<2x8x2xf32>'}}
+  %y, %lse = graph.attention_qkv %qkv {causal = true, heads = 2 : i64} : (tensor<2x8x96xf32>) -> (tensor<2x8x32xf32>, tensor<2x8x2xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_qkv_packed(%qkv: tensor<2x8x95xf32>) {
+  // expected-error @+1 {{'graph.attention_qkv' op takes a static qkv [B, T, 3 * C], not 'tensor<2x8x95xf32>'}}
+  %y, %lse = graph.attention_qkv %qkv {causal = true, heads = 2 : i64} : (tensor<2x8x95xf32>) -> (tensor<2x8x32xf32>, tensor<2x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_qkv_grad(%qkv: tensor<2x8x96xf32>, %y: tensor<2x8x32xf32>, %lse: tensor<2x2x8xf32>, %g: tensor<2x8x16xf32>) {
+  // expected-error @+1 {{'graph.attention_qkv_grad' op takes the result's gradient in the result's type}}
+  %d = graph.attention_qkv_grad %qkv, %y, %lse, %g {causal = true, heads = 2 : i64} : tensor<2x8x96xf32>, tensor<2x8x32xf32>, tensor<2x2x8xf32>, tensor<2x8x16xf32>
+  return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Losses and metrics
 //===----------------------------------------------------------------------===//

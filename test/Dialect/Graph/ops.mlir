@@ -176,8 +176,8 @@ func.func @reductions(%x: tensor<4x3x5xf32>, %i: tensor<4x3xi64>) {
 }
 
 // CHECK-LABEL: func.func @nn
-// CHECK-SAME: (%[[X:.*]]: tensor<?x4x32x32xf32>, %[[W:.*]]: tensor<16x2x3x3xf32>, %[[IDS:.*]]: tensor<?x8xi32>, %[[T:.*]]: tensor<50x16xf32>, %[[Q:.*]]: tensor<?x4x8x16xf32>, %[[V:.*]]: tensor<?x4x8x32xf32>)
-func.func @nn(%x: tensor<?x4x32x32xf32>, %w: tensor<16x2x3x3xf32>, %ids: tensor<?x8xi32>, %table: tensor<50x16xf32>, %q: tensor<?x4x8x16xf32>, %v: tensor<?x4x8x32xf32>) {
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4x32x32xf32>, %[[W:.*]]: tensor<16x2x3x3xf32>, %[[IDS:.*]]: tensor<?x8xi32>, %[[T:.*]]: tensor<50x16xf32>, %[[Q:.*]]: tensor<?x4x8x16xf32>, %[[V:.*]]: tensor<?x4x8x32xf32>, %[[QKV:.*]]: tensor<2x8x192xf32>)
+func.func @nn(%x: tensor<?x4x32x32xf32>, %w: tensor<16x2x3x3xf32>, %ids: tensor<?x8xi32>, %table: tensor<50x16xf32>, %q: tensor<?x4x8x16xf32>, %v: tensor<?x4x8x32xf32>, %qkv: tensor<2x8x192xf32>) {
   // CHECK: graph.conv2d %[[X]], %[[W]] {dilation = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<?x4x32x32xf32>, tensor<16x2x3x3xf32>) -> tensor<?x16x16x16xf32>
   %0 = graph.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<?x4x32x32xf32>, tensor<16x2x3x3xf32>) -> tensor<?x16x16x16xf32>
   // CHECK: graph.max_pool2d %[[X]] {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<?x4x32x32xf32>) -> tensor<?x4x16x16xf32>
@@ -198,8 +198,12 @@ func.func @nn(%x: tensor<?x4x32x32xf32>, %w: tensor<16x2x3x3xf32>, %ids: tensor<
   %6 = graph.attention %q, %q, %v {causal = true} : (tensor<?x4x8x16xf32>, tensor<?x4x8x16xf32>, tensor<?x4x8x32xf32>) -> tensor<?x4x8x32xf32>
   // CHECK: graph.attention_grad %[[Q]], %[[Q]], %[[V]], %{{.*}} {causal = true} : tensor<?x4x8x16xf32>, tensor<?x4x8x16xf32>, tensor<?x4x8x32xf32>, tensor<?x4x8x32xf32>
   %dq, %dk, %dv = graph.attention_grad %q, %q, %v, %6 {causal = true} : tensor<?x4x8x16xf32>, tensor<?x4x8x16xf32>, tensor<?x4x8x32xf32>, tensor<?x4x8x32xf32>
-  // CHECK: %result, %mean_{{[0-9]+}}, %var_{{[0-9]+}} = graph.batch_norm %[[X]], %mean, %var {epsilon = 1.000000e-05 : f64} : (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>)
-  // CHECK: graph.batch_norm_grad %[[X]], %mean, %mean_{{[0-9]+}}, %var_{{[0-9]+}}, %result {epsilon = 1.000000e-05 : f64} : tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<?x4x32x32xf32>
+  // CHECK: %[[PY:.*]], %[[LSE:.*]] = graph.attention_qkv %[[QKV]] {causal = true, heads = 4 : i64} : (tensor<2x8x192xf32>) -> (tensor<2x8x64xf32>, tensor<2x4x8xf32>)
+  %py, %lse = graph.attention_qkv %qkv {causal = true, heads = 4 : i64} : (tensor<2x8x192xf32>) -> (tensor<2x8x64xf32>, tensor<2x4x8xf32>)
+  // CHECK: graph.attention_qkv_grad %[[QKV]], %[[PY]], %[[LSE]], %[[PY]] {causal = true, heads = 4 : i64} : tensor<2x8x192xf32>, tensor<2x8x64xf32>, tensor<2x4x8xf32>, tensor<2x8x64xf32>
+  %dqkv = graph.attention_qkv_grad %qkv, %py, %lse, %py {causal = true, heads = 4 : i64} : tensor<2x8x192xf32>, tensor<2x8x64xf32>, tensor<2x4x8xf32>, tensor<2x8x64xf32>
+  // CHECK: %[[BN:result[_0-9]*]], %mean_{{[0-9]+}}, %var_{{[0-9]+}} = graph.batch_norm %[[X]], %mean, %var {epsilon = 1.000000e-05 : f64} : (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>)
+  // CHECK: graph.batch_norm_grad %[[X]], %mean, %mean_{{[0-9]+}}, %var_{{[0-9]+}}, %[[BN]] {epsilon = 1.000000e-05 : f64} : tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<?x4x32x32xf32>
   %y, %bmean, %bvar = graph.batch_norm %x, %mean, %var {epsilon = 1.0e-05 : f64} : (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>)
   %dx, %dw, %db = graph.batch_norm_grad %x, %mean, %bmean, %bvar, %y {epsilon = 1.0e-05 : f64} : tensor<?x4x32x32xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<?x4x32x32xf32>
   return

@@ -107,3 +107,31 @@ func.func @pool_gradient_of_another_shape(%x: tensor<2x8x8x3xf32>, %dy: tensor<2
       : tensor<2x8x8x3xf32>, tensor<2x4x4x3xf32> -> tensor<2x3x8x8xf32>
   return %dx : tensor<2x3x8x8xf32>
 }
+
+// -----
+
+func.func @attention_qkv_statistics(%qkv: tensor<2x8x96xbf16>) {
+  // expected-error @below {{operand or result 2 should be 'tensor<2x2x8xf32>', not 'tensor<2x8x2xf32>'}}
+  %y:2 = train.attention_qkv_forward %qkv {causal = true, heads = 2 : i64}
+      : tensor<2x8x96xbf16> -> tensor<2x8x32xbf16>, tensor<2x8x2xf32>
+  return
+}
+
+// -----
+
+func.func @attention_qkv_heads(%qkv: tensor<2x8x96xbf16>) {
+  // expected-error @below {{takes a static qkv [B, T, 3C] of whole heads, not 'tensor<2x8x96xbf16>'}}
+  %y = train.attention_qkv_forward %qkv {causal = true, heads = 5 : i64}
+      : tensor<2x8x96xbf16> -> tensor<2x8x32xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_qkv_backward(%qkv: tensor<2x8x96xbf16>, %y: tensor<2x8x32xbf16>, %lse: tensor<2x2x8xf32>) {
+  // expected-error @below {{operand or result 4 should be 'tensor<2x8x96xbf16>', not 'tensor<2x8x96xf32>'}}
+  %d = train.attention_qkv_backward %qkv, %y, %lse, %y {causal = true, heads = 2 : i64}
+      : tensor<2x8x96xbf16>, tensor<2x8x32xbf16>, tensor<2x2x8xf32>, tensor<2x8x32xbf16>
+      -> tensor<2x8x96xf32>
+  return
+}

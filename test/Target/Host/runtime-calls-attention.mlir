@@ -1,4 +1,4 @@
-// RUN: sinter-opt %s -sinter-runtime-calls | FileCheck %s
+// RUN: sinter-opt %s -sinter-runtime-calls -split-input-file | FileCheck %s
 
 // cuDNN's fused attention on buffers becomes the runtime's calls: the
 // inputs' and results' device pointers, then batch, heads, Tq, Tk, D, Dv
@@ -18,6 +18,32 @@ func.func @attention(%q: memref<2x4x64x16xbf16>, %k: memref<2x4x32x16xbf16>,
   train.attention_backward %q, %k, %v, %o into %dq, %dk, %dv {causal = false}
       : memref<2x4x64x16xbf16>, memref<2x4x32x16xbf16>, memref<2x4x32x8xbf16>, memref<2x4x64x8xbf16>
       into memref<2x4x64x16xbf16>, memref<2x4x32x16xbf16>, memref<2x4x32x8xbf16>
+  return
+}
+}
+
+// -----
+
+// Over one packed projection: qkv, the output, the statistics (null where
+// the forward call is not asked for them), then for the backward call the
+// output's gradient and qkv's; then batch, T, heads, head size and causal.
+// CHECK-LABEL: func.func @packed(
+// CHECK-SAME:    %[[QKV:[^:]*]]: memref<2x64x96xbf16>, %[[Y:[^:]*]]: memref<2x64x32xbf16>, %[[LSE:[^:]*]]: memref<2x2x64xf32>
+// CHECK:         call @sinter_cuda_attention_qkv_bf16(%{{.+}}, %{{.+}}, %{{[0-9]+}}, %c2_i64, %c64_i64, %c2_i64{{.*}}, %c16_i64, %c1_i64)
+// CHECK:         %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         call @sinter_cuda_attention_qkv_bf16(%{{.+}}, %{{.+}}, %[[NULL]], %c2_i64{{.*}}, %c64_i64{{.*}}, %c2_i64{{.*}}, %c16_i64{{.*}}, %c0_i64{{.*}})
+// CHECK:         call @sinter_cuda_attention_qkv_backward_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c2_i64{{.*}}, %c16_i64{{.*}}, %c1_i64{{.*}})
+// CHECK-NOT:     train.
+module attributes {sinter.device = "cuda"} {
+func.func @packed(%qkv: memref<2x64x96xbf16>, %y: memref<2x64x32xbf16>, %lse: memref<2x2x64xf32>,
+                  %dy: memref<2x64x32xbf16>, %dqkv: memref<2x64x96xbf16>) {
+  train.attention_qkv_forward %qkv into %y, %lse {causal = true, heads = 2 : i64}
+      : memref<2x64x96xbf16> into memref<2x64x32xbf16>, memref<2x2x64xf32>
+  train.attention_qkv_forward %qkv into %y {causal = false, heads = 2 : i64}
+      : memref<2x64x96xbf16> into memref<2x64x32xbf16>
+  train.attention_qkv_backward %qkv, %y, %lse, %dy into %dqkv {causal = true, heads = 2 : i64}
+      : memref<2x64x96xbf16>, memref<2x64x32xbf16>, memref<2x2x64xf32>, memref<2x64x32xbf16>
+      into memref<2x64x96xbf16>
   return
 }
 }

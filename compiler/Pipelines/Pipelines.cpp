@@ -76,6 +76,8 @@ void buildTrainToLinalgPipeline(mlir::OpPassManager &pm) {
 /// Tensors to buffers in one planned arena: what every target shares after
 /// its own preparation of the linalg, up to its library calls.
 static void addBufferizationPasses(mlir::OpPassManager &pm) {
+  // A value a layer returns twice (once reshaped) would be bufferized twice.
+  pm.addPass(createResultsOnce());
   // After the last CSE: bufferization's analysis is linear only when no
   // tensor.empty is shared.
   pm.addPass(createSplitEmptyTensors());

@@ -207,6 +207,20 @@ def WriteOverDeadInputs : Pass<"sinter-write-over-dead-inputs", "mlir::ModuleOp"
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def ResultsOnce : Pass<"sinter-results-once", "mlir::ModuleOp"> {
+  let summary = "A private function returns each value once, not also reshaped";
+  let description = [{
+    On tensors, for private functions whose calls are all known: a result
+    that is the same value as an earlier result, or a static reshape of a
+    result that stays, is dropped, and each call makes it from that result.
+    Narrowing values across calls can leave a layer's forward function
+    returning attention's output as [B, T, C] and as [B*T, C]; bufferized,
+    the second would be a copy into a buffer of its own. Run it before
+    bufferization.
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def SplitEmptyTensors : Pass<"sinter-split-empty-tensors", "mlir::ModuleOp"> {
   let summary = "Gives every use of a tensor.empty its own tensor.empty";
   let description = [{

@@ -71,30 +71,3 @@ func.func @view_and_buffer(%x: memref<2x4xf32>) -> (memref<8xf32>, memref<2x4xf3
 func.func @helper(%x: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
   return %x, %x : memref<4xf32>, memref<4xf32>
 }
-
-// -----
-
-// A repeated block's function returning a buffer and a reshape of it
-// (attention's output, for its own gradient and for a weight's) returns
-// the buffer once; each call reshapes that result instead of the function
-// copying it into a second buffer.
-// CHECK-LABEL: func.func private @block(
-// CHECK-SAME:    -> (memref<2x3x4xf32>, memref<8xf32>)
-// CHECK:       %[[A:.*]] = memref.alloc() : memref<2x3x4xf32>
-// CHECK-NOT:   memref.copy
-// CHECK:       return %[[A]], %{{.*}} : memref<2x3x4xf32>, memref<8xf32>
-// CHECK-LABEL: func.func @caller(
-// CHECK:       %[[R:.*]]:2 = call @block(%{{.*}}) : (memref<4xf32>) -> (memref<2x3x4xf32>, memref<8xf32>)
-// CHECK-NEXT:  %[[C:.*]] = memref.collapse_shape %[[R]]#0 {{\[}}[0, 1], [2]] : memref<2x3x4xf32> into memref<6x4xf32>
-// CHECK-NEXT:  return %[[R]]#0, %[[C]], %[[R]]#1
-func.func private @block(%x: memref<4xf32>) -> (memref<2x3x4xf32>, memref<6x4xf32>, memref<8xf32>)
-    attributes {sinter.block = "h"} {
-  %a = memref.alloc() : memref<2x3x4xf32>
-  %c = memref.collapse_shape %a [[0, 1], [2]] : memref<2x3x4xf32> into memref<6x4xf32>
-  %b = memref.alloc() : memref<8xf32>
-  return %a, %c, %b : memref<2x3x4xf32>, memref<6x4xf32>, memref<8xf32>
-}
-func.func @caller(%x: memref<4xf32>) -> (memref<2x3x4xf32>, memref<6x4xf32>, memref<8xf32>) {
-  %r:3 = call @block(%x) : (memref<4xf32>) -> (memref<2x3x4xf32>, memref<6x4xf32>, memref<8xf32>)
-  return %r#0, %r#1, %r#2 : memref<2x3x4xf32>, memref<6x4xf32>, memref<8xf32>
-}

@@ -107,11 +107,6 @@ Results lowerAttention(TensorBuilder &tb, AttentionOp op, AttentionOp::Adaptor a
   return one(tb.matmul(p, v, op.getType().getShape()));
 }
 
-/// `x` as `to` elements: itself when it has them.
-Value convertIfNeeded(TensorBuilder &tb, Value x, Type to) {
-  return elementOf(x) == to ? x : tb.convert(x, to);
-}
-
 /// graph-pack-attention made it only where cuDNN attends: q, k and v read
 /// from the projection in place. The row statistics are asked for only
 /// when the gradient reads them.
@@ -122,14 +117,15 @@ Results lowerAttentionQkv(TensorBuilder &tb, AttentionQkvOp op, AttentionQkvOp::
   SmallVector<Type> types = {y.clone(b.getBF16Type())};
   bool keepsStatistics = !op.getLse().use_empty();
   if (keepsStatistics)
-    types.push_back(lse.clone(b.getF32Type()));
+    types.push_back(lse);
   auto call = train::AttentionQkvForwardOp::create(b, tb.location(), types, qkv,
                                                    ValueRange(), op.getHeadsAttr(),
                                                    op.getCausalAttr());
-  Value statistics =
-      keepsStatistics
-          ? convertIfNeeded(tb, call.getResult(1), lse.getElementType())
-          : tensor::EmptyOp::create(b, tb.location(), lse.getShape(), lse.getElementType());
+  // Without a reader the statistics are not made: an empty stands for them.
+  Value statistics = keepsStatistics ? call.getResult(1)
+                                     : tensor::EmptyOp::create(b, tb.location(),
+                                                               lse.getShape(),
+                                                               lse.getElementType());
   return SmallVector<Value>{tb.convert(call.getResult(0), y.getElementType()), statistics};
 }
 
@@ -137,8 +133,8 @@ Results lowerAttentionQkvGrad(TensorBuilder &tb, AttentionQkvGradOp op,
                               AttentionQkvGradOp::Adaptor a) {
   OpBuilder &b = tb.builder();
   Type bf16 = b.getBF16Type();
-  SmallVector<Value> inputs = {tb.convert(a.getQkv(), bf16), tb.convert(a.getResult(), bf16),
-                               convertIfNeeded(tb, a.getLse(), b.getF32Type()),
+  SmallVector<Value> inputs = {tb.convert(a.getQkv(), bf16),
+                               tb.convert(a.getResult(), bf16), a.getLse(),
                                tb.convert(a.getGrad(), bf16)};
   auto call = train::AttentionQkvBackwardOp::create(
       b, tb.location(), TypeRange{op.getType().clone(bf16)}, inputs, ValueRange(),

@@ -237,7 +237,7 @@ private:
   /// The element `use` brings into `generic`'s body is bf16, widened where
   /// the body reads it; a rounding of it is the element itself, and a loop
   /// left copying it goes (attention's rounded copy of its projection).
-  static void widenInBody(linalg::GenericOp generic, OpOperand &use) {
+  void widenInBody(linalg::GenericOp generic, OpOperand &use) {
     BlockArgument arg = generic.getMatchingBlockArgument(&use);
     arg.setType(BFloat16Type::get(arg.getContext()));
     OpBuilder b = OpBuilder::atBlockBegin(arg.getOwner());
@@ -250,7 +250,13 @@ private:
       }
     if (wide->use_empty())
       wide->erase();
-    foldCopyLoop(generic);
+    // A cast this pass made and keeps for reuse stays, copy or not.
+    auto cached = [&](Value v) {
+      return llvm::any_of(roundings, [&](auto &p) { return p.second == v; }) ||
+             llvm::any_of(widenings, [&](auto &p) { return p.second == v; });
+    };
+    if (!cached(generic.getResult(0)))
+      foldCopyLoop(generic);
   }
 
   /// The f32 copy of `v`, made once, next to its definition.

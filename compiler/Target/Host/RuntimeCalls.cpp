@@ -149,8 +149,9 @@ LogicalResult callPackedAttention(CallBuilder &cb, OpT op, StringRef callee) {
       return op.emitError("fused attention needs dense static buffers, not ") << t;
     args.push_back(cb.pointer(v));
   }
-  if (std::is_same_v<OpT, AttentionQkvForwardOp> && op.getInto().size() == 1)
-    args.push_back(cb.nullPointer(loc));
+  if constexpr (std::is_same_v<OpT, AttentionQkvForwardOp>)
+    if (op.getInto().size() == 1)
+      args.push_back(cb.nullPointer(loc));
   ArrayRef<int64_t> qkv = cast<MemRefType>(op.getInputs()[0].getType()).getShape();
   int64_t heads = op.getHeads();
   for (int64_t d : {qkv[0], qkv[1], heads, qkv[2] / 3 / heads, int64_t(op.getCausal())})

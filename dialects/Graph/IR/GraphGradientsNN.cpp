@@ -193,6 +193,10 @@ GRADIENT(AttentionQkvOp) {
   // The statistics are the library's own, for the gradient below.
   if (rg[1])
     return emitOpError("has no gradient for its row statistics");
+  if (!rg[0]) {
+    og.push_back(Value());
+    return success();
+  }
   auto grad = AttentionQkvGradOp::create(b, getLoc(), getQkv(), getResult(), getLse(),
                                          rg[0], getHeadsAttr(), getCausalAttr());
   og.push_back(grad.getDqkv());

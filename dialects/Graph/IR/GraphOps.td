@@ -1046,8 +1046,8 @@ def Graph_AttentionQkvOp : Graph_Op<"attention_qkv", [Pure, Graph_Differentiable
     `qkv` is `[B, T, 3 * C]`: query, key and value side by side, each `C`
     wide and split into `heads` heads of `C / heads`. `result` is `[B, T,
     C]`, each head's `graph.attention` (causally masked when `causal`) in
-    its columns, and `lse` is `[B, heads, T]`: each query's log-sum-exp of
-    its scaled (and masked) scores, which the gradient reads instead of
+    its columns, and `lse` is `[B, heads, T]` in f32: each query's
+    log-sum-exp of its scaled (and masked) scores, which the gradient reads instead of
     computing the scores' statistics again. `graph-pack-attention` makes it
     where the device's library attends in these layouts (cuDNN's fused
     attention with strides), in place of the slices, reshapes and

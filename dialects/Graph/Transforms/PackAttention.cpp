@@ -92,7 +92,7 @@ LogicalResult pack(AttentionOp op) {
   Type element = packed.getElementType();
   auto fused = AttentionQkvOp::create(
       builder, loc, RankedTensorType::get({b, t, c}, element),
-      RankedTensorType::get({b, h, t}, element), q->packed,
+      RankedTensorType::get({b, h, t}, builder.getF32Type()), q->packed,
       builder.getI64IntegerAttr(h), op.getCausalAttr());
   // [B, T, C] as [B, T, H, d]: what transposing the heads back gives.
   auto split = ReshapeOp::create(

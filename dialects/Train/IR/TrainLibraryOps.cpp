@@ -263,14 +263,15 @@ template <typename OpT> LogicalResult verifyPackedAttentionLibraryOp(OpT op) {
   if (failed(types))
     return failure();
   ShapedType qkv = (*types)[0];
+  auto heads = int64_t(op.getHeads());
   if (qkv.getRank() != 3 || !qkv.hasStaticShape() || qkv.getDimSize(2) % 3 != 0 ||
-      op.getHeads() < 1 || (qkv.getDimSize(2) / 3) % op.getHeads() != 0)
+      heads < 1 || (qkv.getDimSize(2) / 3) % heads != 0)
     return op.emitOpError("takes a static qkv [B, T, 3C] of whole heads, not ") << qkv;
   int64_t b = qkv.getDimSize(0), t = qkv.getDimSize(1), c = qkv.getDimSize(2) / 3;
   Builder builder(op.getContext());
   Type bf16 = builder.getBF16Type();
   auto y = RankedTensorType::get({b, t, c}, bf16);
-  auto lse = RankedTensorType::get({b, op.getHeads(), t}, builder.getF32Type());
+  auto lse = RankedTensorType::get({b, heads, t}, builder.getF32Type());
   SmallVector<ShapedType> expected = {qkv.clone(bf16), y};
   if (!forward)
     expected.append({lse, y, qkv.clone(bf16)});

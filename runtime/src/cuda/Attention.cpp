@@ -24,6 +24,7 @@
 #include <cudnn_frontend.h>
 
 #include <array>
+#include <cassert>
 #include <cmath>
 
 namespace fe = cudnn_frontend;
@@ -34,6 +35,7 @@ namespace {
 
 // The tensors' ids in a graph's variant pack.
 enum : int64_t { kQ = 1, kK, kV, kO, kStats, kGradO, kGradQ, kGradK, kGradV };
+static_assert(kV == kQ + 2 && kGradV == kGradQ + 2, "addPacked counts from q");
 
 /// Where the elements of one [batch, heads, rows, cols] operand lie.
 using Strides = std::array<int64_t, 4>;
@@ -47,6 +49,8 @@ struct Layout {
 Layout layoutOf(const int64_t s[7], bool packed) {
   int64_t h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
   if (packed) {
+    // Self-attention: one T, and q, k and v of one width.
+    assert(tq == tk && d == dv && "packed attention has one T and one head size");
     // One row of the projection holds every head's q, then k, then v.
     int64_t row = 3 * h * d;
     Strides qkv = {tq * row, d, row, 1};
@@ -151,8 +155,9 @@ std::shared_ptr<fe::graph::Graph> forwardGraph(const int64_t s[7], bool packed,
   int64_t b = s[0], h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
   Layout l = layoutOf(s, packed);
   auto g = emptyGraph();
-  auto q = tensor(*g, "Q", kQ, b, h, tq, d, l.q), k = tensor(*g, "K", kK, b, h, tk, d, l.k),
-       v = tensor(*g, "V", kV, b, h, tk, dv, l.v);
+  auto q = tensor(*g, "Q", kQ, b, h, tq, d, l.q);
+  auto k = tensor(*g, "K", kK, b, h, tk, d, l.k);
+  auto v = tensor(*g, "V", kV, b, h, tk, dv, l.v);
   auto options = fe::graph::SDPA_attributes()
                      .set_name("attention")
                      .set_generate_stats(stats)
@@ -174,9 +179,11 @@ std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7], bool packed,
   int64_t b = s[0], h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
   Layout l = layoutOf(s, packed);
   auto g = emptyGraph();
-  auto q = tensor(*g, "Q", kQ, b, h, tq, d, l.q), k = tensor(*g, "K", kK, b, h, tk, d, l.k),
-       v = tensor(*g, "V", kV, b, h, tk, dv, l.v), o = tensor(*g, "O", kO, b, h, tq, dv, l.o),
-       gradO = tensor(*g, "dO", kGradO, b, h, tq, dv, l.o);
+  auto q = tensor(*g, "Q", kQ, b, h, tq, d, l.q);
+  auto k = tensor(*g, "K", kK, b, h, tk, d, l.k);
+  auto v = tensor(*g, "V", kV, b, h, tk, dv, l.v);
+  auto o = tensor(*g, "O", kO, b, h, tq, dv, l.o);
+  auto gradO = tensor(*g, "dO", kGradO, b, h, tq, dv, l.o);
   auto lse = tensor(*g, "Stats", kStats, b, h, tq, 1, statisticsStrides(s));
   lse->set_data_type(fe::DataType_t::FLOAT);
   auto options = fe::graph::SDPA_backward_attributes()
@@ -237,20 +244,29 @@ void *bf16At(const void *p, int64_t elements) {
   return const_cast<char *>(static_cast<const char *>(p)) + elements * 2;
 }
 
+/// Where q, k and v (or their gradients: `first` is kGradQ) start in a
+/// packed projection of `shape`: C = heads x d elements apart.
+void addPacked(VariantPack &pack, int64_t first, const void *qkv, const int64_t shape[7]) {
+  int64_t width = shape[1] * shape[4];
+  for (int64_t i = 0; i < 3; ++i)
+    pack[first + i] = bf16At(qkv, i * width);
+}
+
 } // namespace
 
 /// Builds the graph of `pass` at its first use.
 Status CudaDevice::runAttention(Attention &plan, AttentionPass pass,
                                 VariantPack &tensors) {
-  Attention::Built &built = pass == AttentionPass::Forward            ? plan.forward
-                            : pass == AttentionPass::ForwardWithStats ? plan.forwardWithStats
-                                                                      : plan.backward;
+  bool stats = pass == AttentionPass::ForwardWithStats;
+  Attention::Built &built = pass == AttentionPass::Forward ? plan.forward
+                            : stats                        ? plan.forwardWithStats
+                                                           : plan.backward;
   if (!built.graph)
     SINTER_RT_RETURN_IF_ERROR(guarded([&] {
       const int64_t *s = plan.shape.data();
       auto graph = pass == AttentionPass::Backward
                        ? backwardGraph(s, plan.packed, !nondeterministic)
-                       : forwardGraph(s, plan.packed, pass == AttentionPass::ForwardWithStats);
+                       : forwardGraph(s, plan.packed, stats);
       Expected<int64_t> bytes = build(*graph, dnn);
       if (!bytes.ok())
         return bytes.status();
@@ -299,7 +315,8 @@ void CudaDevice::attentionBackward(const void *q, const void *k, const void *v,
                       {kV, const_cast<void *>(v)},
                       {kO, o},
                       {kStats, stats}};
-  if (failed(runAttention(plan, AttentionPass::ForwardWithStats, pack).withPrefix(prefix)))
+  Status recomputed = runAttention(plan, AttentionPass::ForwardWithStats, pack);
+  if (failed(recomputed.withPrefix(prefix)))
     return;
   pack[kGradO] = const_cast<void *>(gradO);
   pack[kGradQ] = gradQ;
@@ -316,15 +333,12 @@ void CudaDevice::attentionPacked(const void *qkv, void *o, float *stats,
   Expected<Attention *> plan = attentionPlan(shape, /*packed=*/true);
   if (failed(plan.status().withPrefix(prefix)))
     return;
-  int64_t width = shape[1] * shape[4]; // heads x d: one of q, k, v
-  VariantPack pack = {{kQ, bf16At(qkv, 0)},
-                      {kK, bf16At(qkv, width)},
-                      {kV, bf16At(qkv, 2 * width)},
-                      {kO, o}};
+  VariantPack pack = {{kO, o}};
+  addPacked(pack, kQ, qkv, shape);
   if (stats)
     pack[kStats] = stats;
-  failed(runAttention(**plan, stats ? AttentionPass::ForwardWithStats : AttentionPass::Forward, pack)
-             .withPrefix(prefix));
+  AttentionPass pass = stats ? AttentionPass::ForwardWithStats : AttentionPass::Forward;
+  failed(runAttention(**plan, pass, pack).withPrefix(prefix));
 }
 
 void CudaDevice::attentionPackedBackward(const void *qkv, const void *o,
@@ -336,16 +350,11 @@ void CudaDevice::attentionPackedBackward(const void *qkv, const void *o,
   Expected<Attention *> plan = attentionPlan(shape, /*packed=*/true);
   if (failed(plan.status().withPrefix(prefix)))
     return;
-  int64_t width = shape[1] * shape[4];
-  VariantPack pack = {{kQ, bf16At(qkv, 0)},
-                      {kK, bf16At(qkv, width)},
-                      {kV, bf16At(qkv, 2 * width)},
-                      {kO, const_cast<void *>(o)},
+  VariantPack pack = {{kO, const_cast<void *>(o)},
                       {kStats, const_cast<float *>(stats)},
-                      {kGradO, const_cast<void *>(gradO)},
-                      {kGradQ, bf16At(gradQkv, 0)},
-                      {kGradK, bf16At(gradQkv, width)},
-                      {kGradV, bf16At(gradQkv, 2 * width)}};
+                      {kGradO, const_cast<void *>(gradO)}};
+  addPacked(pack, kQ, qkv, shape);
+  addPacked(pack, kGradQ, gradQkv, shape);
   failed(runAttention(**plan, AttentionPass::Backward, pack).withPrefix(prefix));
 }
 

@@ -220,20 +220,28 @@ fi
 # parameters, the layers and the width.
 if wants big; then
 mkdir -p "$out/big"
-# GPT-2 124M with compute: BF16 alone (f32 activations), at the base part's
-# micro-batch: beside the base part's bf16 row, what bf16 activations buy.
+# GPT-2 124M at the base part's micro-batch, beside its bf16 row (bf16
+# activations): with compute: BF16 alone (f32 activations), what bf16
+# activations buy; with the residual stream bf16 too (llm.c's choice), what
+# that buys.
 read -r micro_plain mib < <(largest_micro examples/gpt/gpt124m.pbtxt $((139 * 1024 * 3 / 4)) \
   "64 32 16" --set device=CUDA --set precision.compute=BF16 --set precision.activations=BF16)
 [ -n "$micro_plain" ] || exit 1
-"$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA --set precision.compute=BF16 \
-  $HOPPER --set "data.train={synthetic {}}" --set batch.micro="$micro_plain" \
-  --set batch.global="$micro_plain" --set steps=30 --set log.every=1 \
-  -o "$out/big/gpt124m_bf16_f32_activations"
-mib=$("$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA --set precision.compute=BF16 \
-  --set batch.micro="$micro_plain" --set batch.global="$micro_plain" --report-memory |
-  awk '$1 == "total" { print int($2) }')
-echo "gpu-bundle: GPT-2 124M bf16 (f32 activations), micro-batch $micro_plain x 1024 tokens ($mib MiB planned)"
-echo "$micro_plain $mib" >"$out/big/gpt124m_bf16_f32_activations.sizes"
+declare -A variants=(
+  [f32_activations]="--set precision.compute=BF16"
+  [residual]="--set precision.compute=BF16 --set precision.activations=BF16 --set precision.residual=BF16")
+for variant in f32_activations residual; do
+  read -ra flags <<<"${variants[$variant]}"
+  "$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA "${flags[@]}" \
+    $HOPPER --set "data.train={synthetic {}}" --set batch.micro="$micro_plain" \
+    --set batch.global="$micro_plain" --set steps=30 --set log.every=1 \
+    -o "$out/big/gpt124m_bf16_$variant"
+  mib=$("$sinterc" --config examples/gpt/gpt124m.pbtxt --set device=CUDA "${flags[@]}" \
+    --set batch.micro="$micro_plain" --set batch.global="$micro_plain" --report-memory |
+    awk '$1 == "total" { print int($2) }')
+  echo "gpu-bundle: GPT-2 124M bf16 ($variant), micro-batch $micro_plain x 1024 tokens ($mib MiB planned)"
+  echo "$micro_plain $mib" >"$out/big/gpt124m_bf16_$variant.sizes"
+done
 for size in medium large xl; do
   config=examples/gpt/gpt2_$size.pbtxt
   bf16=(--set device=CUDA --set precision.compute=BF16 --set precision.activations=BF16)

@@ -39,6 +39,7 @@ void buildStepPipeline(mlir::OpPassManager &pm) {
   // Statistics synchronized over ranks stay spelled out.
   pm.addPass(graph::createGraphFuseAttention());
   pm.addPass(graph::createGraphPackAttention());
+  pm.addPass(graph::createGraphRoundResiduals());
   pm.addPass(train::createDistSyncBatchNorm());
   pm.addPass(graph::createGraphFuseBatchNorm());
   pm.addPass(graph::createGraphChannelsLast());

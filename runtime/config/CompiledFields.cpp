@@ -66,6 +66,10 @@ const CompiledField kCompiledFields[] = {
      [](const TrainConfig &c) {
        return TrainConfig::Precision::Compute_Name(c.precision().activations());
      }},
+    {{"precision", "residual"},
+     [](const TrainConfig &c) {
+       return TrainConfig::Precision::Compute_Name(c.precision().residual());
+     }},
     {{"recompute", "mode"},
      [](const TrainConfig &c) {
        return TrainConfig::Recompute::Mode_Name(c.recompute().mode());

@@ -313,7 +313,7 @@ void Validator::run(const TrainConfig &cfg) {
 /// TF32 is a GPU's tensor cores' format, for f32 matmuls; Winograd
 /// convolutions are oneDNN's, on the CPU; only cuDNN's calls have
 /// non-deterministic algorithms to allow; bf16 matmul results come from
-/// bf16 matmuls.
+/// bf16 matmuls, and a bf16 residual stream comes with them.
 void Validator::checkPrecision(const TrainConfig &cfg) {
   using Precision = TrainConfig::Precision;
   const Precision &p = cfg.precision();
@@ -322,6 +322,12 @@ void Validator::checkPrecision(const TrainConfig &cfg) {
            "precision.activations BF16 rounds what bf16 matmuls write, so it needs "
            "precision.compute BF16 (this config has " +
                Precision::Compute_Name(p.compute()) + ")");
+  if (p.residual() == Precision::BF16 && p.activations() != Precision::BF16)
+    report(sub(sub({}, "precision"), "residual"),
+           "precision.residual BF16 keeps the residual stream in bf16 beside the bf16 "
+           "activations the matmuls write, so it needs precision.activations BF16 (this "
+           "config has " +
+               Precision::Compute_Name(p.activations()) + ")");
   if (p.convolution() == Precision::WINOGRAD && cfg.device() != TrainConfig::CPU)
     report(sub(sub({}, "precision"), "convolution"),
            "precision.convolution WINOGRAD is built for the CPU (oneDNN's Winograd "

@@ -23,6 +23,14 @@ and sums in f32.
    it is at least 10x further; and the whole models as in 2, against JAX
    whose linear layers and language-model head round their f32 sums (bias,
    rounded to bf16, added) to bf16 as torch.autocast's do.
+
+4. precision { residual: BF16 } too: one sum of two activations is
+   rounded to bf16 where it is made and the gradient through it too (the
+   loss and a gradient exactly, where the program without it is 10x
+   further); and the models as in 3, against JAX that
+   also rounds the residual stream to bf16 (the embeddings' sum entering the
+   first layer, each residual connection's sum), whose gradients JAX then
+   rounds the same way.
 """
 import math
 import os
@@ -40,6 +48,7 @@ FACTOR = 3
 LOSS_TOL = 2e-2
 BF16 = ["--set", "precision.compute=BF16"]
 ACTIVATIONS = ["--set", "precision.activations=BF16"]
+RESIDUAL = ["--set", "precision.residual=BF16"]
 
 
 def to_bf16(x):
@@ -105,6 +114,51 @@ def check_one_matmul(workdir, rng, activations=False):
           f"(f32 program: {errors['f32'][1]:.1e})")
 
 
+RESIDUAL_SUM = """
+model residual_sum {
+  input a: f32[B, 64]
+  input b: f32[B, 64]
+  input r: f32[B, 64]
+  param s: f32[64] = normal(0.0, 1.0)
+  loss sum((a * s + b) * r)
+}
+"""
+
+
+def check_residual_sum(workdir, rng):
+    """A sum of two activations, exactly: with residual BF16 the loss is
+    sum(bf16(a * s + b) * r) and s's gradient sum(a * bf16(r)) (the gradient
+    through the sum rounded too), where the program without it is at least
+    10x further from both."""
+    B = 16
+    a, b, r = (rng.standard_normal((B, 64)).astype(np.float32) for _ in range(3))
+    s_ = rng.standard_normal(64).astype(np.float32)
+    total = (a * s_ + b).astype(np.float32)
+    want_loss = float(np.sum(to_bf16(total).astype(np.float64) * r))
+    want_grad = np.sum(a.astype(np.float64) * to_bf16(r), axis=0)
+    data = f32check.write_data(workdir, {"a": a, "b": b, "r": r})
+    init = os.path.join(workdir, "s.safetensors")
+    write_safetensors(init, {"s": s_})
+    config = f"batch {{ global: {B} micro: {B} }}\n"
+    errors = {}
+    for name, extra in (("bf16", " residual: BF16"), ("f32", "")):
+        precision = f"precision {{ compute: BF16 activations: BF16{extra} }}\n"
+        prog = compile_program(os.path.join(workdir, name), RESIDUAL_SUM, config + precision)
+        loss, grads = f32check.sinter_gradients(prog, os.path.join(workdir, name),
+                                                "--config", data, "--init", init)
+        errors[name] = (abs(loss - want_loss) / abs(want_loss),
+                        relative_error(grads["s"], want_grad))
+    (loss_err, grad_err), (other_loss, other_grad) = errors["bf16"], errors["f32"]
+    if not (loss_err <= 1e-5 and grad_err <= 1e-5):
+        sys.exit(f"FAIL residual sum: with residual BF16 the loss is {loss_err:.2e} and the "
+                 f"gradient {grad_err:.2e} from the sum and gradient rounded to bf16")
+    if not (other_loss > 10 * loss_err and other_grad > 10 * grad_err):
+        sys.exit(f"FAIL residual sum: without residual BF16 ({other_loss:.2e}, "
+                 f"{other_grad:.2e}) the program is as close to the rounded values")
+    print(f"residual sum: loss {loss_err:.1e} and gradient {grad_err:.1e} from the sum and "
+          f"its gradient rounded to bf16 (unrounded: {other_loss:.1e}, {other_grad:.1e})")
+
+
 def bf16_matmul(a, b):
     return jnp.matmul(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16),
                       preferred_element_type=jnp.float32)
@@ -128,9 +182,10 @@ def autocast_linear(p, name, x):
     return rounded(y)
 
 
-def jax_bf16_gradients(loss_fn, params, data, activations=False):
+def jax_bf16_gradients(loss_fn, params, data, activations=False, residual=False):
     """JAX's gradients of loss_fn with bf16 matmul inputs, in float32; with
-    `activations`, linear layers and the head rounding their results."""
+    `activations`, linear layers and the head rounding their results; with
+    `residual`, the residual stream rounded too."""
     cast = lambda v: jnp.asarray(v, jnp.float32) if np.asarray(v).dtype.kind == "f" else v
     p = {k: cast(v) for k, v in params.items()}
     d = jax.tree_util.tree_map(cast, data)
@@ -138,30 +193,35 @@ def jax_bf16_gradients(loss_fn, params, data, activations=False):
     models_jax.matmul = autocast_matmul if activations else bf16_matmul
     if activations:
         models_jax.linear = autocast_linear
+    if residual:
+        models_jax.residual = rounded
     try:
         (_, _), grads = jax.value_and_grad(loss_fn, has_aux=True)(p, d)
     finally:
         models_jax.matmul = jnp.matmul
         models_jax.linear = linear
+        models_jax.residual = lambda x: x
     return {k: np.asarray(g, np.float64) for k, g in grads.items()}
 
 
-def check_models(workdir, examples, rng, seed, activations=False):
+def check_models(workdir, examples, rng, seed, activations=False, residual=False):
     specs = [s for s in f32check.model_specs(examples, rng)
              if s[0] in ("mlp", "gpt_small")]
     worst = (0.0, "")
     count = 0
+    args = BF16 + (ACTIVATIONS if activations else []) + (RESIDUAL if residual else [])
+    where = "res" if residual else "act" if activations else "mm"
     for i, (name, config, defines, draws, loss_fn, source) in enumerate(specs):
-        results = f32check.run_model(os.path.join(workdir, "act" if activations else "mm"),
+        results = f32check.run_model(os.path.join(workdir, where),
                                      name, config, defines, draws, [seed, i], source,
-                                     compile_args=BF16 + (ACTIVATIONS if activations else []))
+                                     compile_args=args)
         errors = {}
         for data, (loss, params, got) in zip(draws, results):
             ref_loss, _, ref = f32check.jax_gradients(loss_fn, params, data, jnp.float64)
             if not abs(loss - ref_loss) <= LOSS_TOL * abs(ref_loss):
                 sys.exit(f"FAIL {name}: the bf16 program's loss {loss!r} is not within "
                          f"{LOSS_TOL} of the float64 loss {ref_loss!r}")
-            peer = jax_bf16_gradients(loss_fn, params, data, activations)
+            peer = jax_bf16_gradients(loss_fn, params, data, activations, residual)
             for k in sorted(ref):
                 if got.get(k) is None:
                     sys.exit(f"FAIL {name}: no gradient of {k}")
@@ -178,8 +238,8 @@ def check_models(workdir, examples, rng, seed, activations=False):
                          f"({theirs:.2e})")
             worst = max(worst, (ours / theirs, f"{name} {k}: {ours:.1e} vs {theirs:.1e}"))
             count += 1
-    what = "activations BF16" if activations else "bf16"
-    peer = "autocast-style" if activations else "bf16-matmul"
+    what = "residual BF16" if residual else "activations BF16" if activations else "bf16"
+    peer = "llm.c-style" if residual else "autocast-style" if activations else "bf16-matmul"
     print(f"{count} {what} gradients within {FACTOR}x of JAX's {peer} error "
           f"(worst {worst[1]})")
 
@@ -191,6 +251,8 @@ def main():
     check_one_matmul(os.path.join(workdir, "one_act"), rng, activations=True)
     check_models(workdir, examples, rng, seed)
     check_models(workdir, examples, rng, seed, activations=True)
+    check_residual_sum(os.path.join(workdir, "one_res"), rng)
+    check_models(workdir, examples, rng, seed, activations=True, residual=True)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,10 @@
 // forward function for the backward one). Any other reader gets a widened
 // copy.
 //
+// The same readers' rewriting stores precision { residual: BF16 }'s rounded
+// sums in bf16: a loop whose output is a value it rounded to bf16 and
+// widened back writes the bf16 value itself.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/Host/MatmulForm.h"
@@ -166,6 +170,40 @@ public:
     Value result = made->getResult(0);
     op->getResult(0).replaceAllUsesWith(result);
     op->erase();
+    readBF16(result);
+  }
+
+  /// Whether output `i` of `op` writes a value it rounded to bf16 and
+  /// widened back (precision.residual's rounding of a sum, fused into the
+  /// loop that makes the sum) and never reads its init. Such a loop is
+  /// never a copy, so narrowing others never erases it.
+  static bool writesRoundedValue(linalg::GenericOp op, unsigned i) {
+    auto type = dyn_cast<RankedTensorType>(op->getResult(i).getType());
+    if (!op.hasPureTensorSemantics() || !type || !type.getElementType().isF32() ||
+        !type.hasStaticShape())
+      return false;
+    auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+    auto wide = yield.getOperand(i).getDefiningOp<arith::ExtFOp>();
+    BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(i));
+    return wide && wide.getIn().getType().isBF16() &&
+           wide.getIn().getDefiningOp<arith::TruncFOp>() && out.use_empty();
+  }
+
+  /// Such an output written in bf16 instead, its readers rewritten. The
+  /// values are the same.
+  void narrowRoundedOutput(linalg::GenericOp op, unsigned i) {
+    auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+    auto wide = yield.getOperand(i).getDefiningOp<arith::ExtFOp>();
+    OpOperand *init = op.getDpsInitOperand(i);
+    auto type = cast<RankedTensorType>(op->getResult(i).getType());
+    OpBuilder b(op);
+    init->set(tensor::EmptyOp::create(b, op.getLoc(), type.getShape(), b.getBF16Type()));
+    op.getMatchingBlockArgument(init).setType(b.getBF16Type());
+    yield->setOperand(i, wide.getIn());
+    if (wide->use_empty())
+      wide->erase();
+    Value result = op->getResult(i);
+    result.setType(asBF16(type));
     readBF16(result);
   }
 
@@ -333,6 +371,14 @@ struct BF16MatmulResults : impl::BF16MatmulResultsBase<BF16MatmulResults> {
     Narrowing narrowing(module);
     for (auto [op, start] : matmuls)
       narrowing.narrow(op, start);
+    SmallVector<std::pair<linalg::GenericOp, unsigned>> rounded;
+    module.walk([&](linalg::GenericOp op) {
+      for (unsigned i = 0, e = op.getNumDpsInits(); i < e; ++i)
+        if (Narrowing::writesRoundedValue(op, i))
+          rounded.push_back({op, i});
+    });
+    for (auto [op, i] : rounded)
+      narrowing.narrowRoundedOutput(op, i);
     narrowing.finishCalls();
     // The f32 starts the products left, then their empty tensors.
     module.walk([](linalg::LinalgOp op) {

@@ -56,7 +56,11 @@ def BF16MatmulResults : Pass<"sinter-bf16-matmul-results", "mlir::ModuleOp"> {
     `tensor.extract` take the bf16 type, a private function's result and
     then its callers' readers, and an argument every call passes in bf16,
     become bf16; any other reader gets a widened copy. A parameter's
-    gradient (no operand a parameter) keeps its f32 sum.
+    gradient (no operand a parameter) keeps its f32 sum. A loop that writes
+    a value it rounded to bf16 and widened back (precision.residual's
+    rounding, fused into the loop that makes the sum), without reading its
+    output's old value, writes the bf16 value instead, its readers
+    rewritten the same way.
   }];
   let options = [
     Option<"activations", "activations", "std::string", /*default=*/"\"\"",

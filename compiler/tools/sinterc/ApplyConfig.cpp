@@ -215,6 +215,8 @@ generateSteps(mlir::MLIRContext &context,
     sinter::attrs::compute.set(*module, mlir::StringAttr::get(&context, "bf16"));
   if (config->precision().activations() == sinter::config::TrainConfig::Precision::BF16)
     sinter::attrs::activations.set(*module, mlir::StringAttr::get(&context, "bf16"));
+  if (config->precision().residual() == sinter::config::TrainConfig::Precision::BF16)
+    sinter::attrs::residual.set(*module, mlir::StringAttr::get(&context, "bf16"));
   sinter::attrs::bucketCapMb.set(
       *module, mlir::FloatAttr::get(mlir::Float64Type::get(&context),
                                     config->parallel().bucket_cap_mb()));

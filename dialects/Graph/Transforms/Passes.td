@@ -81,6 +81,21 @@ def GraphPackAttention : Pass<"graph-pack-attention", "mlir::ModuleOp"> {
   }];
 }
 
+def GraphRoundResiduals : Pass<"graph-round-residuals", "mlir::ModuleOp"> {
+  let summary = "Residual connections' sums rounded to bf16 (precision.residual)";
+  let description = [{
+    When the module's `sinter.residual` is "bf16": every f32 `graph.add`
+    of two activations of its result's shape (a residual connection), and
+    every f32 activation a call of a repeated block (a layer) takes, is
+    read rounded to bf16, through a cast to bf16 and back, so that autodiff
+    rounds the gradient flowing back through the sum the same way. A value
+    is an activation unless parameters, states and constants alone make it
+    (a bias, a position embedding); a repeated block's argument is one when
+    a call passes one. Run before autodiff; the tensors are then stored in
+    bf16 by the passes that narrow widened values.
+  }];
+}
+
 def GraphFuseBatchNorm : Pass<"graph-fuse-batch-norm", "mlir::ModuleOp"> {
   let summary = "Spelled-out training batch-norm as graph.batch_norm, for CUDA";
   let description = [{

@@ -157,3 +157,53 @@ func.func @returned(%x: tensor<4x3xbf16>, %w: tensor<6x3xbf16> {sinter.param = "
   %p = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%x, %w : tensor<4x3xbf16>, tensor<6x3xbf16>) outs(%z : tensor<4x6xf32>) -> tensor<4x6xf32>
   return %p : tensor<4x6xf32>
 }
+
+// -----
+
+// A loop that writes a widened bf16 value (precision.residual's rounding of
+// a sum, fused) writes the bf16 value instead, and its reader widens each
+// element; the values are the same. A loop that reads its output's old
+// value (an accumulation) is left as it is.
+// CHECK-LABEL: func.func @rounded_sum(
+// CHECK:       %[[S:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xbf16>)
+// CHECK:         %[[T:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT:    linalg.yield %[[T]] : bf16
+// CHECK:       linalg.generic {{.*}} ins(%[[S]] : tensor<4x8xbf16>)
+// CHECK-NEXT:  ^bb0(%[[E:.*]]: bf16, %{{.*}}: f32):
+// CHECK-NEXT:    arith.extf %[[E]] : bf16 to f32
+// CHECK-LABEL: func.func @accumulated(
+// CHECK:       linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xf32>)
+// OFF-LABEL:   func.func @rounded_sum(
+// OFF:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xf32>)
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @rounded_sum(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %sum = arith.addf %x, %y : f32
+    %n = arith.truncf %sum : f32 to bf16
+    %w = arith.extf %n : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %m = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %d = arith.mulf %x, %x : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8xf32>
+  return %m : tensor<4x8xf32>
+}
+func.func @accumulated(%a: tensor<4x8xbf16>, %acc: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xbf16>) outs(%acc : tensor<4x8xf32>) {
+  ^bb0(%x: bf16, %out: f32):
+    %w = arith.extf %x : bf16 to f32
+    %u = arith.addf %w, %out : f32
+    %n = arith.truncf %u : f32 to bf16
+    %v = arith.extf %n : bf16 to f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}

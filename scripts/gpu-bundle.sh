@@ -18,8 +18,9 @@
 # sequences of 1024 tokens in f32, and with compute: BF16 and activations:
 # BF16 (torch.autocast's rounding, as the PyTorch rows run) for the largest
 # of 64, 32 and 16 that sinterc's memory report fits in three quarters of
-# an H200 (139 GiB); the big part has it with compute: BF16 alone, at the
-# same micro-batch, for what bf16 activations buy.
+# an H200 (139 GiB); the big part has it at the same micro-batch with
+# compute: BF16 alone, for what bf16 activations buy, and with residual:
+# BF16 too, for what the bf16 residual stream buys.
 #
 # With LLMC set to a checkout of karpathy/llm.c (kept in an ignored
 # folder, never part of Sinter; a relative path is taken from where the

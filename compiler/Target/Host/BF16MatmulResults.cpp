@@ -377,8 +377,10 @@ struct BF16MatmulResults : impl::BF16MatmulResultsBase<BF16MatmulResults> {
         if (Narrowing::writesRoundedValue(op, i))
           rounded.push_back({op, i});
     });
+    // An earlier narrowing may have made a rounding the element itself.
     for (auto [op, i] : rounded)
-      narrowing.narrowRoundedOutput(op, i);
+      if (Narrowing::writesRoundedValue(op, i))
+        narrowing.narrowRoundedOutput(op, i);
     narrowing.finishCalls();
     // The f32 starts the products left, then their empty tensors.
     module.walk([](linalg::LinalgOp op) {

@@ -64,7 +64,7 @@ bool isRank4(Value v) {
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, CompareOp,
              WhereOp, NegOp, AbsOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
-             SigmoidOp, SiluOp, GeluOp>(op);
+             SigmoidOp, SiluOp, GeluOp, CastOp>(op);
 }
 
 class ChannelsLast {

@@ -82,17 +82,20 @@ def GraphPackAttention : Pass<"graph-pack-attention", "mlir::ModuleOp"> {
 }
 
 def GraphRoundResiduals : Pass<"graph-round-residuals", "mlir::ModuleOp"> {
-  let summary = "Residual connections' sums rounded to bf16 (precision.residual)";
+  let summary = "A layer's residual stream rounded to bf16 (precision.residual)";
   let description = [{
-    When the module's `sinter.residual` is "bf16": every f32 `graph.add`
-    of two activations of its result's shape (a residual connection), and
-    every f32 activation a call of a repeated block (a layer) takes, is
-    read rounded to bf16, through a cast to bf16 and back, so that autodiff
-    rounds the gradient flowing back through the sum the same way. A value
-    is an activation unless parameters, states and constants alone make it
-    (a bias, a position embedding); a repeated block's argument is one when
-    a call passes one. Run before autodiff; the tensors are then stored in
-    bf16 by the passes that narrow widened values.
+    When the module's `sinter.residual` is "bf16", in and around repeated
+    blocks (`sinter.block`: a model's layers): an f32 activation a block's
+    call takes is passed rounded to bf16 (the embeddings' sum entering the
+    first layer; a block's result that is rounded already is not rounded
+    again), and inside a block each f32 `graph.add` of the stream (an
+    activation argument, or a sum rounded before it) and another activation
+    of its shape is read rounded, and carries the stream on (x + attention,
+    then that + mlp). Rounding is a cast to bf16 and back, so autodiff
+    rounds the gradients flowing back through those points too. A value is
+    an activation unless parameters, states and constants alone make it.
+    Run before autodiff; the passes that narrow widened values then store
+    the tensors in bf16.
   }];
 }
 

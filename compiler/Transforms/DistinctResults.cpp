@@ -6,9 +6,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/BitVector.h"
 
 using namespace mlir;
 
@@ -56,71 +53,6 @@ Value allocateReturnedShape(Value v, func::ReturnOp ret, const DenseSet<Value> &
   return whole;
 }
 
-/// A result of a private function, called only, that is a reshape of
-/// another of its results (attention's output returned both as [B, T, C]
-/// and as [B*T, C]) is dropped: each call reshapes that other result, and
-/// the two share one buffer instead of a copy.
-void dropReshapedResults(func::FuncOp f, ModuleOp module) {
-  if (!f.isPrivate() || !f.getBody().hasOneBlock())
-    return;
-  SmallVector<func::CallOp> calls;
-  std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(f, module);
-  if (!uses)
-    return;
-  for (const SymbolTable::SymbolUse &use : *uses) {
-    auto call = dyn_cast<func::CallOp>(use.getUser());
-    if (!call || call.getArgAttrsAttr() || call.getResAttrsAttr())
-      return;
-    calls.push_back(call);
-  }
-  auto ret = cast<func::ReturnOp>(f.front().getTerminator());
-  unsigned n = ret.getNumOperands();
-  llvm::BitVector dropped(n);
-  SmallVector<std::pair<unsigned, unsigned>> reshapedFrom; // (dropped, kept)
-  for (unsigned i = 0; i < n; ++i) {
-    Operation *reshape = ret.getOperand(i).getDefiningOp();
-    if (!isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(reshape))
-      continue;
-    for (unsigned j = 0; j < n; ++j)
-      if (j != i && !dropped[j] && ret.getOperand(j) == reshape->getOperand(0)) {
-        dropped.set(i);
-        reshapedFrom.push_back({i, j});
-        break;
-      }
-  }
-  if (dropped.none())
-    return;
-  SmallVector<Value> kept;
-  for (unsigned i = 0; i < n; ++i)
-    if (!dropped[i])
-      kept.push_back(ret.getOperand(i));
-  SmallVector<Operation *> reshapes;
-  for (auto [i, j] : reshapedFrom)
-    reshapes.push_back(ret.getOperand(i).getDefiningOp());
-  ret->setOperands(kept);
-  (void)f.eraseResults(dropped);
-  // The kept results' new positions.
-  SmallVector<unsigned> position(n);
-  for (unsigned i = 0, k = 0; i < n; ++i)
-    if (!dropped[i])
-      position[i] = k++;
-  for (func::CallOp call : calls) {
-    OpBuilder b(call);
-    auto made = func::CallOp::create(b, call.getLoc(), f, call.getOperands());
-    made->setDiscardableAttrs(call->getDiscardableAttrDictionary());
-    made.setNoInline(call.getNoInline());
-    for (unsigned i = 0; i < n; ++i)
-      if (!dropped[i])
-        call.getResult(i).replaceAllUsesWith(made.getResult(position[i]));
-    for (auto [pair, reshape] : llvm::zip_equal(reshapedFrom, reshapes)) {
-      IRMapping mapping;
-      mapping.map(reshape->getOperand(0), made.getResult(position[pair.second]));
-      call.getResult(pair.first).replaceAllUsesWith(b.clone(*reshape, mapping)->getResult(0));
-    }
-    call->erase();
-  }
-}
-
 void copyShared(func::ReturnOp ret) {
   OpBuilder b(ret);
   DenseSet<Value> seen;
@@ -146,11 +78,7 @@ void copyShared(func::ReturnOp ret) {
 
 struct DistinctResults : public impl::DistinctResultsBase<DistinctResults> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-      if (attrs::block.has(f))
-        dropReshapedResults(f, module);
-    module.walk([](func::FuncOp f) {
+    getOperation().walk([](func::FuncOp f) {
       if (attrs::phase.has(f) || attrs::block.has(f))
         f.walk(copyShared);
     });

@@ -316,9 +316,7 @@ def DistinctResults : Pass<"sinter-distinct-results", "mlir::ModuleOp"> {
   let description = [{
     After bufferization, a step or a repeated block's function may return
     one buffer for two results (two outputs of equal value) or return an
-    argument or a view. In a repeated block's function, private and only
-    called, a result that is a reshape of another result is dropped first:
-    each call reshapes that result instead. A reshaped view of an allocation nothing else
+    argument or a view. A reshaped view of an allocation nothing else
     returns is allocated in the returned shape instead (the computation
     writes it through the inverse reshape); every other such result gets a
     copy in a fresh allocation. So every result can become the caller's

@@ -2,6 +2,7 @@
 
 #include "compiler/Transforms/KnownCalls.h"
 
+#include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -27,6 +28,14 @@ llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> knownCalls(ModuleOp mod
       known[f] = it->second;
   }
   return known;
+}
+
+func::CallOp remadeCall(func::CallOp call, func::FuncOp f, ValueRange operands) {
+  OpBuilder b(call);
+  auto made = func::CallOp::create(b, call.getLoc(), f, operands);
+  made->setDiscardableAttrs(call->getDiscardableAttrDictionary());
+  made.setNoInline(call.getNoInline());
+  return made;
 }
 
 } // namespace sinter

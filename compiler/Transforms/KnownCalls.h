@@ -18,6 +18,12 @@ namespace sinter {
 llvm::MapVector<mlir::func::FuncOp, llvm::SmallVector<mlir::func::CallOp>>
 knownCalls(mlir::ModuleOp module);
 
+/// A call of `f` with `operands`, made before `call` once `f`'s signature
+/// changed, with `call`'s attributes and inlining; `call` is left for the
+/// caller to replace.
+mlir::func::CallOp remadeCall(mlir::func::CallOp call, mlir::func::FuncOp f,
+                              mlir::ValueRange operands);
+
 } // namespace sinter
 
 #endif // SINTER_TRANSFORMS_KNOWNCALLS_H

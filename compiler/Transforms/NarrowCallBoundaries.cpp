@@ -291,10 +291,7 @@ bool narrowResult(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> call
     (void)f.insertResult(f.getNumResults(), v.getType(), {});
   (void)f.eraseResult(i);
   for (auto [call, chain] : llvm::zip_equal(calls, chains)) {
-    OpBuilder cb(call);
-    auto made = func::CallOp::create(cb, call.getLoc(), f, call.getOperands());
-    made->setDiscardableAttrs(call->getDiscardableAttrDictionary());
-    made.setNoInline(call.getNoInline());
+    func::CallOp made = remadeCall(call, f, call.getOperands());
     unsigned kept = call.getNumResults() - 1;
     replaceChain(chain, made.getResults().drop_front(kept));
     for (unsigned r = 0, n = 0; r < call.getNumResults(); ++r)

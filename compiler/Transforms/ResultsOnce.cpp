@@ -92,10 +92,8 @@ void returnOnce(func::FuncOp f, ArrayRef<func::CallOp> calls) {
   ret->setOperands(kept);
   (void)f.eraseResults(dropped);
   for (func::CallOp call : calls) {
+    func::CallOp made = remadeCall(call, f, call.getOperands());
     OpBuilder b(call);
-    auto made = func::CallOp::create(b, call.getLoc(), f, call.getOperands());
-    made->setDiscardableAttrs(call->getDiscardableAttrDictionary());
-    made.setNoInline(call.getNoInline());
     for (unsigned i = 0; i < n; ++i)
       if (!dropped[i])
         call.getResult(i).replaceAllUsesWith(made.getResult(position[i]));

@@ -241,10 +241,7 @@ bool sinkResultReduction(func::FuncOp f, SmallVectorImpl<func::CallOp> &calls) {
     for (Value v : made)
       (void)f.insertResult(f.getNumResults(), v.getType(), {});
     for (auto [call, reductions] : llvm::zip_equal(calls, perCall)) {
-      OpBuilder cb(call);
-      auto next = func::CallOp::create(cb, call.getLoc(), f, call.getOperands());
-      next->setDiscardableAttrs(call->getDiscardableAttrDictionary());
-      next.setNoInline(call.getNoInline());
+      func::CallOp next = remadeCall(call, f, call.getOperands());
       unsigned old = call.getNumResults();
       for (linalg::GenericOp r : reductions) {
         for (auto [j, v] : llvm::enumerate(r.getResults()))

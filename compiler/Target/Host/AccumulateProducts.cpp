@@ -332,9 +332,7 @@ void accumulateInCallee(func::FuncOp f, unsigned index, Operation *product,
     linalg::GenericOp add = accumulationOf(call.getResult(index));
     SmallVector<Value> operands(call.getOperands());
     operands.push_back(add.getDpsInits()[0]);
-    OpBuilder b(call);
-    auto next = func::CallOp::create(b, call.getLoc(), f, operands);
-    next->setDiscardableAttrs(call->getDiscardableAttrDictionary());
+    func::CallOp next = remadeCall(call, f, operands);
     add.getResult(0).replaceAllUsesWith(next.getResult(index));
     add.erase();
     call.replaceAllUsesWith(next.getResults());

@@ -239,7 +239,7 @@ private:
   Value rounded(Value bias) {
     Value &done = roundings[bias];
     if (!done)
-      done = castNextToDefinition(bias, BFloat16Type::get(bias.getContext()));
+      made.insert(done = castNextToDefinition(bias, BFloat16Type::get(bias.getContext())));
     return done;
   }
 
@@ -289,11 +289,7 @@ private:
     if (wide->use_empty())
       wide->erase();
     // A cast this pass made and keeps for reuse stays, copy or not.
-    auto cached = [&](Value v) {
-      return llvm::any_of(roundings, [&](auto &p) { return p.second == v; }) ||
-             llvm::any_of(widenings, [&](auto &p) { return p.second == v; });
-    };
-    if (!cached(generic.getResult(0)))
+    if (!made.contains(generic.getResult(0)))
       foldCopyLoop(generic);
   }
 
@@ -301,7 +297,7 @@ private:
   Value widened(Value v) {
     Value &done = widenings[v];
     if (!done)
-      done = castNextToDefinition(v, Float32Type::get(v.getContext()));
+      made.insert(done = castNextToDefinition(v, Float32Type::get(v.getContext())));
     return done;
   }
 
@@ -343,6 +339,7 @@ private:
 
   llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> calls;
   DenseMap<Value, Value> roundings, widenings;
+  DenseSet<Value> made; ///< their values: casts this pass keeps
   llvm::SetVector<std::pair<func::FuncOp, unsigned>> pendingArguments;
 };
 

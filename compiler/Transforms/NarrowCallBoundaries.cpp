@@ -148,6 +148,25 @@ std::optional<Chain> chainOf(Value root) {
   return chain;
 }
 
+/// The rounding `v` is read through, as a chain of one link: a loop that
+/// rounds it element by element is its only reader. Such a rounding can be
+/// made where the value is, when the loop that writes it can write it
+/// rounded (the residual stream's gradient, rounded by the layer that reads
+/// it, is then written in bf16 by the layer that makes it).
+std::optional<Chain> roundingOf(Value v) {
+  if (!isStaticTensor(v) || !v.hasOneUse())
+    return std::nullopt;
+  auto loop = dyn_cast<linalg::GenericOp>(*v.getUsers().begin());
+  if (!loop || copiedValue(loop) != v ||
+      !llvm::all_of(loop.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }) ||
+      !llvm::any_of(loop.getBody()->getOperations(), llvm::IsaPred<arith::TruncFOp>) ||
+      bytesOf(loop->getResult(0)) > bytesOf(v))
+    return std::nullopt;
+  return Chain{{loop}, {loop->getResult(0)}};
+}
+
+using ChainFinder = std::optional<Chain> (*)(Value);
+
 /// `chain` made again from `root` at `b`'s point; its frontier's copies.
 SmallVector<Value> cloneChain(OpBuilder &b, const Chain &chain, Value chainRoot,
                               Value root) {
@@ -200,17 +219,23 @@ bool sameChain(const Chain &a, Value rootA, const Chain &b, Value rootB) {
 
 using KnownCalls = llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>>;
 
-/// Whether every operand `i` of `calls` is the same result of calls to
-/// the same known function, which only this operand reads, at every call
-/// of that function: then the chain that moves into the callers moves on
-/// into that function (narrowResult) and is not left in the callers,
-/// where it could cost more than where it was.
-bool madeForThisArgument(unsigned i, ArrayRef<func::CallOp> calls,
-                         const KnownCalls &known) {
+/// Whether operand `i` of `calls` can take the chain that argument `arg`
+/// of their callee is read through without costing more there. Each call
+/// passes the same result of calls to one known function, which (the next
+/// step) then makes the chain, every call of that function's result being
+/// read through this argument or the same chain already; or, for a
+/// rounding, a loop of the caller that only this call reads, which fusion
+/// then has write its output rounded.
+bool madeForThisArgument(unsigned i, ArrayRef<func::CallOp> calls, const KnownCalls &known,
+                         BlockArgument arg, const Chain &chain, ChainFinder finder) {
   StringRef producer;
   std::optional<unsigned> index;
   for (func::CallOp call : calls) {
-    auto result = dyn_cast<OpResult>(call->getOperand(i));
+    Value operand = call->getOperand(i);
+    if (finder == roundingOf && operand.hasOneUse() &&
+        isa_and_nonnull<linalg::GenericOp>(operand.getDefiningOp()))
+      continue;
+    auto result = dyn_cast<OpResult>(operand);
     auto made = result ? dyn_cast<func::CallOp>(result.getOwner()) : func::CallOp();
     if (!made || !result.hasOneUse() ||
         (index && (made.getCallee() != producer || result.getResultNumber() != *index)))
@@ -218,18 +243,27 @@ bool madeForThisArgument(unsigned i, ArrayRef<func::CallOp> calls,
     producer = made.getCallee();
     index = result.getResultNumber();
   }
+  if (!index)
+    return true;
   StringRef callee = func::CallOp(calls.front()).getCallee();
+  auto readHere = [&](Value r) {
+    if (!r.hasOneUse())
+      return false;
+    OpOperand &use = *r.getUses().begin();
+    auto user = dyn_cast<func::CallOp>(use.getOwner());
+    return user && user.getCallee() == callee && use.getOperandNumber() == i;
+  };
+  auto readThroughChain = [&](Value r) {
+    std::optional<Chain> other = finder(r);
+    return other && sameChain(chain, arg, *other, r);
+  };
   for (auto &[function, producerCalls] : known) {
     func::FuncOp fn = function;
     if (fn.getSymName() != producer)
       continue;
     return llvm::all_of(producerCalls, [&](func::CallOp made) {
       Value r = made->getResult(*index);
-      if (!r.hasOneUse())
-        return false;
-      OpOperand &use = *r.getUses().begin();
-      auto user = dyn_cast<func::CallOp>(use.getOwner());
-      return user && user.getCallee() == callee && use.getOperandNumber() == i;
+      return readHere(r) || readThroughChain(r);
     });
   }
   return false;
@@ -239,10 +273,10 @@ bool madeForThisArgument(unsigned i, ArrayRef<func::CallOp> calls,
 /// frontier, made by each caller from its operand, when the next step
 /// moves it on into the function that made the operand.
 bool narrowArgument(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> calls,
-                    const KnownCalls &known) {
+                    const KnownCalls &known, ChainFinder finder) {
   BlockArgument arg = f.getArgument(i);
-  std::optional<Chain> chain = chainOf(arg);
-  if (!chain || !madeForThisArgument(i, calls, known))
+  std::optional<Chain> chain = finder(arg);
+  if (!chain || !madeForThisArgument(i, calls, known, arg, *chain, finder))
     return false;
   for (func::CallOp call : calls) {
     OpBuilder b(call);
@@ -263,7 +297,8 @@ bool narrowArgument(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> ca
 
 /// Result `i` of `f`, which every caller reads only through the same
 /// chain, becomes the chain's frontier, made in `f` before it returns.
-bool narrowResult(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> calls) {
+bool narrowResult(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> calls,
+                  ChainFinder finder) {
   // Calls with argument or result attributes, which would need the same
   // change, are left alone.
   if (!f.getBody().hasOneBlock() || llvm::any_of(calls, [](func::CallOp call) {
@@ -272,7 +307,7 @@ bool narrowResult(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> call
     return false;
   SmallVector<Chain> chains;
   for (func::CallOp call : calls) {
-    std::optional<Chain> chain = chainOf(call.getResult(i));
+    std::optional<Chain> chain = finder(call.getResult(i));
     if (!chain ||
         (!chains.empty() && !sameChain(chains.front(), calls.front().getResult(i), *chain,
                                        call.getResult(i))))
@@ -347,10 +382,11 @@ struct NarrowCallBoundaries : impl::NarrowCallBoundariesBase<NarrowCallBoundarie
       KnownCalls known = knownCalls(module);
       for (auto &[f, calls] : known)
         for (unsigned i = f.getNumArguments(); i-- > 0;)
-          changed |= narrowArgument(f, i, calls, known);
+          changed |= narrowArgument(f, i, calls, known, chainOf) ||
+                      narrowArgument(f, i, calls, known, roundingOf);
       for (auto &[f, calls] : knownCalls(module))
         for (unsigned i = f.getNumResults(); i-- > 0;) {
-          if (narrowResult(f, i, calls)) {
+          if (narrowResult(f, i, calls, chainOf) || narrowResult(f, i, calls, roundingOf)) {
             changed = true;
             calls = knownCalls(module)[f];
           }

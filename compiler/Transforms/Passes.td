@@ -83,9 +83,15 @@ def NarrowCallBoundaries : Pass<"sinter-narrow-call-boundaries", "mlir::ModuleOp
     argument, and every caller passes a known call's result, the callers
     make the chain and pass its results instead. When every caller reads a
     function's result only through the same chain, the function makes it
-    and returns its results instead. A layer's backward function then takes
-    the bf16 query, key and value its forward function made for attention,
-    not the f32 projection they were cut from; CSE afterwards merges the
+    and returns its results instead. A rounding (an elementwise loop with a
+    float truncation, no wider than its input) that is an argument's only
+    reader also moves to callers that make the operand in a loop only the
+    call reads, so fusion has that loop write it rounded. A layer's backward
+    function then takes the bf16 query, key and value its forward function
+    made for attention, not the f32 projection they were cut from, and with
+    `residual: BF16` each layer's backward function returns its residual
+    stream's gradient rounded, written in bf16, where the next one rounded
+    the f32 gradient it was given. CSE afterwards merges the
     moved chain with the forward function's own, and a moved rounding of a
     loop's output that the loop also writes rounded becomes that output.
   }];

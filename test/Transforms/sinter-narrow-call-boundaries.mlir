@@ -219,3 +219,101 @@ func.func @step(%x: tensor<4x6xf32>, %b: tensor<6xf32>) -> (tensor<4x6xbf16>, te
   %t = call @proj.bwd(%s#0) : (tensor<4x6xf32>) -> tensor<4x6xbf16>
   return %s#1, %t : tensor<4x6xbf16>, tensor<4x6xbf16>
 }
+
+// -----
+
+// A residual stream's gradient in bf16 (precision { residual: BF16 }): each
+// layer's backward function rounds the gradient it is given, made by the
+// layer after it, or for the last layer by a loop of the step that only
+// that call reads; the step rounds what the first layer returns. The
+// rounding moves out of the function, then into it before it returns: each
+// layer writes its gradient rounded, the step's loop rounds its own output
+// (fusion makes them one loop), and the step's rounding goes.
+// CHECK-LABEL: func.func private @grad.bwd(
+// CHECK-SAME:    %[[G:.*]]: tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK:         %[[D:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[G]] :
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[D]] :
+// CHECK:           arith.truncf
+// CHECK:           arith.extf
+// CHECK:         return %[[R]]
+// CHECK-LABEL: func.func @stream(
+// CHECK:         %[[L:.*]] = linalg.generic {{.*}} ins(%arg0 :
+// CHECK:         %[[LR:.*]] = linalg.generic {{.*}} ins(%[[L]] :
+// CHECK:           arith.truncf
+// CHECK:         %[[B1:.*]] = call @grad.bwd(%[[LR]])
+// CHECK:         %[[B0:.*]] = call @grad.bwd(%[[B1]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[B0]]
+#id2 = affine_map<(a, b) -> (a, b)>
+func.func private @grad.bwd(%g: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<2x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.truncf %in : f32 to bf16
+    %w = arith.extf %t : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2x4xf32>
+  %d = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %r : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32>
+  return %d : tensor<2x4xf32>
+}
+func.func @stream(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<2x4xf32>
+  %l = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %b1 = call @grad.bwd(%l) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %b0 = call @grad.bwd(%b1) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%b0 : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.truncf %in : f32 to bf16
+    %w = arith.extf %t : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// Left alone: the loop that makes the last layer's gradient is read by the
+// step too, so a rounding moved there would be a loop of its own.
+// CHECK-LABEL: func.func private @shared.bwd(
+// CHECK:         linalg.generic
+// CHECK:           arith.truncf
+// CHECK-LABEL: func.func @shared(
+// CHECK:         %[[L:.*]] = linalg.generic
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      arith.mulf
+// CHECK:         call @shared.bwd(%[[L]])
+#id2 = affine_map<(a, b) -> (a, b)>
+func.func private @shared.bwd(%g: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<2x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.truncf %in : f32 to bf16
+    %w = arith.extf %t : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+func.func @shared(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %e = tensor.empty() : tensor<2x4xf32>
+  %l = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %b = call @shared.bwd(%l) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %b, %l : tensor<2x4xf32>, tensor<2x4xf32>
+}

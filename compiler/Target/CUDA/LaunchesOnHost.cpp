@@ -16,12 +16,15 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
@@ -225,10 +228,121 @@ void runOnHost(gpu::LaunchOp launch, const Phases &phases) {
   launch.erase();
 }
 
+/// Lanes of a warp.
+constexpr int64_t kWarpSize = 32;
+
+/// The ops of `launch`'s body that `value` is computed from, in order,
+/// when they are loads of buffers the launch never writes and pure ops, and
+/// nothing else of the thread's own (a value a loop carries) feeds them.
+std::optional<SmallVector<Operation *>> pureSlice(gpu::LaunchOp launch, Value value,
+                                                  const DenseSet<Value> &written) {
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> work{value};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      // The launch's ids and an enclosing loop's index are the warp's;
+      // a carried value may differ between lanes.
+      Operation *owner = arg.getOwner()->getParentOp();
+      auto loop = dyn_cast<scf::ForOp>(owner);
+      if (launch->isProperAncestor(owner) && !(loop && arg == loop.getInductionVar()))
+        return std::nullopt;
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!launch->isProperAncestor(def) || slice.contains(def))
+      continue;
+    auto load = dyn_cast<memref::LoadOp>(def);
+    if ((load && written.contains(load.getMemRef())) ||
+        (!load && (!isMemoryEffectFree(def) || def->getNumRegions() != 0)))
+      return std::nullopt;
+    slice.insert(def);
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  // The body's order (a value is made before what reads it).
+  SmallVector<Operation *> ordered;
+  launch.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (slice.contains(op))
+      ordered.push_back(op);
+  });
+  return ordered;
+}
+
+/// A warp's ballot (`nvvm.vote.sync ballot` over every lane) computed by
+/// each thread alone: its warp's 32 predicates, each from the lane's own
+/// thread index, when they depend on the thread only through that index.
+/// Lanes read `gpu.lane_id` as the thread index's remainder by 32 (blocks
+/// along x only). False when a launch's votes cannot be computed so.
+bool emulateWarpVotes(gpu::LaunchOp launch) {
+  SmallVector<NVVM::VoteSyncOp> votes;
+  SmallVector<gpu::LaneIdOp> lanes;
+  DenseSet<Value> written;
+  launch.getBody().walk([&](Operation *op) {
+    if (auto vote = dyn_cast<NVVM::VoteSyncOp>(op))
+      votes.push_back(vote);
+    if (auto lane = dyn_cast<gpu::LaneIdOp>(op))
+      lanes.push_back(lane);
+    if (auto store = dyn_cast<memref::StoreOp>(op))
+      written.insert(store.getMemRef());
+  });
+  if (votes.empty() && lanes.empty())
+    return true;
+  gpu::KernelDim3 threads = launch.getBlockSizeOperandValues();
+  if (getConstantIntValue(threads.y) != 1 || getConstantIntValue(threads.z) != 1 ||
+      llvm::any_of(votes, [](NVVM::VoteSyncOp vote) {
+        return vote.getKind() != NVVM::VoteSyncKind::ballot ||
+               getConstantIntValue(vote.getMask()) != -1;
+      }))
+    return false;
+  Value tid = launch.getThreadIds().x;
+  for (gpu::LaneIdOp lane : lanes) {
+    OpBuilder b(lane);
+    Value warp = arith::ConstantIndexOp::create(b, lane.getLoc(), kWarpSize);
+    lane.replaceAllUsesWith(arith::RemUIOp::create(b, lane.getLoc(), tid, warp).getResult());
+    lane.erase();
+  }
+  SmallVector<SmallVector<Operation *>> slices;
+  for (NVVM::VoteSyncOp vote : votes) {
+    std::optional<SmallVector<Operation *>> slice =
+        pureSlice(launch, vote.getPred(), written);
+    if (!slice)
+      return false;
+    slices.push_back(std::move(*slice));
+  }
+  for (auto [vote, slice] : llvm::zip_equal(votes, slices)) {
+    OpBuilder b(vote);
+    Location loc = vote.getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value warp = arith::ConstantIndexOp::create(b, loc, kWarpSize);
+    Value base = arith::SubIOp::create(b, loc, tid, arith::RemUIOp::create(b, loc, tid, warp));
+    Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+    auto lanesLoop = scf::ForOp::create(b, loc, zero, warp, one, ValueRange{none});
+    OpBuilder in = OpBuilder::atBlockBegin(lanesLoop.getBody());
+    Value lane = lanesLoop.getInductionVar();
+    IRMapping map;
+    map.map(tid, arith::AddIOp::create(in, loc, base, lane).getResult());
+    for (Operation *op : slice)
+      in.clone(*op, map);
+    Value bit = arith::ExtUIOp::create(in, loc, in.getI32Type(),
+                                       map.lookupOrDefault(vote.getPred()));
+    Value shift = arith::IndexCastUIOp::create(in, loc, in.getI32Type(), lane);
+    Value placed = arith::ShLIOp::create(in, loc, bit, shift);
+    scf::YieldOp::create(
+        in, loc,
+        arith::OrIOp::create(in, loc, lanesLoop.getRegionIterArgs()[0], placed).getResult());
+    vote.getResult().replaceAllUsesWith(lanesLoop.getResult(0));
+    vote.erase();
+  }
+  return true;
+}
+
 struct CUDALaunchesOnHost : public impl::CUDALaunchesOnHostBase<CUDALaunchesOnHost> {
   void runOnOperation() override {
     SmallVector<std::pair<gpu::LaunchOp, Phases>> launches;
     getOperation().walk([&](gpu::LaunchOp launch) {
+      if (!emulateWarpVotes(launch))
+        return;
       if (std::optional<Phases> phases = phasesOf(launch))
         launches.push_back({launch, std::move(*phases)});
     });

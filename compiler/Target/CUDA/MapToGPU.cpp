@@ -5,12 +5,15 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
 
@@ -300,11 +303,102 @@ std::pair<Value, int64_t> sharedRow(scf::ForOp inner) {
   return {row, rows};
 }
 
+/// Lanes of a warp, which vote together.
+constexpr int64_t kWarpSize = 32;
+
+/// The ops of `outer`'s body before `inner` that `value` is computed from.
+SmallVector<Operation *> sliceInOuterBody(scf::ForOp outer, Value value) {
+  Block *body = outer.getBody();
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> work{value};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != body || slice.contains(def))
+      continue;
+    slice.insert(def);
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+/// The body of a column nest whose rows are split among groups of blocks:
+/// `outer`'s positions in order, each lane of a warp testing one position
+/// of a tile of 32 for its group's rows, a ballot gathering the warp's
+/// answers, then every lane visiting the tile's matching positions in
+/// order (`inside`: the lane has a column). A thread tests a 32nd of the
+/// positions it tested one by one, and each element still gets its
+/// additions in the positions' order.
+void walkMatchingPositions(OpBuilder &b, Location loc, scf::ForOp outer, scf::ForOp inner,
+                           Value row, int64_t groups, Value group, Value column,
+                           Value inside) {
+  Value zero = index(b, loc, 0), warp = index(b, loc, kWarpSize);
+  Value span = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, outer.getUpperBound(), outer.getLowerBound()),
+      zero);
+  Value trips = arith::CeilDivUIOp::create(b, loc, span, outer.getStep());
+  auto positionOf = [&](OpBuilder &at, Value k) -> Value {
+    return arith::AddIOp::create(at, loc, outer.getLowerBound(),
+                                 arith::MulIOp::create(at, loc, k, outer.getStep()));
+  };
+  Value lane = gpu::LaneIdOp::create(b, loc, /*upper_bound=*/nullptr);
+  auto tiles = scf::ForOp::create(b, loc, zero, trips, warp);
+  OpBuilder t = OpBuilder::atBlockBegin(tiles.getBody());
+  Value first = tiles.getInductionVar();
+  // This lane's position of the tile, and whether its row is the group's.
+  Value k = arith::AddIOp::create(t, loc, first, lane);
+  Value exists = arith::CmpIOp::create(t, loc, arith::CmpIPredicate::ult, k, trips);
+  IRMapping test;
+  test.map(outer.getInductionVar(),
+           positionOf(t, arith::SelectOp::create(t, loc, exists, k, zero)));
+  for (Operation *op : sliceInOuterBody(outer, row))
+    t.clone(*op, test);
+  Value groupOfRow =
+      arith::RemUIOp::create(t, loc, test.lookupOrDefault(row), index(t, loc, groups));
+  Value mine = arith::AndIOp::create(
+      t, loc, exists,
+      arith::CmpIOp::create(t, loc, arith::CmpIPredicate::eq, groupOfRow, group));
+  Value everyLane = arith::ConstantIntOp::create(t, loc, t.getI32Type(), -1);
+  Value votes = NVVM::VoteSyncOp::create(t, loc, t.getI32Type(), everyLane, mine,
+                                         NVVM::VoteSyncKind::ballot);
+  // The tile's matching positions, lowest lane first.
+  scf::WhileOp::create(
+      t, loc, TypeRange{t.getI32Type()}, ValueRange{votes},
+      [&](OpBuilder &w, Location l, ValueRange left) {
+        Value none = arith::ConstantIntOp::create(w, l, w.getI32Type(), 0);
+        Value any = arith::CmpIOp::create(w, l, arith::CmpIPredicate::ne, left[0], none);
+        scf::ConditionOp::create(w, l, any, left);
+      },
+      [&](OpBuilder &w, Location l, ValueRange left) {
+        Value bit = LLVM::CountTrailingZerosOp::create(w, l, w.getI32Type(), left[0],
+                                                       /*is_zero_poison=*/true);
+        Value rest = arith::AndIOp::create(
+            w, l, left[0],
+            arith::SubIOp::create(
+                w, l, left[0], arith::ConstantIntOp::create(w, l, w.getI32Type(), 1)));
+        auto ours = scf::IfOp::create(w, l, inside, /*withElseRegion=*/false);
+        OpBuilder in = OpBuilder::atBlockBegin(&ours.getThenRegion().front());
+        Value at = arith::AddIOp::create(
+            in, l, first, arith::IndexCastUIOp::create(in, l, in.getIndexType(), bit));
+        IRMapping map;
+        map.map(outer.getInductionVar(), positionOf(in, at));
+        map.map(inner.getInductionVar(), column);
+        for (Operation &op : outer.getBody()->without_terminator())
+          if (&op != inner.getOperation())
+            in.clone(op, map);
+        for (Operation &op : inner.getBody()->without_terminator())
+          in.clone(op, map);
+        scf::YieldOp::create(w, l, rest);
+      });
+}
+
 /// Runs `outer` with a thread per iteration of `inner` (see
 /// independentColumns): each thread walks the outer loop, in order, over
 /// its own column. When the inner loop writes at one row (sharedRow), the
 /// rows are split among groups of blocks too: a thread then adds only into
-/// the rows of its group, so a few hundred columns still fill the GPU.
+/// the rows of its group, found a warp at a time (walkMatchingPositions),
+/// so a few hundred columns still fill the GPU.
 void launchColumns(scf::ForOp outer, scf::ForOp inner) {
   OpBuilder b(outer);
   Location loc = outer.getLoc();
@@ -319,7 +413,8 @@ void launchColumns(scf::ForOp outer, scf::ForOp inner) {
                          ub = getConstantIntValue(inner.getUpperBound()),
                          step = getConstantIntValue(inner.getStep());
   int64_t groups = 1;
-  if (row && rows > 1 && lb && ub && step && *step > 0) {
+  if (row && rows > 1 && lb && ub && step && *step > 0 &&
+      row.getParentBlock() == outer.getBody()) {
     int64_t columns = std::max<int64_t>(llvm::divideCeil(*ub - *lb, *step), 1);
     int64_t columnThreads =
         llvm::divideCeil(columns, kThreadsPerBlock) * kThreadsPerBlock;
@@ -334,22 +429,19 @@ void launchColumns(scf::ForOp outer, scf::ForOp inner) {
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, columnBlock, threads),
                             launch.getThreadIds().x);
   Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, count);
-  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
   Value column =
       arith::AddIOp::create(b, loc, inner.getLowerBound(),
                             arith::MulIOp::create(b, loc, flat, inner.getStep()));
-  outer->moveBefore(guard.getThenRegion().front().getTerminator());
-  // The inner loop's body takes its place, at this thread's column, for the
-  // rows of this thread's group.
-  OpBuilder here(inner);
   if (groups > 1) {
-    Value mine = arith::CmpIOp::create(
-        here, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(here, loc, row, index(here, loc, groups)), group);
-    auto ours = scf::IfOp::create(here, loc, mine, /*withElseRegion=*/false);
-    here.setInsertionPointToStart(&ours.getThenRegion().front());
+    // Every lane votes, with a column or not.
+    walkMatchingPositions(b, loc, outer, inner, row, groups, group, column, inside);
+    outer.erase();
+    return;
   }
+  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  outer->moveBefore(guard.getThenRegion().front().getTerminator());
+  // The inner loop's body takes its place, at this thread's column.
+  OpBuilder here(inner);
   IRMapping map;
   map.map(inner.getInductionVar(), column);
   for (Operation &op : inner.getBody()->without_terminator())

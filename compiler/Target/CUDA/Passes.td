@@ -18,7 +18,11 @@ def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
     loads are in flight together; the last block checks each iteration. A sequential
     nest `for p { for d }` whose inner loop writes only elements indexed by
     d (a scatter-add of rows) becomes a thread per d, each walking p in
-    order. Each other outermost `scf.for` that touches memory and calls
+    order; when it writes at one row computed from p (an embedding
+    gradient's id), groups of blocks split the rows as well, and a warp
+    tests 32 positions at a time for its group's rows, a lane each, then
+    walks the matching ones its ballot (`nvvm.vote.sync`) gives, in order.
+    Each other outermost `scf.for` that touches memory and calls
     nothing, and each `memref.store` outside loops, becomes a launch of one
     thread. Loops and
     branches around calls or launches (the micro-batch loop, the update's
@@ -26,7 +30,8 @@ def CUDAMapToGPU : Pass<"sinter-cuda-map-to-gpu", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect", "mlir::LLVM::LLVMDialect",
+                           "mlir::NVVM::NVVMDialect"];
 }
 
 def CUDASplitColumnReductions
@@ -249,7 +254,12 @@ def CUDALaunchesOnHost : Pass<"sinter-cuda-launches-on-host", "mlir::ModuleOp"> 
     (add, mul, min or max; blocks along x only) cuts it in phases: each
     thread runs a phase and keeps the values later phases read in an
     array with an element per thread, and the host combines the reduced
-    value's array, in thread order, before the next phase. What a kernel
+    value's array, in thread order, before the next phase. A warp's ballot
+    (`nvvm.vote.sync ballot` over every lane, its predicate computed from
+    the thread index, loads of buffers the launch never writes and the
+    warp's loop indices) is computed by each thread as its warp's 32
+    predicates, and `gpu.lane_id` as the thread index's remainder by 32.
+    What a kernel
     computes for each thread is then computed on the CPU, where
     `mlir-runner` can check it. A launch whose threads meet otherwise
     (barriers, shuffles, shared memory) is left as it is.

@@ -14,9 +14,21 @@
 // adds a position into another group's row, shows as a wrong count.
 
 // 700 columns: 3 blocks of 256 threads, repeated for each of 23 groups of
-// rows.
+// rows. A warp tests 32 positions at a time, a lane each, and every lane
+// walks the matching ones its ballot gives (40 positions: the second tile
+// is partly past the end); the host runs each thread's ballot as its
+// warp's 32 tests.
 // MAP-LABEL: func.func @scatter_add(
 // MAP:         gpu.launch blocks({{.*}}) in ({{.*}} = %c69{{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// MAP:           %[[LANE:.*]] = gpu.lane_id
+// MAP:           scf.for %[[TILE:.*]] = %c0 to %c40 step %c32 {
+// MAP:             %[[K:.*]] = arith.addi %[[TILE]], %[[LANE]]
+// MAP:             memref.load %arg0[
+// MAP:             %[[VOTES:.*]] = nvvm.vote.sync  ballot
+// MAP:             scf.while (%[[LEFT:.*]] = %[[VOTES]])
+// MAP:               llvm.intr.cttz
+// MAP:               scf.if
+// MAP:                 memref.store
 func.func @scatter_add(%ids: memref<40xi32>, %g: memref<40x700xf32>, %t: memref<23x700xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

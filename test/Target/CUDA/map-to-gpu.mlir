@@ -108,31 +108,51 @@ func.func @slice(%a: memref<4x8xf32>, %out: memref<4x2xf32>) attributes {sinter.
 
 // A scatter-add of rows (an embedding's gradient): ids may repeat, so the
 // positions stay in order, but each column is its own: a thread per column
-// walks every position. The rows are split too: the 300 columns' 2 blocks
+// walks the positions. The rows are split too: the 300 columns' 2 blocks
 // are repeated for 10 groups of rows (as many as the table has, here), and
 // a thread adds only into the rows of its group (id mod 10), so every
-// element still has one thread, which adds in the positions' order. A nest
+// element still has one thread, which adds in the positions' order. The
+// positions are tested a warp at a time: each lane tests one of 32 (every
+// lane, with a column or not), a ballot gathers the answers, and each
+// lane with a column visits the matching positions, lowest first. A nest
 // whose inner loop writes an element of another column (the row sum
 // below), or reads a written buffer at another column, stays on one thread.
 // CHECK-LABEL: func.func @scatter_add(
-// CHECK-SAME:    %[[IDS:[a-z0-9]+]]: memref<5xi32>, %[[G:[a-z0-9]+]]: memref<5x300xf32>, %[[T:[a-z0-9]+]]: memref<10x300xf32>
+// CHECK-SAME:    %[[IDS:[a-z0-9]+]]: memref<40xi32>, %[[G:[a-z0-9]+]]: memref<40x300xf32>, %[[T:[a-z0-9]+]]: memref<10x300xf32>
 // CHECK:       gpu.launch blocks(%[[BID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c20{{.*}}) threads(%[[TID:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c256
 // CHECK:         %[[GROUP:.*]] = arith.divui %[[BID]], %c2
 // CHECK:         %[[CB:.*]] = arith.remui %[[BID]], %c2
 // CHECK:         %[[BASE:.*]] = arith.muli %[[CB]], %c256
 // CHECK:         %[[COL:.*]] = arith.addi %[[BASE]], %[[TID]]
 // CHECK:         %[[IN:.*]] = arith.cmpi ult, %[[COL]], %c300
-// CHECK:         scf.if %[[IN]] {
-// CHECK:           scf.for %[[P:[a-z0-9]+]] =
-// CHECK:             %[[ID:.*]] = memref.load %[[IDS]][%[[P]]]
-// CHECK:             %[[ROW:.*]] = arith.index_cast %[[ID]]
-// CHECK:             %[[R:.*]] = arith.remui %[[ROW]], %c10
-// CHECK:             %[[MINE:.*]] = arith.cmpi eq, %[[R]], %[[GROUP]]
-// CHECK:             scf.if %[[MINE]] {
+// CHECK:         %[[LANE:.*]] = gpu.lane_id
+// CHECK:         scf.for %[[TILE:[a-z0-9]+]] = %c0 to %c40 step %c32 {
+// CHECK:           %[[K:.*]] = arith.addi %[[TILE]], %[[LANE]]
+// CHECK:           %[[EXISTS:.*]] = arith.cmpi ult, %[[K]], %c40
+// CHECK:           %[[SAFE:.*]] = arith.select %[[EXISTS]], %[[K]], %c0
+// CHECK:           %[[TESTED:.*]] = memref.load %[[IDS]][%[[SAFE]]]
+// CHECK:           %[[TROW:.*]] = arith.index_cast %[[TESTED]]
+// CHECK:           %[[R:.*]] = arith.remui %[[TROW]], %c10
+// CHECK:           %[[SAME:.*]] = arith.cmpi eq, %[[R]], %[[GROUP]]
+// CHECK:           %[[MINE:.*]] = arith.andi %[[EXISTS]], %[[SAME]]
+// CHECK:           %[[VOTES:.*]] = nvvm.vote.sync  ballot %c-1_i32, %[[MINE]] -> i32
+// CHECK:           scf.while (%[[LEFT:.*]] = %[[VOTES]]) : (i32) -> i32 {
+// CHECK:             arith.cmpi ne, %[[LEFT]], %c0_i32
+// CHECK:           } do {
+// CHECK:           ^bb0(%[[NOW:.*]]: i32):
+// CHECK:             %[[BIT:.*]] = "llvm.intr.cttz"(%[[NOW]])
+// CHECK:             %[[LESS:.*]] = arith.subi %[[NOW]], %c1_i32
+// CHECK:             %[[REST:.*]] = arith.andi %[[NOW]], %[[LESS]]
+// CHECK:             scf.if %[[IN]] {
+// CHECK:               %[[OFF:.*]] = arith.index_castui %[[BIT]]
+// CHECK:               %[[P:.*]] = arith.addi %[[TILE]], %[[OFF]]
+// CHECK:               %[[ID:.*]] = memref.load %[[IDS]][%[[P]]]
+// CHECK:               %[[ROW:.*]] = arith.index_cast %[[ID]]
 // CHECK:               %[[X:.*]] = memref.load %[[G]][%[[P]], %[[COL]]]
 // CHECK:               %[[OLD:.*]] = memref.load %[[T]][%[[ROW]], %[[COL]]]
 // CHECK:               %[[NEW:.*]] = arith.addf %[[OLD]], %[[X]]
 // CHECK:               memref.store %[[NEW]], %[[T]][%[[ROW]], %[[COL]]]
+// CHECK:             scf.yield %[[REST]]
 // CHECK-NOT:         scf.for
 // CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
 // CHECK-NEXT:    scf.for
@@ -140,17 +160,18 @@ func.func @slice(%a: memref<4x8xf32>, %out: memref<4x2xf32>) attributes {sinter.
 // CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
 // CHECK-NEXT:    scf.for
 // CHECK-NEXT:      scf.for
-func.func @scatter_add(%ids: memref<5xi32>, %g: memref<5x300xf32>, %t: memref<10x300xf32>,
+func.func @scatter_add(%ids: memref<40xi32>, %g: memref<40x300xf32>, %t: memref<10x300xf32>,
                        %sums: memref<5xf32>) attributes {sinter.phase = "train"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c5 = arith.constant 5 : index
+  %c40 = arith.constant 40 : index
   %c300 = arith.constant 300 : index
-  scf.for %p = %c0 to %c5 step %c1 {
-    %id = memref.load %ids[%p] : memref<5xi32>
+  scf.for %p = %c0 to %c40 step %c1 {
+    %id = memref.load %ids[%p] : memref<40xi32>
     %row = arith.index_cast %id : i32 to index
     scf.for %d = %c0 to %c300 step %c1 {
-      %x = memref.load %g[%p, %d] : memref<5x300xf32>
+      %x = memref.load %g[%p, %d] : memref<40x300xf32>
       %old = memref.load %t[%row, %d] : memref<10x300xf32>
       %new = arith.addf %old, %x : f32
       memref.store %new, %t[%row, %d] : memref<10x300xf32>
@@ -158,7 +179,7 @@ func.func @scatter_add(%ids: memref<5xi32>, %g: memref<5x300xf32>, %t: memref<10
   }
   scf.for %p = %c0 to %c5 step %c1 {
     scf.for %d = %c0 to %c300 step %c1 {
-      %x = memref.load %g[%p, %d] : memref<5x300xf32>
+      %x = memref.load %g[%p, %d] : memref<40x300xf32>
       %old = memref.load %sums[%p] : memref<5xf32>
       %new = arith.addf %old, %x : f32
       memref.store %new, %sums[%p] : memref<5xf32>

@@ -167,6 +167,25 @@ std::optional<Chain> roundingOf(Value v) {
 
 using ChainFinder = std::optional<Chain> (*)(Value);
 
+/// Whether `v` is the only result of an all-parallel loop in `block` that
+/// only `reader` reads: a rounding placed between them fuses into the loop
+/// (sinter-fuse-elementwise), which then writes the rounded value.
+bool roundsInItsLoop(Value v, Operation *reader, Block *block) {
+  auto loop = v.getDefiningOp<linalg::GenericOp>();
+  return loop && loop->getBlock() == block && loop->getNumResults() == 1 &&
+         loop.getNumLoops() == loop.getNumParallelLoops() && v.hasOneUse() &&
+         *v.getUsers().begin() == reader;
+}
+
+/// Whether a rounding of `f`'s result `i` can be made in `f` and fuse
+/// there (see narrowResult).
+bool roundsBeforeReturn(func::FuncOp f, unsigned i) {
+  if (!f.getBody().hasOneBlock())
+    return false;
+  auto ret = cast<func::ReturnOp>(f.front().getTerminator());
+  return roundsInItsLoop(ret.getOperand(i), ret, &f.front());
+}
+
 /// `chain` made again from `root` at `b`'s point; its frontier's copies.
 SmallVector<Value> cloneChain(OpBuilder &b, const Chain &chain, Value chainRoot,
                               Value root) {
@@ -225,15 +244,16 @@ using KnownCalls = llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>>;
 /// step) then makes the chain, every call of that function's result being
 /// read through this argument or the same chain already; or, for a
 /// rounding, a loop of the caller that only this call reads, which fusion
-/// then has write its output rounded.
+/// then has write its output rounded. A rounding moves only where it
+/// fuses: into such loops, and into a producer that returns a loop's
+/// output.
 bool madeForThisArgument(unsigned i, ArrayRef<func::CallOp> calls, const KnownCalls &known,
                          BlockArgument arg, const Chain &chain, ChainFinder finder) {
   StringRef producer;
   std::optional<unsigned> index;
   for (func::CallOp call : calls) {
     Value operand = call->getOperand(i);
-    if (finder == roundingOf && operand.hasOneUse() &&
-        isa_and_nonnull<linalg::GenericOp>(operand.getDefiningOp()))
+    if (finder == roundingOf && roundsInItsLoop(operand, call, call->getBlock()))
       continue;
     auto result = dyn_cast<OpResult>(operand);
     auto made = result ? dyn_cast<func::CallOp>(result.getOwner()) : func::CallOp();
@@ -261,9 +281,13 @@ bool madeForThisArgument(unsigned i, ArrayRef<func::CallOp> calls, const KnownCa
     func::FuncOp fn = function;
     if (fn.getSymName() != producer)
       continue;
+    if (finder == roundingOf && !roundsBeforeReturn(fn, *index))
+      return false;
+    // narrowResult leaves calls with argument or result attributes alone.
     return llvm::all_of(producerCalls, [&](func::CallOp made) {
       Value r = made->getResult(*index);
-      return readHere(r) || readThroughChain(r);
+      return !made.getArgAttrsAttr() && !made.getResAttrsAttr() &&
+             (readHere(r) || readThroughChain(r));
     });
   }
   return false;
@@ -304,6 +328,10 @@ bool narrowResult(func::FuncOp f, unsigned i, MutableArrayRef<func::CallOp> call
   if (!f.getBody().hasOneBlock() || llvm::any_of(calls, [](func::CallOp call) {
         return call.getArgAttrsAttr() || call.getResAttrsAttr();
       }))
+    return false;
+  // A rounding moves in only where it fuses into the loop that made the
+  // value (a chain's frontier is dense by itself).
+  if (finder == roundingOf && !roundsBeforeReturn(f, i))
     return false;
   SmallVector<Chain> chains;
   for (func::CallOp call : calls) {

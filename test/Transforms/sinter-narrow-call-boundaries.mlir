@@ -317,3 +317,56 @@ func.func @shared(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
   %b = call @shared.bwd(%l) : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %b, %l : tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// Left alone: a rounding moves only into a loop it fuses with. The step's
+// operand is a row sum (a reduction), made outside the loop that calls;
+// fusion could take the rounding into neither, so it would be a loop of
+// its own in the step where it was read within the function.
+// CHECK-LABEL: func.func private @unfused.bwd(
+// CHECK:         linalg.generic
+// CHECK:           arith.truncf
+// CHECK-LABEL: func.func @unfused(
+// CHECK-NOT:     arith.truncf
+// CHECK:         return
+#id2 = affine_map<(a, b) -> (a, b)>
+#rows = affine_map<(a, b, c) -> (a, b, c)>
+#sum = affine_map<(a, b, c) -> (a, b)>
+func.func private @unfused.bwd(%g: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<2x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.truncf %in : f32 to bf16
+    %w = arith.extf %t : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+func.func @unfused(%x: tensor<2x4x3xf32>, %y: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#rows, #sum], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<2x4x3xf32>) outs(%z : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %in, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<2x4xf32>
+  %b = call @unfused.bwd(%s) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %l = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %loop = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %b) -> tensor<2x4xf32> {
+    %c = func.call @unfused.bwd(%l) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    scf.yield %c : tensor<2x4xf32>
+  }
+  return %b, %loop : tensor<2x4xf32>, tensor<2x4xf32>
+}

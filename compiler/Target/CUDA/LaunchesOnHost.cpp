@@ -25,6 +25,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 
@@ -231,21 +232,57 @@ void runOnHost(gpu::LaunchOp launch, const Phases &phases) {
 /// Lanes of a warp.
 constexpr int64_t kWarpSize = 32;
 
+/// The buffer a view is of.
+Value rootOf(Value buffer) {
+  while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
+    buffer = view.getViewSource();
+  return buffer;
+}
+
+/// Whether `v`, computed in `launch`, may differ between the threads of a
+/// warp: it comes from a thread index, a value a loop carries, or the index
+/// of a loop whose bounds do.
+bool variesInWarp(gpu::LaunchOp launch, Value v, DenseMap<Value, bool> &memo) {
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  memo[v] = true; // a cycle (none in SSA) counts as varying
+  bool varies = false;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    gpu::KernelDim3 tids = launch.getThreadIds();
+    if (owner == launch.getOperation())
+      varies = arg == tids.x || arg == tids.y || arg == tids.z;
+    else if (launch->isProperAncestor(owner)) {
+      auto loop = dyn_cast<scf::ForOp>(owner);
+      varies = !loop || arg != loop.getInductionVar() ||
+               llvm::any_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
+                                       loop.getStep()},
+                            [&](Value bound) { return variesInWarp(launch, bound, memo); });
+    }
+  } else if (Operation *def = v.getDefiningOp(); def && launch->isProperAncestor(def)) {
+    varies = isa<gpu::ThreadIdOp, gpu::GlobalIdOp, gpu::LaneIdOp>(def) ||
+             llvm::any_of(def->getOperands(),
+                          [&](Value operand) { return variesInWarp(launch, operand, memo); });
+  }
+  memo[v] = varies;
+  return varies;
+}
+
 /// The ops of `launch`'s body that `value` is computed from, in order,
-/// when they are loads of buffers the launch never writes and pure ops, and
-/// nothing else of the thread's own (a value a loop carries) feeds them.
+/// when they are loads of buffers the launch never writes and pure ops,
+/// and the thread enters them only through its index along x (`tid`):
+/// no other thread index, no value a loop carries, no loop index whose
+/// bounds vary in the warp.
 std::optional<SmallVector<Operation *>> pureSlice(gpu::LaunchOp launch, Value value,
                                                   const DenseSet<Value> &written) {
   llvm::SetVector<Operation *> slice;
+  DenseMap<Value, bool> varies;
   SmallVector<Value> work{value};
+  Value tid = launch.getThreadIds().x;
   while (!work.empty()) {
     Value v = work.pop_back_val();
     if (auto arg = dyn_cast<BlockArgument>(v)) {
-      // The launch's ids and an enclosing loop's index are the warp's;
-      // a carried value may differ between lanes.
-      Operation *owner = arg.getOwner()->getParentOp();
-      auto loop = dyn_cast<scf::ForOp>(owner);
-      if (launch->isProperAncestor(owner) && !(loop && arg == loop.getInductionVar()))
+      if (arg != tid && variesInWarp(launch, arg, varies))
         return std::nullopt;
       continue;
     }
@@ -253,8 +290,9 @@ std::optional<SmallVector<Operation *>> pureSlice(gpu::LaunchOp launch, Value va
     if (!launch->isProperAncestor(def) || slice.contains(def))
       continue;
     auto load = dyn_cast<memref::LoadOp>(def);
-    if ((load && written.contains(load.getMemRef())) ||
-        (!load && (!isMemoryEffectFree(def) || def->getNumRegions() != 0)))
+    if ((load && written.contains(rootOf(load.getMemRef()))) ||
+        (!load && (!isMemoryEffectFree(def) || def->getNumRegions() != 0)) ||
+        isa<gpu::ThreadIdOp, gpu::GlobalIdOp, gpu::LaneIdOp>(def))
       return std::nullopt;
     slice.insert(def);
     work.append(def->operand_begin(), def->operand_end());
@@ -272,23 +310,30 @@ std::optional<SmallVector<Operation *>> pureSlice(gpu::LaunchOp launch, Value va
 /// each thread alone: its warp's 32 predicates, each from the lane's own
 /// thread index, when they depend on the thread only through that index.
 /// Lanes read `gpu.lane_id` as the thread index's remainder by 32 (blocks
-/// along x only). False when a launch's votes cannot be computed so.
+/// of whole warps along x only). False when a launch's votes cannot be
+/// computed so (its lane ids may have been spelled so already).
 bool emulateWarpVotes(gpu::LaunchOp launch) {
   SmallVector<NVVM::VoteSyncOp> votes;
   SmallVector<gpu::LaneIdOp> lanes;
   DenseSet<Value> written;
+  bool otherWrites = false;
   launch.getBody().walk([&](Operation *op) {
     if (auto vote = dyn_cast<NVVM::VoteSyncOp>(op))
       votes.push_back(vote);
-    if (auto lane = dyn_cast<gpu::LaneIdOp>(op))
+    else if (auto lane = dyn_cast<gpu::LaneIdOp>(op))
       lanes.push_back(lane);
-    if (auto store = dyn_cast<memref::StoreOp>(op))
-      written.insert(store.getMemRef());
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      written.insert(rootOf(store.getMemRef()));
+    else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(op) &&
+             !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      otherWrites = true;
   });
   if (votes.empty() && lanes.empty())
     return true;
   gpu::KernelDim3 threads = launch.getBlockSizeOperandValues();
-  if (getConstantIntValue(threads.y) != 1 || getConstantIntValue(threads.z) != 1 ||
+  std::optional<int64_t> width = getConstantIntValue(threads.x);
+  if (otherWrites || !width || *width % kWarpSize != 0 ||
+      getConstantIntValue(threads.y) != 1 || getConstantIntValue(threads.z) != 1 ||
       llvm::any_of(votes, [](NVVM::VoteSyncOp vote) {
         return vote.getKind() != NVVM::VoteSyncKind::ballot ||
                getConstantIntValue(vote.getMask()) != -1;

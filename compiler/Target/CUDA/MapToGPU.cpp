@@ -414,7 +414,7 @@ void launchColumns(scf::ForOp outer, scf::ForOp inner) {
                          step = getConstantIntValue(inner.getStep());
   int64_t groups = 1;
   if (row && rows > 1 && lb && ub && step && *step > 0 &&
-      row.getParentBlock() == outer.getBody()) {
+      row.getParentBlock() == outer.getBody() && outer.getInductionVar().getType().isIndex()) {
     int64_t columns = std::max<int64_t>(llvm::divideCeil(*ub - *lb, *step), 1);
     int64_t columnThreads =
         llvm::divideCeil(columns, kThreadsPerBlock) * kThreadsPerBlock;

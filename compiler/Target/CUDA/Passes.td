@@ -255,9 +255,10 @@ def CUDALaunchesOnHost : Pass<"sinter-cuda-launches-on-host", "mlir::ModuleOp"> 
     thread runs a phase and keeps the values later phases read in an
     array with an element per thread, and the host combines the reduced
     value's array, in thread order, before the next phase. A warp's ballot
-    (`nvvm.vote.sync ballot` over every lane, its predicate computed from
-    the thread index, loads of buffers the launch never writes and the
-    warp's loop indices) is computed by each thread as its warp's 32
+    (`nvvm.vote.sync ballot` over every lane, in blocks of whole warps
+    along x, its predicate computed from the thread index along x, loads
+    of buffers the launch never writes and indices of loops whose bounds
+    are the warp's) is computed by each thread as its warp's 32
     predicates, and `gpu.lane_id` as the thread index's remainder by 32.
     What a kernel
     computes for each thread is then computed on the CPU, where

@@ -7,11 +7,12 @@
 // RUN:   | FileCheck %s
 
 // An embedding gradient's scatter-add runs as a thread per column and group
-// of rows (sinter-cuda-map-to-gpu's column nests, the walk over the ids
-// unrolled as the CUDA pipeline does), one thread after another
-// here. Ids repeat, and the values are integers (every order of the sum
-// exact): an element that no thread adds into, or two do, or a thread that
-// adds a position into another group's row, shows as a wrong count.
+// of rows (sinter-cuda-map-to-gpu's column nests, after the CUDA pipeline's
+// unrolling), one thread after another here. Ids repeat, and every third
+// position's values are scaled by 2^24, so that a sum in another order
+// rounds differently: an element that no thread adds into, or two do, a
+// thread that adds a position into another group's row, or one that adds
+// its positions out of order, shows as a wrong count.
 
 // 700 columns: 3 blocks of 256 threads, repeated for each of 23 groups of
 // rows. A warp tests 32 positions at a time, a lane each, and every lane
@@ -82,7 +83,13 @@ func.func @main() {
       %hi = arith.muli %p, %c1000 : index
       %v = arith.addi %hi, %d : index
       %vi = arith.index_cast %v : index to i64
-      %vf = arith.sitofp %vi : i64 to f32
+      %vs = arith.sitofp %vi : i64 to f32
+      %third = arith.remui %p, %c3 : index
+      %isThird = arith.cmpi eq, %third, %c0 : index
+      %big = arith.constant 16777216.0 : f32
+      %unit = arith.constant 1.0 : f32
+      %scale = arith.select %isThird, %big, %unit : f32
+      %vf = arith.mulf %vs, %scale : f32
       memref.store %vf, %g[%p, %d] : memref<40x700xf32>
     }
   }

@@ -14,8 +14,10 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string>
 
 using namespace sinter::rt;
 
@@ -198,6 +200,30 @@ TEST(Init, SlicesEqualTheWhole) {
                       .ok());
     EXPECT_EQ(std::memcmp(whole.data(), pieces.data(), n * sizeof(double)), 0) << initKindName(k);
   }
+}
+
+TEST(Init, ThreadsGiveTheValuesOfOne) {
+  // Five chunks of the parallel fill, a slice starting inside one.
+  const uint64_t n = 5 * (uint64_t(1) << 16) + 123, first = 70001;
+  const char *was = std::getenv("OMP_NUM_THREADS");
+  std::string saved = was ? was : "";
+  auto filled = [&](const char *threads, InitKind k, std::vector<double> args) {
+    ::setenv("OMP_NUM_THREADS", threads, 1);
+    std::vector<float> v(n - first);
+    EXPECT_TRUE(fill("h.0.attn.c_attn.weight", k, args, DType::F32, {n}, 11, first, n - first,
+                     v.data())
+                    .ok());
+    return v;
+  };
+  for (auto [k, args] : {std::pair{InitKind::Normal, std::vector<double>{0, 0.02}},
+                         std::pair{InitKind::Uniform, std::vector<double>{-1, 1}}}) {
+    std::vector<float> one = filled("1", k, args), many = filled("8", k, args);
+    EXPECT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0);
+  }
+  if (was)
+    ::setenv("OMP_NUM_THREADS", saved.c_str(), 1);
+  else
+    ::unsetenv("OMP_NUM_THREADS");
 }
 
 TEST(Init, NormalStatistics) {

@@ -11,11 +11,18 @@
 #include "core/Philox.h"
 #include "support/Format.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 namespace sinter::rt {
 namespace {
@@ -267,6 +274,47 @@ void fillRandom(const Plan &plan, const PhiloxStream &stream, uint64_t first, ui
   }
 }
 
+/// The threads a random fill may use: the CPUs this process may run on,
+/// at most OMP_NUM_THREADS (the share a launcher gives each rank).
+unsigned fillThreads() {
+  cpu_set_t allowed;
+  unsigned cpus = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                      ? unsigned(CPU_COUNT(&allowed))
+                      : std::max(1u, std::thread::hardware_concurrency());
+  if (const char *omp = std::getenv("OMP_NUM_THREADS")) {
+    char *end = nullptr;
+    long n = std::strtol(omp, &end, 10);
+    if (end != omp && n > 0)
+      cpus = std::min(cpus, unsigned(n));
+  }
+  return std::max(1u, cpus);
+}
+
+/// fillRandom over chunks on several threads: each element depends only on
+/// its index, so the values are the same as on one.
+template <typename T>
+void fillRandomInParallel(const Plan &plan, const PhiloxStream &stream, uint64_t first,
+                          uint64_t count, T *out) {
+  constexpr uint64_t kChunk = uint64_t(1) << 16;
+  uint64_t chunks = (count + kChunk - 1) / kChunk;
+  unsigned threads = unsigned(std::min<uint64_t>(fillThreads(), chunks));
+  if (threads <= 1) {
+    fillRandom(plan, stream, first, count, out);
+    return;
+  }
+  std::atomic<uint64_t> next{0};
+  auto work = [&] {
+    for (uint64_t at; (at = next.fetch_add(kChunk)) < count;)
+      fillRandom(plan, stream, first + at, std::min(kChunk, count - at), out + at);
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t)
+    helpers.emplace_back(work);
+  work();
+  for (std::thread &helper : helpers)
+    helper.join();
+}
+
 } // namespace
 
 const char *initKindName(InitKind k) { return info(k).name; }
@@ -311,10 +359,10 @@ Status fill(std::string_view name, InitKind init, const std::vector<double> &arg
   PhiloxStream stream{seed, fnv1a64(name)};
   switch (dtype) {
   case DType::F64:
-    fillRandom(plan, stream, firstElement, count, static_cast<double *>(out));
+    fillRandomInParallel(plan, stream, firstElement, count, static_cast<double *>(out));
     return Status::success();
   case DType::F32:
-    fillRandom(plan, stream, firstElement, count, static_cast<float *>(out));
+    fillRandomInParallel(plan, stream, firstElement, count, static_cast<float *>(out));
     return Status::success();
   default:
     return Status::error(where + info(init).name + " fills f32 or f64 tensors, not " +

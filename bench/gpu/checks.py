@@ -51,14 +51,16 @@ from sinter_testing import read_safetensors, write_safetensors  # noqa: E402
 
 B = 4
 # (name, expression): every op on float inputs that has a gradient.
-def packed_attention(causal):
-    """Attention of two heads of 16 over qkv [B, 16, 96], as std/nn.sn's
-    attention cuts, splits and merges them."""
+def packed_attention(causal, qkv="qkv", t=16, heads=2, d=16):
+    """Attention of `heads` heads of `d` over `qkv` [B, t, 3 * heads * d],
+    as std/nn.sn's attention cuts, splits and merges them."""
+    c = heads * d
+
     def head(start):
-        return (f"transpose(reshape(slice(qkv, 2, {start}, {start + 32}), [B, 16, 2, 16]), "
+        return (f"transpose(reshape(slice({qkv}, 2, {start}, {start + c}), [B, {t}, {heads}, {d}]), "
                 "[0, 2, 1, 3])")
-    return (f"reshape(transpose(scaled_dot_product_attention({head(0)}, {head(32)}, "
-            f"{head(64)}, causal={causal}), [0, 2, 1, 3]), [B, 16, 32])")
+    return (f"reshape(transpose(scaled_dot_product_attention({head(0)}, {head(c)}, "
+            f"{head(2 * c)}, causal={causal}), [0, 2, 1, 3]), [B, {t}, {c}])")
 
 
 OPS = [
@@ -106,6 +108,10 @@ OPS = [
     # and v in place and keeps the statistics (graph-pack-attention).
     ("attention_packed", packed_attention("true")),
     ("attention_packed_full", packed_attention("false")),
+    # Head sizes 32 and 64 in f32: Sinter's own fused kernels on CUDA, over
+    # lengths that end inside a tile of 64 rows.
+    ("attention_packed_d32", packed_attention("true", "qkv32", 80, 2, 32)),
+    ("attention_packed_d64", packed_attention("false", "qkv64", 70, 3, 64)),
 ]
 # Losses: batch reductions already, each a term of the loss as it is.
 LOSSES = [
@@ -119,7 +125,7 @@ PARAMS = {"a": (B, 3, 4), "b": (B, 3, 4), "c": (B, 4), "p": (B, 3, 4),
           "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "kd": (6, 1, 3, 3), "table": (10, 4),
           "r": (B, 300), "tablew": (10, 300),
           "qa": (B, 2, 16, 16), "ka": (B, 2, 16, 16), "va": (B, 2, 16, 16),
-          "qkv": (B, 16, 96)}
+          "qkv": (B, 16, 96), "qkv32": (B, 80, 192), "qkv64": (B, 70, 576)}
 INPUTS = {"ids": ((6,), 10), "y": ((), 5), "yt": ((3,), 4)}
 
 

@@ -45,6 +45,12 @@ constexpr bool isLibraryCall(std::string_view device, std::string_view name) {
   return false;
 }
 
+/// The head sizes sinter_cuda_attention_qkv_f32 and its backward call take
+/// (the runtime's own kernels are built for these).
+constexpr bool cudaAttentionF32Takes(long long headSize) {
+  return headSize == 32 || headSize == 64;
+}
+
 } // namespace sinter::abi
 
 #endif // SINTER_CONTRACT_ABINAMES_H

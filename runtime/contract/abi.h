@@ -358,6 +358,15 @@ void sinter_cuda_attention_qkv_backward_bf16(const uint16_t *qkv, const uint16_t
                                              const float *stats, const uint16_t *grad_o,
                                              uint16_t *grad_qkv, int64_t batch, int64_t t,
                                              int64_t heads, int64_t d, int64_t causal);
+/* The same two in f32, on Sinter's own fused kernels (cuDNN's take no
+ * f32): head sizes 32 and 64, every buffer 16-byte aligned. Each sums in a
+ * fixed order, so a step repeated gives the same bits. */
+void sinter_cuda_attention_qkv_f32(const float *qkv, float *o, float *stats, int64_t batch,
+                                   int64_t t, int64_t heads, int64_t d, int64_t causal);
+void sinter_cuda_attention_qkv_backward_f32(const float *qkv, const float *o,
+                                            const float *stats, const float *grad_o,
+                                            float *grad_qkv, int64_t batch, int64_t t,
+                                            int64_t heads, int64_t d, int64_t causal);
 /* Batch normalization with the batch's statistics (cuDNN's spatial
  * batch-norm), f32: for x [n, c, spatial] (every axis after the channels
  * folded into spatial), y = (x - mean) * invstd * weight + bias, with

@@ -107,14 +107,24 @@ Results lowerAttention(TensorBuilder &tb, AttentionOp op, AttentionOp::Adaptor a
   return one(tb.matmul(p, v, op.getType().getShape()));
 }
 
-/// graph-pack-attention made it only where cuDNN attends: q, k and v read
-/// from the projection in place. The row statistics are asked for only
-/// when the gradient reads them.
+/// The element type the device's packed attention takes: bf16 for cuDNN's
+/// (compute: BF16), f32 for Sinter's own kernels.
+Type packedAttentionType(Operation *op, OpBuilder &b) {
+  auto module = op->getParentOfType<ModuleOp>();
+  StringAttr compute = module ? attrs::compute.get(module) : StringAttr();
+  return compute && compute.getValue() == "bf16" ? Type(b.getBF16Type())
+                                                 : Type(b.getF32Type());
+}
+
+/// graph-pack-attention made it only where the device's library attends:
+/// q, k and v read from the projection in place. The row statistics are
+/// asked for only when the gradient reads them.
 Results lowerAttentionQkv(TensorBuilder &tb, AttentionQkvOp op, AttentionQkvOp::Adaptor a) {
   OpBuilder &b = tb.builder();
-  Value qkv = tb.convert(a.getQkv(), b.getBF16Type());
+  Type element = packedAttentionType(op, b);
+  Value qkv = tb.convert(a.getQkv(), element);
   RankedTensorType y = op.getResult().getType(), lse = op.getLse().getType();
-  SmallVector<Type> types = {y.clone(b.getBF16Type())};
+  SmallVector<Type> types = {y.clone(element)};
   bool keepsStatistics = !op.getLse().use_empty();
   if (keepsStatistics)
     types.push_back(lse);
@@ -132,12 +142,12 @@ Results lowerAttentionQkv(TensorBuilder &tb, AttentionQkvOp op, AttentionQkvOp::
 Results lowerAttentionQkvGrad(TensorBuilder &tb, AttentionQkvGradOp op,
                               AttentionQkvGradOp::Adaptor a) {
   OpBuilder &b = tb.builder();
-  Type bf16 = b.getBF16Type();
-  SmallVector<Value> inputs = {tb.convert(a.getQkv(), bf16),
-                               tb.convert(a.getResult(), bf16), a.getLse(),
-                               tb.convert(a.getGrad(), bf16)};
+  Type element = packedAttentionType(op, b);
+  SmallVector<Value> inputs = {tb.convert(a.getQkv(), element),
+                               tb.convert(a.getResult(), element), a.getLse(),
+                               tb.convert(a.getGrad(), element)};
   auto call = train::AttentionQkvBackwardOp::create(
-      b, tb.location(), TypeRange{op.getType().clone(bf16)}, inputs, ValueRange(),
+      b, tb.location(), TypeRange{op.getType().clone(element)}, inputs, ValueRange(),
       op.getHeadsAttr(), op.getCausalAttr());
   return one(tb.convert(call.getResult(0), op.getType().getElementType()));
 }

@@ -135,12 +135,17 @@ LogicalResult callAttention(CallBuilder &cb, Operation *op, StringRef callee,
   return success();
 }
 
+/// Whether `v`'s elements are f32.
+bool isF32(Value v) { return cast<ShapedType>(v.getType()).getElementType().isF32(); }
+
 /// Self-attention over a packed projection as the device library's call:
 /// its buffers (inputs, then results; a forward call not asked for the
 /// statistics passes null for them), then qkv [B, T, 3C]'s batch, T, heads,
 /// head size C / heads, and causal.
 template <typename OpT>
 LogicalResult callPackedAttention(CallBuilder &cb, OpT op, StringRef callee) {
+  if (callee.empty())
+    return op.emitError("internal error: the device's library has no packed attention");
   Location loc = op.getLoc();
   SmallVector<Value> args;
   for (Value v : llvm::concat<const Value>(op.getInputs(), op.getInto())) {
@@ -386,10 +391,13 @@ std::optional<LogicalResult> lowerLibraryCall(CallBuilder &cb, ModuleOp module,
                              a.getInto(), a.getCausal());
       })
       .Case([&](AttentionQkvForwardOp a) {
-        return callPackedAttention(cb, a, library("attention_qkv_bf16"));
+        return callPackedAttention(
+            cb, a, library(isF32(a.getInputs()[0]) ? "attention_qkv_f32" : "attention_qkv_bf16"));
       })
       .Case([&](AttentionQkvBackwardOp a) {
-        return callPackedAttention(cb, a, library("attention_qkv_backward_bf16"));
+        return callPackedAttention(cb, a,
+                                   library(isF32(a.getInputs()[0]) ? "attention_qkv_backward_f32"
+                                                                   : "attention_qkv_backward_bf16"));
       })
       .Case([&](Pool2dForwardOp p) {
         return callPool(cb, p, library("pool2d_f32"), p.getInputs(), p.getInto());

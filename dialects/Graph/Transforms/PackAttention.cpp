@@ -2,10 +2,11 @@
 //
 // GPT's attention cuts q, k and v from one projection [B, T, 3C], splits
 // each into heads ([B, T, H, d]) and transposes them to [B, H, T, d]; its
-// output is transposed back and reshaped to [B, T, C]. cuDNN reads and
-// writes those layouts through strides, so where it attends the whole
-// chain is one graph.attention_qkv, and the transposes (copies once
-// lowered) never happen, forward or backward.
+// output is transposed back and reshaped to [B, T, C]. The device's fused
+// attention (cuDNN's in bf16, Sinter's own kernels in f32) reads and writes
+// those layouts through strides, so where it attends the whole chain is one
+// graph.attention_qkv, and the transposes (copies once lowered) never
+// happen, forward or backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,7 +76,7 @@ void eraseUnused(ArrayRef<Operation *> ops) {
 }
 
 LogicalResult pack(AttentionOp op) {
-  if (!attrs::fusesAttention(op))
+  if (!attrs::attendsPacked(op))
     return failure();
   std::optional<Block> q = blockOf(op.getQuery()), k = blockOf(op.getKey()),
                        v = blockOf(op.getValue());

@@ -68,8 +68,9 @@ def GraphFuseAttention : Pass<"graph-fuse-attention", "mlir::ModuleOp"> {
 def GraphPackAttention : Pass<"graph-pack-attention", "mlir::ModuleOp"> {
   let summary = "Attention over one packed projection as graph.attention_qkv";
   let description = [{
-    Where the device's library attends (`sinter.device` "cuda" with compute
-    bf16): a `graph.attention` whose query, key and value are the three
+    Where the device's library attends (`sinter.device` "cuda": cuDNN with
+    compute bf16; in f32, Sinter's own fused kernels, for head sizes 32 and
+    64): a `graph.attention` whose query, key and value are the three
     `C`-wide column blocks of one `[B, T, 3C]` tensor, each reshaped to `[B,
     T, heads, C / heads]` and transposed to `[B, heads, T, C / heads]`,
     becomes `graph.attention_qkv` of that tensor. Its result is already

@@ -90,6 +90,13 @@ using mlir::UnitAttr;
 /// sizes it supports.
 bool fusesAttention(mlir::Operation *op);
 
+/// Whether self-attention over one packed projection (graph.attention_qkv)
+/// runs whole in `op`'s device's library: where fusesAttention says so
+/// (cuDNN, compute: BF16), and on CUDA in f32 (Sinter's own fused kernels)
+/// for the head sizes they are built for. `op` is the graph.attention to
+/// pack.
+bool attendsPacked(mlir::Operation *op);
+
 /// Whether the device of `op`'s module normalizes a batch whole in its
 /// library (cuDNN's batch-norm, on CUDA), so the graph fuses batch-norm.
 bool fusesBatchNorm(mlir::Operation *op);

@@ -2,6 +2,7 @@
 
 #include "dialects/Sinter/IR/SinterDialect.h"
 #include "dialects/Sinter/IR/SinterAttrs.h"
+#include "runtime/contract/AbiNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -114,6 +115,23 @@ bool sinter::attrs::fusesBatchNorm(mlir::Operation *op) {
   auto module = op->getParentOfType<mlir::ModuleOp>();
   StringAttr device = module ? attrs::device.get(module) : StringAttr();
   return device && device.getValue() == "cuda";
+}
+
+bool sinter::attrs::attendsPacked(mlir::Operation *op) {
+  if (fusesAttention(op))
+    return true;
+  auto module = op->getParentOfType<mlir::ModuleOp>();
+  StringAttr device = module ? attrs::device.get(module) : StringAttr();
+  StringAttr compute = module ? attrs::compute.get(module) : StringAttr();
+  if (!device || device.getValue() != "cuda" || (compute && compute.getValue() == "bf16"))
+    return false;
+  for (mlir::Value v : op->getOperands().take_front(3)) {
+    auto type = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape() || type.getRank() < 2 ||
+        !type.getElementType().isF32() || !abi::cudaAttentionF32Takes(type.getShape().back()))
+      return false;
+  }
+  return true;
 }
 
 bool sinter::attrs::fusesAttention(mlir::Operation *op) {

@@ -250,8 +250,8 @@ LogicalResult bufferizeAttentionLibraryOp(OpT op, RewriterBase &rewriter,
       });
 }
 
-/// qkv [B, T, 3C] bf16 (of `heads` heads) first; y and dy [B, T, C] bf16;
-/// lse [B, heads, T] f32; dqkv as qkv. Forward: qkv -> y (, lse);
+/// qkv [B, T, 3C] bf16 or f32 (of `heads` heads) first; y and dy [B, T, C]
+/// of its type; lse [B, heads, T] f32; dqkv as qkv. Forward: qkv -> y (, lse);
 /// backward: qkv, y, lse, dy -> dqkv.
 template <typename OpT> LogicalResult verifyPackedAttentionLibraryOp(OpT op) {
   bool forward = std::is_same_v<OpT, AttentionQkvForwardOp>;
@@ -269,12 +269,15 @@ template <typename OpT> LogicalResult verifyPackedAttentionLibraryOp(OpT op) {
     return op.emitOpError("takes a static qkv [B, T, 3C] of whole heads, not ") << qkv;
   int64_t b = qkv.getDimSize(0), t = qkv.getDimSize(1), c = qkv.getDimSize(2) / 3;
   Builder builder(op.getContext());
-  Type bf16 = builder.getBF16Type();
-  auto y = RankedTensorType::get({b, t, c}, bf16);
+  // cuDNN's kernels take bf16, Sinter's own f32.
+  Type element = qkv.getElementType();
+  if (!element.isBF16() && !element.isF32())
+    return op.emitOpError("takes bf16 or f32, not ") << element;
+  auto y = RankedTensorType::get({b, t, c}, element);
   auto lse = RankedTensorType::get({b, heads, t}, builder.getF32Type());
-  SmallVector<ShapedType> expected = {qkv.clone(bf16), y};
+  SmallVector<ShapedType> expected = {qkv, y};
   if (!forward)
-    expected.append({lse, y, qkv.clone(bf16)});
+    expected.append({lse, y, qkv});
   else if (results == 2)
     expected.push_back(lse);
   for (auto [i, pair] : llvm::enumerate(llvm::zip(*types, expected))) {

@@ -243,6 +243,26 @@ void sinter_cuda_attention_qkv_backward_bf16(const uint16_t *qkv, const uint16_t
       });
 }
 
+void sinter_cuda_attention_qkv_f32(const float *qkv, float *o, float *stats, int64_t batch,
+                                   int64_t t, int64_t heads, int64_t d, int64_t causal) {
+  const int64_t shape[7] = {batch, heads, t, t, d, d, causal};
+  queue(
+      "attention", [&] { return attentionLabel("f32 forward", shape); },
+      [=](CudaDevice &device) { device.attentionF32Forward(qkv, o, stats, shape); });
+}
+
+void sinter_cuda_attention_qkv_backward_f32(const float *qkv, const float *o,
+                                            const float *stats, const float *grad_o,
+                                            float *grad_qkv, int64_t batch, int64_t t,
+                                            int64_t heads, int64_t d, int64_t causal) {
+  const int64_t shape[7] = {batch, heads, t, t, d, d, causal};
+  queue(
+      "attention", [&] { return attentionLabel("f32 backward", shape); },
+      [=](CudaDevice &device) {
+        device.attentionF32Backward(qkv, o, stats, grad_o, grad_qkv, shape);
+      });
+}
+
 void sinter_cuda_batch_norm_f32(const float *x, const float *weight, const float *bias,
                                 float *y, float *mean, float *invstd, int64_t n,
                                 int64_t c, int64_t spatial, double epsilon) {

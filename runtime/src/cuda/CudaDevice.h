@@ -119,6 +119,11 @@ public:
   void attentionPacked(const void *qkv, void *o, float *stats, const int64_t shape[7]);
   void attentionPackedBackward(const void *qkv, const void *o, const float *stats,
                                const void *gradO, void *gradQkv, const int64_t shape[7]);
+  /// abi.h's packed attention in f32, on Sinter's own kernels
+  /// (AttentionF32.cpp): the same layouts and statistics as the bf16 calls.
+  void attentionF32Forward(const float *qkv, float *o, float *stats, const int64_t shape[7]);
+  void attentionF32Backward(const float *qkv, const float *o, const float *stats,
+                            const float *gradO, float *gradQkv, const int64_t shape[7]);
   /// abi.h's batch-norm (f32): y, the batch's mean and invstd from x, weight
   /// and bias; and the gradients of x, weight and bias from y's. `shape` is
   /// [n, c, spatial].
@@ -162,6 +167,10 @@ private:
   struct Convolution;
   struct Attention;
   struct BatchNorm;
+  struct AttentionF32;
+  struct AttentionF32Unload {
+    void operator()(AttentionF32 *kernels) const;
+  };
   CudaDevice() = default;
   Status loadKernels();
   /// How the step's work was launched: graphs, or the profile.
@@ -188,6 +197,10 @@ private:
   Status runAttention(Attention &plan, AttentionPass pass,
                       std::unordered_map<int64_t, void *> &tensors);
   Expected<BatchNorm *> batchNormPlan(const int64_t shape[3]);
+  /// The f32 attention's kernels, loaded at the first call.
+  Expected<AttentionF32 *> attentionF32Kernels();
+  Status launchAttentionF32(CUfunction f, int64_t gridX, int64_t gridY, int sharedFloats,
+                            void **params);
   /// The recorded calls captured in a graph (not run), instantiated,
   /// unless the capture or a call under it failed.
   Expected<cudaGraphExec_t> captureRecorded();
@@ -219,6 +232,7 @@ private:
   std::map<std::vector<int64_t>, std::unique_ptr<BatchNorm>> batchNorms;
   /// Shared: the plans' type is known only where they are made.
   std::map<std::vector<int64_t>, std::shared_ptr<Attention>> attentions;
+  std::unique_ptr<AttentionF32, AttentionF32Unload> attentionF32;
   Status firstError;
   GraphRegions graphs;
   std::unique_ptr<Profile> profile; ///< with SINTER_CUDA_PROFILE

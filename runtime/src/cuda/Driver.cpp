@@ -47,6 +47,7 @@ Status loadDriver() {
   SINTER_RT_RETURN_IF_ERROR(find("cuModuleGetFunction", 2000, d.moduleGetFunction));
   SINTER_RT_RETURN_IF_ERROR(find("cuModuleUnload", 2000, d.moduleUnload));
   SINTER_RT_RETURN_IF_ERROR(find("cuLaunchKernel", 4000, d.launchKernel));
+  SINTER_RT_RETURN_IF_ERROR(find("cuFuncSetAttribute", 9000, d.funcSetAttribute));
   entries = d;
   loaded = true;
   return Status::success();

@@ -20,6 +20,7 @@ struct Driver {
   PFN_cuModuleGetFunction_v2000 moduleGetFunction = nullptr;
   PFN_cuModuleUnload_v2000 moduleUnload = nullptr;
   PFN_cuLaunchKernel_v4000 launchKernel = nullptr;
+  PFN_cuFuncSetAttribute_v9000 funcSetAttribute = nullptr;
   PFN_cuGetErrorName_v6000 getErrorName = nullptr;
   PFN_cuGetErrorString_v6000 getErrorString = nullptr;
 };

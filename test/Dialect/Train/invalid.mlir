@@ -135,3 +135,21 @@ func.func @attention_qkv_backward(%qkv: tensor<2x8x96xbf16>, %y: tensor<2x8x32xb
       -> tensor<2x8x96xf32>
   return
 }
+
+// -----
+
+func.func @attention_qkv_element(%qkv: tensor<2x8x96xf16>) {
+  // expected-error @below {{takes bf16 or f32, not 'f16'}}
+  %y = train.attention_qkv_forward %qkv {causal = true, heads = 2 : i64}
+      : tensor<2x8x96xf16> -> tensor<2x8x32xf16>
+  return
+}
+
+// -----
+
+func.func @attention_qkv_mixed(%qkv: tensor<2x8x96xf32>) {
+  // expected-error @below {{operand or result 1 should be 'tensor<2x8x32xf32>', not 'tensor<2x8x32xbf16>'}}
+  %y = train.attention_qkv_forward %qkv {causal = true, heads = 2 : i64}
+      : tensor<2x8x96xf32> -> tensor<2x8x32xbf16>
+  return
+}

@@ -47,3 +47,22 @@ func.func @packed(%qkv: memref<2x64x96xbf16>, %y: memref<2x64x32xbf16>, %lse: me
   return
 }
 }
+
+// -----
+
+// In f32 the same calls are Sinter's own kernels', with the same arguments.
+// CHECK-LABEL: func.func @packed_f32(
+// CHECK:         call @sinter_cuda_attention_qkv_f32(%{{.+}}, %{{.+}}, %{{[0-9]+}}, %c2_i64, %c64_i64, %c2_i64{{.*}}, %c32_i64, %c1_i64)
+// CHECK:         call @sinter_cuda_attention_qkv_backward_f32(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c2_i64{{.*}}, %c64_i64{{.*}}, %c2_i64{{.*}}, %c32_i64{{.*}}, %c1_i64{{.*}})
+// CHECK-NOT:     _bf16
+module attributes {sinter.device = "cuda"} {
+func.func @packed_f32(%qkv: memref<2x64x192xf32>, %y: memref<2x64x64xf32>, %lse: memref<2x2x64xf32>,
+                      %dy: memref<2x64x64xf32>, %dqkv: memref<2x64x192xf32>) {
+  train.attention_qkv_forward %qkv into %y, %lse {causal = true, heads = 2 : i64}
+      : memref<2x64x192xf32> into memref<2x64x64xf32>, memref<2x2x64xf32>
+  train.attention_qkv_backward %qkv, %y, %lse, %dy into %dqkv {causal = true, heads = 2 : i64}
+      : memref<2x64x192xf32>, memref<2x64x64xf32>, memref<2x2x64xf32>, memref<2x64x64xf32>
+      into memref<2x64x192xf32>
+  return
+}
+}

@@ -113,3 +113,55 @@ graph.model @swapped phase "train" {
   graph.loss %l : tensor<f32>
 }
 }
+
+// -----
+
+// In f32 on CUDA, Sinter's own fused kernels attend over the projection for
+// head sizes 32 and 64; the gradient reads the row statistics as in bf16.
+// CHECK-LABEL: graph.model @f32_head_32
+// CHECK:       graph.attention_qkv %{{.*}} {causal = true, heads = 2 : i64} : (tensor<2x8x192xf32>) -> (tensor<2x8x64xf32>, tensor<2x2x8xf32>)
+// CHECK-NOT:   graph.attention %
+// GRAD-LABEL:  graph.model @f32_head_32
+// GRAD:        %[[Y:.*]], %[[LSE:.*]] = graph.attention_qkv %[[QKV:[^ ]*]]
+// GRAD:        graph.attention_qkv_grad %[[QKV]], %[[Y]], %[[LSE]], %{{.*}} {causal = true, heads = 2 : i64}
+module attributes {sinter.device = "cuda"} {
+graph.model @f32_head_32 phase "train" {
+  %qkv = graph.param "qkv" {init = "normal", init_args = array<f64: 0.0, 1.0>} : tensor<2x8x192xf32>
+  %q0 = graph.slice %qkv {axis = 2 : i64, start = 0 : i64, end = 64 : i64} : (tensor<2x8x192xf32>) -> tensor<2x8x64xf32>
+  %q1 = graph.reshape %q0 : (tensor<2x8x64xf32>) -> tensor<2x8x2x32xf32>
+  %q = graph.transpose %q1 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x8x2x32xf32>) -> tensor<2x2x8x32xf32>
+  %k0 = graph.slice %qkv {axis = 2 : i64, start = 64 : i64, end = 128 : i64} : (tensor<2x8x192xf32>) -> tensor<2x8x64xf32>
+  %k1 = graph.reshape %k0 : (tensor<2x8x64xf32>) -> tensor<2x8x2x32xf32>
+  %k = graph.transpose %k1 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x8x2x32xf32>) -> tensor<2x2x8x32xf32>
+  %v0 = graph.slice %qkv {axis = 2 : i64, start = 128 : i64, end = 192 : i64} : (tensor<2x8x192xf32>) -> tensor<2x8x64xf32>
+  %v1 = graph.reshape %v0 : (tensor<2x8x64xf32>) -> tensor<2x8x2x32xf32>
+  %v = graph.transpose %v1 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x8x2x32xf32>) -> tensor<2x2x8x32xf32>
+  %o = graph.attention %q, %k, %v {causal = true} : (tensor<2x2x8x32xf32>, tensor<2x2x8x32xf32>, tensor<2x2x8x32xf32>) -> tensor<2x2x8x32xf32>
+  %l = graph.reduce_mean %o {axes = array<i64>, keepdim = false} : (tensor<2x2x8x32xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+}
+
+// -----
+
+// Other head sizes keep the spelled-out attention in f32.
+// CHECK-LABEL: graph.model @f32_head_16
+// CHECK:       graph.attention %
+// CHECK-NOT:   graph.attention_qkv
+module attributes {sinter.device = "cuda", sinter.compute = "f32"} {
+graph.model @f32_head_16 phase "train" {
+  %qkv = graph.param "qkv" {init = "normal", init_args = array<f64: 0.0, 1.0>} : tensor<2x8x96xf32>
+  %q0 = graph.slice %qkv {axis = 2 : i64, start = 0 : i64, end = 32 : i64} : (tensor<2x8x96xf32>) -> tensor<2x8x32xf32>
+  %q1 = graph.reshape %q0 : (tensor<2x8x32xf32>) -> tensor<2x8x2x16xf32>
+  %q = graph.transpose %q1 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x8x2x16xf32>) -> tensor<2x2x8x16xf32>
+  %k0 = graph.slice %qkv {axis = 2 : i64, start = 32 : i64, end = 64 : i64} : (tensor<2x8x96xf32>) -> tensor<2x8x32xf32>
+  %k1 = graph.reshape %k0 : (tensor<2x8x32xf32>) -> tensor<2x8x2x16xf32>
+  %k = graph.transpose %k1 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x8x2x16xf32>) -> tensor<2x2x8x16xf32>
+  %v0 = graph.slice %qkv {axis = 2 : i64, start = 64 : i64, end = 96 : i64} : (tensor<2x8x96xf32>) -> tensor<2x8x32xf32>
+  %v1 = graph.reshape %v0 : (tensor<2x8x32xf32>) -> tensor<2x8x2x16xf32>
+  %v = graph.transpose %v1 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x8x2x16xf32>) -> tensor<2x2x8x16xf32>
+  %o = graph.attention %q, %k, %v {causal = true} : (tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x2x8x16xf32>
+  %l = graph.reduce_mean %o {axes = array<i64>, keepdim = false} : (tensor<2x2x8x16xf32>) -> tensor<f32>
+  graph.loss %l : tensor<f32>
+}
+}

@@ -109,9 +109,10 @@ OPS = [
     ("attention_packed", packed_attention("true")),
     ("attention_packed_full", packed_attention("false")),
     # Head sizes 32 and 64 in f32: Sinter's own fused kernels on CUDA, over
-    # lengths that end inside a tile of 64 rows.
+    # lengths that end inside a tile of 64 rows, packed and heads-major.
     ("attention_packed_d32", packed_attention("true", "qkv32", 80, 2, 32)),
     ("attention_packed_d64", packed_attention("false", "qkv64", 70, 3, 64)),
+    ("attention_heads32", "scaled_dot_product_attention(qb, kb, vb, causal=true)"),
 ]
 # Losses: batch reductions already, each a term of the loss as it is.
 LOSSES = [
@@ -125,7 +126,8 @@ PARAMS = {"a": (B, 3, 4), "b": (B, 3, 4), "c": (B, 4), "p": (B, 3, 4),
           "w": (4, 5), "wt": (5, 4), "k": (6, 3, 3, 3), "kd": (6, 1, 3, 3), "table": (10, 4),
           "r": (B, 300), "tablew": (10, 300),
           "qa": (B, 2, 16, 16), "ka": (B, 2, 16, 16), "va": (B, 2, 16, 16),
-          "qkv": (B, 16, 96), "qkv32": (B, 80, 192), "qkv64": (B, 70, 576)}
+          "qkv": (B, 16, 96), "qkv32": (B, 80, 192), "qkv64": (B, 70, 576),
+          "qb": (B, 2, 40, 32), "kb": (B, 2, 40, 32), "vb": (B, 2, 40, 32)}
 INPUTS = {"ids": ((6,), 10), "y": ((), 5), "yt": ((3,), 4)}
 
 

@@ -358,9 +358,18 @@ void sinter_cuda_attention_qkv_backward_bf16(const uint16_t *qkv, const uint16_t
                                              const float *stats, const uint16_t *grad_o,
                                              uint16_t *grad_qkv, int64_t batch, int64_t t,
                                              int64_t heads, int64_t d, int64_t causal);
-/* The same two in f32, on Sinter's own fused kernels (cuDNN's take no
- * f32): head sizes 32 and 64, every buffer 16-byte aligned. Each sums in a
- * fixed order, so a step repeated gives the same bits. */
+/* The four in f32, on Sinter's own fused kernels (cuDNN's take no f32):
+ * self-attention (tq = tk), head sizes 32 and 64 (d = dv), every buffer
+ * 16-byte aligned. Each sums in a fixed order, so a step repeated gives the
+ * same bits. */
+void sinter_cuda_attention_f32(const float *q, const float *k, const float *v, float *o,
+                               int64_t batch, int64_t heads, int64_t tq, int64_t tk,
+                               int64_t d, int64_t dv, int64_t causal);
+void sinter_cuda_attention_backward_f32(const float *q, const float *k, const float *v,
+                                        const float *grad_o, float *grad_q, float *grad_k,
+                                        float *grad_v, int64_t batch, int64_t heads,
+                                        int64_t tq, int64_t tk, int64_t d, int64_t dv,
+                                        int64_t causal);
 void sinter_cuda_attention_qkv_f32(const float *qkv, float *o, float *stats, int64_t batch,
                                    int64_t t, int64_t heads, int64_t d, int64_t causal);
 void sinter_cuda_attention_qkv_backward_f32(const float *qkv, const float *o,

@@ -58,7 +58,7 @@ struct HostBlock {
 
 /// AttentionF32Kernels.h's Thread, on the host.
 struct HostThread {
-  int thread, blockX, blockY, gridX;
+  int thread, blockX, blockY, gridY;
   HostBlock *block;
   void sync() { block->block.wait(); }
   float shuffleXor(float v, int mask) {
@@ -73,21 +73,27 @@ struct HostThread {
 
 /// Runs `body(thread, shared)` over a grid of gridX x gridY blocks of
 /// kThreads threads, one block at a time, with `sharedFloats` of shared
-/// memory filled with NaN (a read before a write shows).
+/// memory filled with NaN (a read before a write shows), and after them a
+/// guard that no block may write.
 template <typename Body>
 void runGrid(int64_t gridX, int gridY, int sharedFloats, Body body) {
+  constexpr int kGuard = 256;
+  constexpr float kUntouched = -1234.5f;
   for (int y = 0; y < gridY; ++y)
     for (int64_t x = 0; x < gridX; ++x) {
       HostBlock block;
-      std::vector<float> shared(size_t(std::max(sharedFloats, 4)), NAN);
+      std::vector<float> shared(size_t(sharedFloats), NAN);
+      shared.resize(size_t(sharedFloats + kGuard), kUntouched);
       std::vector<std::thread> threads;
       for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([&, t] {
-          HostThread th{t, int(x), y, int(gridX), &block};
+          HostThread th{t, int(x), y, gridY, &block};
           body(th, shared.data());
         });
       for (std::thread &t : threads)
         t.join();
+      EXPECT_EQ(std::count(shared.begin() + sharedFloats, shared.end(), kUntouched), kGuard)
+          << "block (" << x << ", " << y << ") wrote past its shared memory";
     }
 }
 
@@ -155,14 +161,14 @@ void textbook(const Shape &s, const float *q, const float *k, const float *v, in
 template <int D>
 void runKernels(const Shape &s, AttentionArgs &a) {
   const int pairs = s.batch * s.heads, tiles = tilesOf(s.t);
-  runGrid(tiles, pairs, forwardSharedFloats<D>(),
+  runGrid(pairs, tiles, forwardSharedFloats<D>(),
           [&](HostThread &th, float *shared) { attentionForward<D>(th, a, shared); });
   const int64_t rows = int64_t(pairs) * s.t;
   runGrid(deltaBlocks(rows), 1, 0,
           [&](HostThread &th, float *) { attentionDelta<D>(th, a, rows); });
-  runGrid(tiles, pairs, keyValueSharedFloats<D>(),
+  runGrid(pairs, tiles, keyValueSharedFloats<D>(),
           [&](HostThread &th, float *shared) { attentionBackwardKeys<D>(th, a, shared); });
-  runGrid(tiles, pairs, querySharedFloats<D>(),
+  runGrid(pairs, tiles, querySharedFloats<D>(),
           [&](HostThread &th, float *shared) { attentionBackwardQueries<D>(th, a, shared); });
 }
 

@@ -45,20 +45,21 @@ Results lowerMatmulTransposed(TensorBuilder &tb, MatmulTransposedOp op,
                                   cast<RankedTensorType>(op.getType()).getShape()));
 }
 
-/// cuDNN's fused attention (attrs::fusesAttention): the operands rounded
-/// to bf16, the library op, its results back in the graph's type.
+/// The device's fused attention (attrs::fusesAttention): the operands in
+/// the type it takes (rounded to bf16 for cuDNN's), the library op, its
+/// results back in the graph's type.
 template <typename LibraryOp>
-SmallVector<Value> fusedAttention(TensorBuilder &tb, ValueRange operands,
+SmallVector<Value> fusedAttention(TensorBuilder &tb, Operation *graphOp, ValueRange operands,
                                   TypeRange resultTypes, bool causal) {
   OpBuilder &b = tb.builder();
-  Type bf16 = b.getBF16Type();
+  Type element = attrs::fusedAttentionType(graphOp);
   SmallVector<Value> inputs;
   for (Value v : operands)
-    inputs.push_back(tb.convert(v, bf16));
-  SmallVector<Type> bf16Types;
+    inputs.push_back(tb.convert(v, element));
+  SmallVector<Type> libraryTypes;
   for (Type t : resultTypes)
-    bf16Types.push_back(cast<RankedTensorType>(t).clone(bf16));
-  auto op = LibraryOp::create(b, tb.location(), bf16Types, inputs, ValueRange(),
+    libraryTypes.push_back(cast<RankedTensorType>(t).clone(element));
+  auto op = LibraryOp::create(b, tb.location(), libraryTypes, inputs, ValueRange(),
                               b.getBoolAttr(causal));
   SmallVector<Value> out;
   for (auto [result, type] : llvm::zip(op.getResults(), resultTypes))
@@ -73,14 +74,14 @@ Results lowerAttentionGrad(TensorBuilder &tb, AttentionGradOp op,
     return op.emitError("internal error: graph.attention_grad left for a target "
                         "without fused attention (run graph-expand-attention-grad)");
   return fusedAttention<train::AttentionBackwardOp>(
-      tb, {a.getQuery(), a.getKey(), a.getValue(), a.getGrad()}, op->getResultTypes(),
+      tb, op, {a.getQuery(), a.getKey(), a.getValue(), a.getGrad()}, op->getResultTypes(),
       op.getCausal());
 }
 
 Results lowerAttention(TensorBuilder &tb, AttentionOp op, AttentionOp::Adaptor a) {
   Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
   if (attrs::fusesAttention(op))
-    return fusedAttention<train::AttentionForwardOp>(tb, {q, k, v}, {op.getType()},
+    return fusedAttention<train::AttentionForwardOp>(tb, op, {q, k, v}, {op.getType()},
                                                     op.getCausal());
   ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k);
   int64_t rank = qs.size();
@@ -107,21 +108,13 @@ Results lowerAttention(TensorBuilder &tb, AttentionOp op, AttentionOp::Adaptor a
   return one(tb.matmul(p, v, op.getType().getShape()));
 }
 
-/// The element type the device's packed attention takes: bf16 for cuDNN's
-/// (compute: BF16), f32 for Sinter's own kernels.
-Type packedAttentionType(Operation *op, OpBuilder &b) {
-  auto module = op->getParentOfType<ModuleOp>();
-  StringAttr compute = module ? attrs::compute.get(module) : StringAttr();
-  return compute && compute.getValue() == "bf16" ? Type(b.getBF16Type())
-                                                 : Type(b.getF32Type());
-}
-
-/// graph-pack-attention made it only where the device's library attends:
+/// graph-pack-attention made it only where the device's library attends
+/// (attrs::fusesAttention):
 /// q, k and v read from the projection in place. The row statistics are
 /// asked for only when the gradient reads them.
 Results lowerAttentionQkv(TensorBuilder &tb, AttentionQkvOp op, AttentionQkvOp::Adaptor a) {
   OpBuilder &b = tb.builder();
-  Type element = packedAttentionType(op, b);
+  Type element = attrs::fusedAttentionType(op);
   Value qkv = tb.convert(a.getQkv(), element);
   RankedTensorType y = op.getResult().getType(), lse = op.getLse().getType();
   SmallVector<Type> types = {y.clone(element)};
@@ -142,7 +135,7 @@ Results lowerAttentionQkv(TensorBuilder &tb, AttentionQkvOp op, AttentionQkvOp::
 Results lowerAttentionQkvGrad(TensorBuilder &tb, AttentionQkvGradOp op,
                               AttentionQkvGradOp::Adaptor a) {
   OpBuilder &b = tb.builder();
-  Type element = packedAttentionType(op, b);
+  Type element = attrs::fusedAttentionType(op);
   SmallVector<Value> inputs = {tb.convert(a.getQkv(), element),
                                tb.convert(a.getResult(), element), a.getLse(),
                                tb.convert(a.getGrad(), element)};

@@ -110,14 +110,20 @@ FailureOr<SmallVector<Value>> densePointers(CallBuilder &cb, Operation *op,
   return pointers;
 }
 
+/// Whether `v`'s elements are f32.
+bool isF32(Value v) { return cast<ShapedType>(v.getType()).getElementType().isF32(); }
+
 /// A fused attention as the device library's call: its buffers (inputs,
 /// then results), then [batch, heads, Tq, Tk, D, Dv] of q [..., Tq, D],
 /// k [..., Tk, D], v [..., Tk, Dv] (the dimensions before the last two
 /// are batch and heads; more are folded into the batch), and causal.
 LogicalResult callAttention(CallBuilder &cb, Operation *op, StringRef callee,
                             ValueRange inputs, ValueRange into, bool causal) {
-  FailureOr<SmallVector<Value>> pointers =
-      densePointers(cb, op, inputs, into, "fused attention", cb.builder().getBF16Type());
+  if (callee.empty())
+    return op->emitError("internal error: the device's library has no such attention");
+  FailureOr<SmallVector<Value>> pointers = densePointers(
+      cb, op, inputs, into, "fused attention",
+      cast<ShapedType>(inputs[0].getType()).getElementType());
   if (failed(pointers))
     return failure();
   SmallVector<Value> args = std::move(*pointers);
@@ -134,9 +140,6 @@ LogicalResult callAttention(CallBuilder &cb, Operation *op, StringRef callee,
   cb.libraryCall(loc, callee, args);
   return success();
 }
-
-/// Whether `v`'s elements are f32.
-bool isF32(Value v) { return cast<ShapedType>(v.getType()).getElementType().isF32(); }
 
 /// Self-attention over a packed projection as the device library's call:
 /// its buffers (inputs, then results; a forward call not asked for the
@@ -383,12 +386,15 @@ std::optional<LogicalResult> lowerLibraryCall(CallBuilder &cb, ModuleOp module,
                         /*input=*/c.getLhs(), /*grad=*/c.getRhs(), /*weight=*/c.getInto());
       })
       .Case([&](AttentionForwardOp a) {
-        return callAttention(cb, a, library("attention_bf16"), a.getInputs(), a.getInto(),
-                             a.getCausal());
+        return callAttention(
+            cb, a, library(isF32(a.getInputs()[0]) ? "attention_f32" : "attention_bf16"),
+            a.getInputs(), a.getInto(), a.getCausal());
       })
       .Case([&](AttentionBackwardOp a) {
-        return callAttention(cb, a, library("attention_backward_bf16"), a.getInputs(),
-                             a.getInto(), a.getCausal());
+        return callAttention(cb, a,
+                             library(isF32(a.getInputs()[0]) ? "attention_backward_f32"
+                                                             : "attention_backward_bf16"),
+                             a.getInputs(), a.getInto(), a.getCausal());
       })
       .Case([&](AttentionQkvForwardOp a) {
         return callPackedAttention(

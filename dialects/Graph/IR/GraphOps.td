@@ -1018,7 +1018,8 @@ def Graph_AttentionGradOp : Graph_Op<"attention_grad", [Pure,
     The vector-Jacobian product of `graph.attention` (same operands and
     `causal`) for the result's gradient `grad`: the gradients of `query`,
     `key` and `value`. Kept whole where the device's library differentiates
-    attention itself (cuDNN's fused attention on CUDA with compute: BF16);
+    attention itself (on CUDA, cuDNN's fused attention with compute: BF16,
+    Sinter's own fused kernels in f32);
     elsewhere `graph-expand-attention-grad` spells it out, recomputing the
     probabilities.
 

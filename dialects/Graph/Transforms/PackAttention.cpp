@@ -76,7 +76,7 @@ void eraseUnused(ArrayRef<Operation *> ops) {
 }
 
 LogicalResult pack(AttentionOp op) {
-  if (!attrs::attendsPacked(op))
+  if (!attrs::fusesAttention(op))
     return failure();
   std::optional<Block> q = blockOf(op.getQuery()), k = blockOf(op.getKey()),
                        v = blockOf(op.getValue());

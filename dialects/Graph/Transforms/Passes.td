@@ -155,10 +155,12 @@ def GraphExpandAttentionGrad : Pass<"graph-expand-attention-grad", "mlir::Module
   let summary = "graph.attention_grad as graph ops, unless the target fuses it";
   let description = [{
     Each `graph.attention_grad` becomes the gradients spelled out in graph
-    ops (the probabilities recomputed from q and k), except where cuDNN's
-    fused attention differentiates attention itself: in a module compiled
-    for CUDA with compute: BF16 (`sinter.device` "cuda", `sinter.compute`
-    "bf16"), static shapes and head sizes a multiple of 8 up to 128.
+    ops (the probabilities recomputed from q and k), except where the
+    device's fused attention differentiates attention itself, static shapes
+    only, in a module compiled for CUDA (`sinter.device` "cuda"): cuDNN's
+    with compute: BF16 (`sinter.compute` "bf16"; head sizes a multiple of 8
+    up to 128), Sinter's own kernels in f32 (self-attention, head sizes 32
+    and 64).
   }];
 }
 

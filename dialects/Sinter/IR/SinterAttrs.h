@@ -85,17 +85,15 @@ using mlir::UnitAttr;
 #include "dialects/Sinter/IR/SinterAttrs.def"
 
 /// Whether the attention `op` (graph.attention or graph.attention_grad)
-/// runs whole in its device's library: cuDNN's fused attention, on CUDA
-/// with compute: BF16 (it takes bf16 inputs), for static shapes with head
-/// sizes it supports.
+/// runs whole in its device's library, static shapes only: on CUDA, with
+/// compute: BF16 cuDNN's fused attention (bf16 inputs, head sizes a multiple
+/// of 8 up to 128), in f32 Sinter's own fused kernels (self-attention's one
+/// length, one head size, 32 or 64).
 bool fusesAttention(mlir::Operation *op);
 
-/// Whether self-attention over one packed projection (graph.attention_qkv)
-/// runs whole in `op`'s device's library: where fusesAttention says so
-/// (cuDNN, compute: BF16), and on CUDA in f32 (Sinter's own fused kernels)
-/// for the head sizes they are built for. `op` is the graph.attention to
-/// pack.
-bool attendsPacked(mlir::Operation *op);
+/// The element type `op`'s fused attention takes: bf16 with compute: BF16,
+/// f32 otherwise.
+mlir::Type fusedAttentionType(mlir::Operation *op);
 
 /// Whether the device of `op`'s module normalizes a batch whole in its
 /// library (cuDNN's batch-norm, on CUDA), so the graph fuses batch-norm.

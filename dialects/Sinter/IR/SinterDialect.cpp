@@ -117,47 +117,41 @@ bool sinter::attrs::fusesBatchNorm(mlir::Operation *op) {
   return device && device.getValue() == "cuda";
 }
 
-bool sinter::attrs::attendsPacked(mlir::Operation *op) {
-  if (fusesAttention(op))
-    return true;
+mlir::Type sinter::attrs::fusedAttentionType(mlir::Operation *op) {
   auto module = op->getParentOfType<mlir::ModuleOp>();
-  StringAttr device = module ? attrs::device.get(module) : StringAttr();
   StringAttr compute = module ? attrs::compute.get(module) : StringAttr();
-  if (!device || device.getValue() != "cuda" || (compute && compute.getValue() == "bf16"))
-    return false;
-  for (mlir::Value v : op->getOperands().take_front(3)) {
-    auto type = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
-    if (!type || !type.hasStaticShape() || type.getRank() < 2 ||
-        !type.getElementType().isF32() || !abi::cudaAttentionF32Takes(type.getShape().back()))
-      return false;
-  }
-  return true;
+  mlir::Builder b(op->getContext());
+  return compute && compute.getValue() == "bf16" ? mlir::Type(b.getBF16Type())
+                                                 : mlir::Type(b.getF32Type());
 }
 
 bool sinter::attrs::fusesAttention(mlir::Operation *op) {
   auto module = op->getParentOfType<mlir::ModuleOp>();
   StringAttr device = module ? attrs::device.get(module) : StringAttr();
-  StringAttr compute = module ? attrs::compute.get(module) : StringAttr();
-  if (!device || device.getValue() != "cuda" || !compute || compute.getValue() != "bf16")
+  if (!device || device.getValue() != "cuda" || op->getNumOperands() < 3)
     return false;
-  // cuDNN's fused attention: static shapes, head sizes a multiple of 8 up
-  // to 128 (query, key and value are the first three operands), not one
-  // query against one key (its backward pass refuses that).
-  if (op->getNumOperands() < 3)
-    return false;
-  auto rows = [&](unsigned i) {
-    auto type = llvm::dyn_cast<mlir::RankedTensorType>(op->getOperand(i).getType());
-    return type && type.getRank() >= 2 ? type.getShape()[type.getRank() - 2] : 0;
-  };
-  if (rows(0) == 1 && rows(1) == 1)
-    return false;
+  bool bf16 = fusedAttentionType(op).isBF16();
+  // Query, key and value are the first three operands.
+  SmallVector<mlir::RankedTensorType, 3> qkv;
   for (mlir::Value v : op->getOperands().take_front(3)) {
     auto type = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
     if (!type || !type.hasStaticShape() || type.getRank() < 2)
       return false;
-    int64_t head = type.getShape().back();
-    if (head % 8 != 0 || head > 128)
-      return false;
+    qkv.push_back(type);
   }
-  return true;
+  auto rows = [&](unsigned i) { return qkv[i].getShape()[qkv[i].getRank() - 2]; };
+  auto head = [&](unsigned i) { return qkv[i].getShape().back(); };
+  if (bf16) {
+    // cuDNN's: head sizes a multiple of 8 up to 128, not one query against
+    // one key (its backward pass refuses that).
+    if (rows(0) == 1 && rows(1) == 1)
+      return false;
+    return llvm::all_of(llvm::seq(0u, 3u),
+                        [&](unsigned i) { return head(i) % 8 == 0 && head(i) <= 128; });
+  }
+  // Sinter's own f32 kernels: self-attention's one length and one head size,
+  // of the sizes they are built for.
+  return llvm::all_of(qkv, [](mlir::RankedTensorType t) { return t.getElementType().isF32(); }) &&
+         rows(0) == rows(1) && head(0) == head(1) && head(1) == head(2) &&
+         abi::cudaAttentionF32Takes(head(0));
 }

@@ -7,6 +7,8 @@
 
 #include "dialects/Train/IR/TrainOps.h"
 
+#include "runtime/contract/AbiNames.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -192,9 +194,17 @@ LogicalResult verifyAttentionLibraryOp(OpT op, size_t inputs, size_t results) {
   FailureOr<SmallVector<ShapedType>> types = variadicLibraryTypes(op, inputs, results);
   if (failed(types))
     return failure();
+  Type element = (*types)[0].getElementType();
   for (ShapedType t : *types)
-    if (t.getRank() < 2 || !t.hasStaticShape() || !t.getElementType().isBF16())
-      return op.emitOpError("takes static bf16 operands of rank 2 or more");
+    if (t.getRank() < 2 || !t.hasStaticShape() || t.getElementType() != element ||
+        !(element.isBF16() || element.isF32()))
+      return op.emitOpError("takes static operands of rank 2 or more, all bf16 or all f32");
+  // Sinter's f32 kernels: self-attention, every operand of one shape, of
+  // the head sizes they are built for.
+  if (element.isF32() &&
+      (!llvm::all_of(*types, [&](ShapedType t) { return t.getShape() == (*types)[0].getShape(); }) ||
+       !abi::cudaAttentionF32Takes((*types)[0].getShape().back())))
+    return op.emitOpError("in f32 takes operands of one shape with a head size of 32 or 64");
   return success();
 }
 
@@ -269,10 +279,12 @@ template <typename OpT> LogicalResult verifyPackedAttentionLibraryOp(OpT op) {
     return op.emitOpError("takes a static qkv [B, T, 3C] of whole heads, not ") << qkv;
   int64_t b = qkv.getDimSize(0), t = qkv.getDimSize(1), c = qkv.getDimSize(2) / 3;
   Builder builder(op.getContext());
-  // cuDNN's kernels take bf16, Sinter's own f32.
+  // cuDNN's kernels take bf16, Sinter's own f32 (of their head sizes).
   Type element = qkv.getElementType();
   if (!element.isBF16() && !element.isF32())
     return op.emitOpError("takes bf16 or f32, not ") << element;
+  if (element.isF32() && !abi::cudaAttentionF32Takes(c / heads))
+    return op.emitOpError("in f32 takes heads of 32 or 64, not ") << c / heads;
   auto y = RankedTensorType::get({b, t, c}, element);
   auto lse = RankedTensorType::get({b, heads, t}, builder.getF32Type());
   SmallVector<ShapedType> expected = {qkv, y};

@@ -363,10 +363,11 @@ class Train_BatchNormLibraryOp<string mnemonic, string summaryText>
 def Train_AttentionForwardOp : Train_AttentionLibraryOp<"attention_forward",
     "Scaled dot-product attention, for the device's fused kernel"> {
   let description = [{
-    `softmax(q k^T / sqrt(D)) v` of bf16 `q` [..., Tq, D], `k` [..., Tk, D]
-    and `v` [..., Tk, Dv], causally masked (key after query) when `causal`:
-    the CUDA target's call of cuDNN's fused attention. On tensors it returns
-    the bf16 result; on buffers it writes `into`.
+    `softmax(q k^T / sqrt(D)) v` of `q` [..., Tq, D], `k` [..., Tk, D] and
+    `v` [..., Tk, Dv], causally masked (key after query) when `causal`: the
+    CUDA target's call of cuDNN's fused attention (bf16), or of Sinter's own
+    fused kernels (f32: one shape for all three, D 32 or 64). On tensors it
+    returns the result; on buffers it writes `into`.
 
     Example:
     ```mlir
@@ -380,9 +381,10 @@ def Train_AttentionForwardOp : Train_AttentionLibraryOp<"attention_forward",
 def Train_AttentionBackwardOp : Train_AttentionLibraryOp<"attention_backward",
     "The gradients of scaled dot-product attention, for the device's kernel"> {
   let description = [{
-    The gradients of `q`, `k` and `v` (bf16, as `train.attention_forward`)
-    for the result's gradient `grad`: cuDNN's fused attention backward, after
-    it recomputes the forward pass's output and row statistics.
+    The gradients of `q`, `k` and `v` (bf16 or f32, as
+    `train.attention_forward`) for the result's gradient `grad`: the fused
+    attention's backward pass, after it recomputes the forward pass's output
+    and row statistics.
   }];
 }
 
@@ -394,12 +396,14 @@ def Train_AttentionQkvForwardOp : Train_PackedAttentionLibraryOp<
     "attention_qkv_forward",
     "Self-attention over one packed projection, for the device's fused kernel"> {
   let description = [{
-    `graph.attention_qkv` of a bf16 `qkv` [B, T, 3C] (q, k and v side by
-    side, each of `heads` heads of C / heads): the bf16 result [B, T, C],
+    `graph.attention_qkv` of a bf16 or f32 `qkv` [B, T, 3C] (q, k and v side
+    by side, each of `heads` heads of C / heads; in f32 heads of 32 or 64):
+    the result [B, T, C] of its type,
     each head in its columns, and, when asked for (a second result), each
     query's f32 log-sum-exp of its scaled scores [B, heads, T] for the
-    backward op. The CUDA target's call of cuDNN's fused attention, which
-    reads and writes these layouts through strides. On tensors it returns
+    backward op. The CUDA target's call of cuDNN's fused attention (bf16) or
+    Sinter's own (f32), which read and write these layouts through strides.
+    On tensors it returns
     its results; on buffers it writes `into`.
 
     Example:
@@ -415,9 +419,9 @@ def Train_AttentionQkvBackwardOp : Train_PackedAttentionLibraryOp<
     "The gradient of self-attention over a packed projection, for the device's kernel"> {
   let description = [{
     From `qkv`, the forward op's result and statistics and the result's
-    gradient (bf16 [B, T, C]): the bf16 gradient of `qkv` [B, T, 3C], in
-    its layout. cuDNN's fused attention backward, with the statistics the
-    forward pass kept.
+    gradient ([B, T, C], of qkv's type): the gradient of `qkv` [B, T, 3C],
+    in its layout. The fused attention's backward pass, with the statistics
+    the forward pass kept.
   }];
 }
 

@@ -243,12 +243,34 @@ void sinter_cuda_attention_qkv_backward_bf16(const uint16_t *qkv, const uint16_t
       });
 }
 
+void sinter_cuda_attention_f32(const float *q, const float *k, const float *v, float *o,
+                               int64_t batch, int64_t heads, int64_t tq, int64_t tk,
+                               int64_t d, int64_t dv, int64_t causal) {
+  const int64_t shape[7] = {batch, heads, tq, tk, d, dv, causal};
+  queue(
+      "attention", [&] { return attentionLabel("f32 forward", shape); },
+      [=](CudaDevice &device) { device.attentionF32(q, k, v, o, shape); });
+}
+
+void sinter_cuda_attention_backward_f32(const float *q, const float *k, const float *v,
+                                        const float *grad_o, float *grad_q, float *grad_k,
+                                        float *grad_v, int64_t batch, int64_t heads,
+                                        int64_t tq, int64_t tk, int64_t d, int64_t dv,
+                                        int64_t causal) {
+  const int64_t shape[7] = {batch, heads, tq, tk, d, dv, causal};
+  queue(
+      "attention", [&] { return attentionLabel("f32 backward", shape); },
+      [=](CudaDevice &device) {
+        device.attentionF32Backward(q, k, v, grad_o, grad_q, grad_k, grad_v, shape);
+      });
+}
+
 void sinter_cuda_attention_qkv_f32(const float *qkv, float *o, float *stats, int64_t batch,
                                    int64_t t, int64_t heads, int64_t d, int64_t causal) {
   const int64_t shape[7] = {batch, heads, t, t, d, d, causal};
   queue(
       "attention", [&] { return attentionLabel("f32 forward", shape); },
-      [=](CudaDevice &device) { device.attentionF32Forward(qkv, o, stats, shape); });
+      [=](CudaDevice &device) { device.attentionPackedF32(qkv, o, stats, shape); });
 }
 
 void sinter_cuda_attention_qkv_backward_f32(const float *qkv, const float *o,
@@ -259,7 +281,7 @@ void sinter_cuda_attention_qkv_backward_f32(const float *qkv, const float *o,
   queue(
       "attention", [&] { return attentionLabel("f32 backward", shape); },
       [=](CudaDevice &device) {
-        device.attentionF32Backward(qkv, o, stats, grad_o, grad_qkv, shape);
+        device.attentionPackedF32Backward(qkv, o, stats, grad_o, grad_qkv, shape);
       });
 }
 

@@ -1,12 +1,14 @@
 //===- AttentionF32.cpp - Fused f32 attention on Sinter's own kernels -----===//
 //
-// abi.h's packed self-attention in f32 (cuDNN's fused attention takes bf16
-// and fp16 only): kernels/AttentionF32Kernels.h's four kernels, which nvcc
+// abi.h's self-attention in f32 (cuDNN's fused attention takes bf16 and
+// fp16 only): kernels/AttentionF32Kernels.h's four kernels, which nvcc
 // built into a fatbinary that this file carries. The module is loaded at
 // the first f32 attention. The forward call writes o and the row
-// statistics (into the workspace when the step keeps none); the backward
-// call computes each row's dO . o into the workspace, then dk and dv, then
-// dq, each in a fixed order.
+// statistics; the backward call computes each row's dO . o, then dk and dv,
+// then dq, each in a fixed order. Over a packed projection the step keeps
+// the statistics (or, when it keeps none, they go to the workspace);
+// heads-major, the backward call runs the forward pass again into the
+// workspace for o and them, as cuDNN's heads-major call does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,10 @@
 #include "cuda/Driver.h"
 #include "cuda/Errors.h"
 #include "cuda/kernels/AttentionF32Kernels.h"
+#include "runtime/contract/AbiNames.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -33,12 +38,32 @@ namespace sinter::rt::cuda {
 
 namespace k = kernels;
 
-/// The loaded module's kernels, for head sizes 32 and 64.
+static_assert(abi::cudaAttentionF32Takes(32) && abi::cudaAttentionF32Takes(64) &&
+                  !abi::cudaAttentionF32Takes(16) && !abi::cudaAttentionF32Takes(128),
+              "the compiler's head sizes are the kernels' (k::headSizeBuilt)");
+
+/// One head size's kernels, resolved at its first call.
+struct F32AttentionKernels {
+  CUfunction forward = nullptr, delta = nullptr, keys = nullptr, queries = nullptr;
+  int forwardShared, keysShared, queriesShared; ///< floats of shared memory
+};
+
+namespace {
+
+template <int D> F32AttentionKernels sharedOf() {
+  F32AttentionKernels ks;
+  ks.forwardShared = k::forwardSharedFloats<D>();
+  ks.keysShared = k::keyValueSharedFloats<D>();
+  ks.queriesShared = k::querySharedFloats<D>();
+  return ks;
+}
+
+} // namespace
+
+/// The loaded module and its kernels for head sizes 32 and 64.
 struct CudaDevice::AttentionF32 {
   CUmodule module = nullptr;
-  struct Kernels {
-    CUfunction forward, delta, keys, queries;
-  } bySize[2];
+  F32AttentionKernels bySize[2] = {sharedOf<32>(), sharedOf<64>()};
 };
 
 void CudaDevice::AttentionF32Unload::operator()(AttentionF32 *kernels) const {
@@ -61,121 +86,210 @@ Status allowShared(CUfunction f, int floats) {
                "cuFuncSetAttribute (shared memory of the f32 attention)");
 }
 
-bool aligned(const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-} // namespace
-
-Expected<CudaDevice::AttentionF32 *> CudaDevice::attentionF32Kernels() {
-  if (attentionF32)
-    return attentionF32.get();
-  std::unique_ptr<AttentionF32, AttentionF32Unload> loaded(new AttentionF32());
-  const Driver &d = *driver();
-  SINTER_CUDA_CHECK(d.moduleLoadData(&loaded->module, sinterAttentionF32Image));
-  auto get = [&](CUfunction &f, std::string name, int size) {
-    name += "_" + std::to_string(size);
-    return check(d.moduleGetFunction(&f, loaded->module, name.c_str()), "cuModuleGetFunction")
-        .withPrefix(name + ": ");
-  };
-  for (int i = 0; i < 2; ++i) {
-    int size = i == 0 ? 32 : 64;
-    AttentionF32::Kernels &ks = loaded->bySize[i];
-    SINTER_RT_RETURN_IF_ERROR(get(ks.forward, "sinter_attention_f32_forward", size));
-    SINTER_RT_RETURN_IF_ERROR(get(ks.delta, "sinter_attention_f32_delta", size));
-    SINTER_RT_RETURN_IF_ERROR(get(ks.keys, "sinter_attention_f32_backward_keys", size));
-    SINTER_RT_RETURN_IF_ERROR(get(ks.queries, "sinter_attention_f32_backward_queries", size));
-    int shared[3] = {size == 32 ? k::forwardSharedFloats<32>() : k::forwardSharedFloats<64>(),
-                     size == 32 ? k::keyValueSharedFloats<32>()
-                                : k::keyValueSharedFloats<64>(),
-                     size == 32 ? k::querySharedFloats<32>() : k::querySharedFloats<64>()};
-    SINTER_RT_RETURN_IF_ERROR(allowShared(ks.forward, shared[0]));
-    SINTER_RT_RETURN_IF_ERROR(allowShared(ks.keys, shared[1]));
-    SINTER_RT_RETURN_IF_ERROR(allowShared(ks.queries, shared[2]));
-  }
-  attentionF32 = std::move(loaded);
-  return attentionF32.get();
+/// Whether the kernels can take the call's shape and the pointers they
+/// read and write 16 bytes at a time.
+Status checkCall(const int64_t s[7], std::initializer_list<const void *> pointers) {
+  if (!k::headSizeBuilt(s[4]) || s[2] != s[3] || s[4] != s[5])
+    return Status::error("internal error: the f32 attention kernels take one t and head "
+                         "sizes 32 or 64");
+  // Pairs are the grid's columns, tiles its rows (at most 65,535).
+  if (k::tilesOf(int(std::min<int64_t>(s[2], INT32_MAX))) > 65535 ||
+      s[0] * s[1] * s[2] > int64_t(INT32_MAX) * k::kThreads)
+    return Status::error("a sequence longer than the kernels' grid takes (4,194,240)");
+  for (const void *p : pointers)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
+      return Status::error("internal error: an f32 attention buffer is not 16-byte aligned");
+  return Status::success();
 }
 
-/// The kernels' arguments for abi.h's packed shape [batch, heads, t, t, d,
-/// d, causal]: q, k and v (and their gradients) the three blocks of a row
-/// of qkv, o (and dO) [batch, t, heads, d].
-static k::AttentionArgs packedArgs(const float *qkv, const int64_t s[7]) {
-  const int64_t t = s[2], heads = s[1], d = s[4], c = heads * d;
+/// The arguments common to both layouts, for abi.h's shape [batch, heads,
+/// t, t, d, d, causal].
+k::AttentionArgs argsOf(const int64_t s[7]) {
   k::AttentionArgs a{};
+  a.heads = int(s[1]);
+  a.t = int(s[2]);
+  a.causal = int(s[6]);
+  a.scale = float(1.0 / std::sqrt(double(s[4])));
+  return a;
+}
+
+/// q, k, v and o (and their gradients) [batch, heads, t, d], each packed.
+k::AttentionArgs headsMajorArgs(const float *q, const float *k, const float *v,
+                                const int64_t s[7]) {
+  k::AttentionArgs a = argsOf(s);
+  const int64_t head = s[2] * s[4];
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.qkv = a.out = {s[1] * head, head, s[4]};
+  return a;
+}
+
+/// q, k and v (and their gradients) the three blocks of a row of qkv
+/// [batch, t, 3 * heads * d], o (and dO) [batch, t, heads, d].
+k::AttentionArgs packedArgs(const float *qkv, const int64_t s[7]) {
+  k::AttentionArgs a = argsOf(s);
+  const int64_t t = s[2], d = s[4], c = s[1] * d;
   a.q = qkv;
   a.k = qkv + c;
   a.v = qkv + 2 * c;
   a.qkv = {t * 3 * c, d, 3 * c};
   a.out = {t * c, d, c};
-  a.heads = int(heads);
-  a.t = int(t);
-  a.causal = int(s[6]);
-  a.scale = float(1.0 / std::sqrt(double(d)));
   return a;
 }
 
-Status CudaDevice::launchAttentionF32(CUfunction f, int64_t gridX, int64_t gridY,
-                                      int sharedFloats, void **params) {
+/// A launch of 128 threads a block.
+Status launch(void *stream, CUfunction f, int64_t gridX, int64_t gridY, int sharedFloats,
+              void **params) {
   return check(driver()->launchKernel(f, unsigned(gridX), unsigned(gridY), 1, k::kThreads, 1,
                                       1, unsigned(sharedFloats * int(sizeof(float))),
-                                      reinterpret_cast<CUstream>(compute), params, nullptr),
+                                      static_cast<CUstream>(stream), params, nullptr),
                "cuLaunchKernel");
 }
 
-/// Whether the kernels can take the call's shape and pointers.
-static Status checkF32Call(const int64_t s[7], std::initializer_list<const void *> pointers) {
-  if (!k::headSizeBuilt(s[4]) || s[2] != s[3] || s[4] != s[5])
-    return Status::error("internal error: the f32 attention kernels take one t and head "
-                         "sizes 32 or 64");
-  if (s[0] * s[1] > 65535 || s[2] > (int64_t(1) << 30))
-    return Status::error("more (batch, head) pairs than a grid's 65,535 rows");
-  for (const void *p : pointers)
-    if (!aligned(p))
-      return Status::error("internal error: an f32 attention buffer is not 16-byte aligned");
-  return Status::success();
+/// o and the statistics (a.o, a.lse) from q, k and v.
+Status forward(void *stream, const F32AttentionKernels &ks, k::AttentionArgs a, const int64_t s[7]) {
+  void *params[] = {&a};
+  return launch(stream, ks.forward, s[0] * s[1], k::tilesOf(a.t), ks.forwardShared, params);
 }
 
-void CudaDevice::attentionF32Forward(const float *qkv, float *o, float *stats,
-                                     const int64_t shape[7]) {
+/// The gradients from dO, o and the statistics, a.delta a workspace of a
+/// float per row.
+Status backward(void *stream, const F32AttentionKernels &ks, k::AttentionArgs a, const int64_t s[7]) {
+  const int64_t pairs = s[0] * s[1];
+  long long rows = pairs * a.t;
+  void *params[] = {&a}, *deltaParams[] = {&a, &rows};
+  SINTER_RT_RETURN_IF_ERROR(launch(stream, ks.delta, k::deltaBlocks(rows), 1, 0, deltaParams));
+  SINTER_RT_RETURN_IF_ERROR(
+      launch(stream, ks.keys, pairs, k::tilesOf(a.t), ks.keysShared, params));
+  return launch(stream, ks.queries, pairs, k::tilesOf(a.t), ks.queriesShared, params);
+}
+
+} // namespace
+
+Expected<const F32AttentionKernels *> CudaDevice::attentionF32Kernels(int64_t headSize) {
+  if (!loadedAttentionF32) {
+    std::unique_ptr<AttentionF32, AttentionF32Unload> loaded(new AttentionF32());
+    SINTER_CUDA_CHECK(driver()->moduleLoadData(&loaded->module, sinterAttentionF32Image));
+    loadedAttentionF32 = std::move(loaded);
+  }
+  F32AttentionKernels &ks = loadedAttentionF32->bySize[headSize == 32 ? 0 : 1];
+  if (ks.forward)
+    return &ks;
+  int allowed = 0;
+  SINTER_CUDA_CHECK(
+      cudaDeviceGetAttribute(&allowed, cudaDevAttrMaxSharedMemoryPerBlockOptin, index));
+  int needed = std::max({ks.forwardShared, ks.keysShared, ks.queriesShared}) * int(sizeof(float));
+  if (needed > allowed)
+    return Status::error("the f32 attention kernels need " + std::to_string(needed) +
+                         " bytes of shared memory a block; this GPU allows " +
+                         std::to_string(allowed));
+  F32AttentionKernels found = ks;
+  auto get = [&](CUfunction &f, const char *name) -> Status {
+    std::string full = std::string(name) + "_" + std::to_string(headSize);
+    return check(driver()->moduleGetFunction(&f, loadedAttentionF32->module, full.c_str()),
+                 "cuModuleGetFunction")
+        .withPrefix(full + ": ");
+  };
+  SINTER_RT_RETURN_IF_ERROR(get(found.forward, "sinter_attention_f32_forward"));
+  SINTER_RT_RETURN_IF_ERROR(get(found.delta, "sinter_attention_f32_delta"));
+  SINTER_RT_RETURN_IF_ERROR(get(found.keys, "sinter_attention_f32_backward_keys"));
+  SINTER_RT_RETURN_IF_ERROR(get(found.queries, "sinter_attention_f32_backward_queries"));
+  SINTER_RT_RETURN_IF_ERROR(allowShared(found.forward, found.forwardShared));
+  SINTER_RT_RETURN_IF_ERROR(allowShared(found.keys, found.keysShared));
+  SINTER_RT_RETURN_IF_ERROR(allowShared(found.queries, found.queriesShared));
+  ks = found;
+  return &ks;
+}
+
+void CudaDevice::attentionF32(const float *q, const float *k, const float *v, float *o,
+                              const int64_t shape[7]) {
   if (skipsWork())
     return;
   std::string prefix = "attention f32 " + shapeName(shape) + ": ";
-  if (failed(checkF32Call(shape, {qkv, o, stats}).withPrefix(prefix)))
+  if (failed(checkCall(shape, {q, k, v, o}).withPrefix(prefix)))
     return;
-  Expected<AttentionF32 *> loaded = attentionF32Kernels();
+  Expected<const F32AttentionKernels *> loaded = attentionF32Kernels(shape[4]);
   if (failed(loaded.status().withPrefix(prefix)))
     return;
-  const int64_t pairs = shape[0] * shape[1], rows = pairs * shape[2];
+  const int64_t rows = shape[0] * shape[1] * shape[2];
+  Expected<void *> stats = workspace(uint64_t(rows) * sizeof(float));
+  if (failed(stats.status().withPrefix(prefix)))
+    return;
+  k::AttentionArgs a = headsMajorArgs(q, k, v, shape);
+  a.o = o;
+  a.lse = static_cast<float *>(*stats);
+  failed(forward(compute, **loaded, a, shape).withPrefix(prefix));
+}
+
+void CudaDevice::attentionF32Backward(const float *q, const float *k, const float *v,
+                                      const float *gradO, float *gradQ, float *gradK,
+                                      float *gradV, const int64_t shape[7]) {
+  if (skipsWork())
+    return;
+  std::string prefix = "attention f32 backward " + shapeName(shape) + ": ";
+  if (failed(checkCall(shape, {q, k, v, gradO, gradQ, gradK, gradV}).withPrefix(prefix)))
+    return;
+  Expected<const F32AttentionKernels *> loaded = attentionF32Kernels(shape[4]);
+  if (failed(loaded.status().withPrefix(prefix)))
+    return;
+  // The forward pass again, into the workspace: o, then the statistics and
+  // the deltas, a float per row each (o's rows are 16-byte multiples).
+  const int64_t rows = shape[0] * shape[1] * shape[2], oFloats = rows * shape[4];
+  Expected<void *> scratch = workspace(uint64_t(oFloats + 2 * rows) * sizeof(float));
+  if (failed(scratch.status().withPrefix(prefix)))
+    return;
+  float *o = static_cast<float *>(*scratch);
+  k::AttentionArgs a = headsMajorArgs(q, k, v, shape);
+  a.o = o;
+  a.lse = o + oFloats;
+  a.delta = a.lse + rows;
+  a.gradO = gradO;
+  a.gradQ = gradQ;
+  a.gradK = gradK;
+  a.gradV = gradV;
+  const F32AttentionKernels &ks = **loaded;
+  Status s = forward(compute, ks, a, shape);
+  if (s.ok())
+    s = backward(compute, ks, a, shape);
+  failed(s.withPrefix(prefix));
+}
+
+void CudaDevice::attentionPackedF32(const float *qkv, float *o, float *stats,
+                                    const int64_t shape[7]) {
+  if (skipsWork())
+    return;
+  std::string prefix = "attention f32 " + shapeName(shape) + ": ";
+  if (failed(checkCall(shape, {qkv, o}).withPrefix(prefix)))
+    return;
+  Expected<const F32AttentionKernels *> loaded = attentionF32Kernels(shape[4]);
+  if (failed(loaded.status().withPrefix(prefix)))
+    return;
   if (!stats) { // the step keeps no statistics: they go to the workspace
-    Expected<void *> scratchStats = workspace(uint64_t(rows) * sizeof(float));
-    if (failed(scratchStats.status().withPrefix(prefix)))
+    Expected<void *> scratch =
+        workspace(uint64_t(shape[0] * shape[1] * shape[2]) * sizeof(float));
+    if (failed(scratch.status().withPrefix(prefix)))
       return;
-    stats = static_cast<float *>(*scratchStats);
+    stats = static_cast<float *>(*scratch);
   }
   k::AttentionArgs a = packedArgs(qkv, shape);
   a.o = o;
   a.lse = stats;
-  void *params[] = {&a};
-  bool small = shape[4] == 32;
-  failed(launchAttentionF32((*loaded)->bySize[small ? 0 : 1].forward, k::tilesOf(int(shape[2])),
-                            pairs,
-                            small ? k::forwardSharedFloats<32>() : k::forwardSharedFloats<64>(),
-                            params)
-             .withPrefix(prefix));
+  failed(forward(compute, **loaded, a, shape).withPrefix(prefix));
 }
 
-void CudaDevice::attentionF32Backward(const float *qkv, const float *o, const float *stats,
-                                      const float *gradO, float *gradQkv,
-                                      const int64_t shape[7]) {
+void CudaDevice::attentionPackedF32Backward(const float *qkv, const float *o,
+                                            const float *stats, const float *gradO,
+                                            float *gradQkv, const int64_t shape[7]) {
   if (skipsWork())
     return;
   std::string prefix = "attention f32 backward " + shapeName(shape) + ": ";
-  if (failed(checkF32Call(shape, {qkv, o, stats, gradO, gradQkv}).withPrefix(prefix)))
+  if (failed(checkCall(shape, {qkv, o, gradO, gradQkv}).withPrefix(prefix)))
     return;
-  Expected<AttentionF32 *> loaded = attentionF32Kernels();
+  Expected<const F32AttentionKernels *> loaded = attentionF32Kernels(shape[4]);
   if (failed(loaded.status().withPrefix(prefix)))
     return;
-  const int64_t pairs = shape[0] * shape[1], rows = pairs * shape[2];
-  Expected<void *> delta = workspace(uint64_t(rows) * sizeof(float));
+  Expected<void *> delta = workspace(uint64_t(shape[0] * shape[1] * shape[2]) * sizeof(float));
   if (failed(delta.status().withPrefix(prefix)))
     return;
   k::AttentionArgs a = packedArgs(qkv, shape);
@@ -187,21 +301,7 @@ void CudaDevice::attentionF32Backward(const float *qkv, const float *o, const fl
   a.gradK = gradQkv + c;
   a.gradV = gradQkv + 2 * c;
   a.delta = static_cast<float *>(*delta);
-  bool small = shape[4] == 32;
-  const AttentionF32::Kernels &ks = (*loaded)->bySize[small ? 0 : 1];
-  const int tiles = k::tilesOf(int(shape[2]));
-  long long deltaRows = rows;
-  void *params[] = {&a}, *deltaParams[] = {&a, &deltaRows};
-  Status s = launchAttentionF32(ks.delta, k::deltaBlocks(rows), 1, 0, deltaParams);
-  if (s.ok())
-    s = launchAttentionF32(ks.keys, tiles, pairs,
-                           small ? k::keyValueSharedFloats<32>() : k::keyValueSharedFloats<64>(),
-                           params);
-  if (s.ok())
-    s = launchAttentionF32(ks.queries, tiles, pairs,
-                           small ? k::querySharedFloats<32>() : k::querySharedFloats<64>(),
-                           params);
-  failed(s.withPrefix(prefix));
+  failed(backward(compute, **loaded, a, shape).withPrefix(prefix));
 }
 
 } // namespace sinter::rt::cuda

@@ -48,6 +48,7 @@ namespace sinter::rt::cuda {
 enum class ConvolutionPass { Forward = 0, BackwardData = 1, BackwardWeights = 2 };
 
 struct ConvolutionAlgorithm;
+struct F32AttentionKernels;
 
 class CudaDevice final : public Device {
 public:
@@ -119,11 +120,17 @@ public:
   void attentionPacked(const void *qkv, void *o, float *stats, const int64_t shape[7]);
   void attentionPackedBackward(const void *qkv, const void *o, const float *stats,
                                const void *gradO, void *gradQkv, const int64_t shape[7]);
-  /// abi.h's packed attention in f32, on Sinter's own kernels
-  /// (AttentionF32.cpp): the same layouts and statistics as the bf16 calls.
-  void attentionF32Forward(const float *qkv, float *o, float *stats, const int64_t shape[7]);
-  void attentionF32Backward(const float *qkv, const float *o, const float *stats,
-                            const float *gradO, float *gradQkv, const int64_t shape[7]);
+  /// abi.h's attention in f32, on Sinter's own kernels (AttentionF32.cpp):
+  /// the same layouts as the bf16 calls, heads-major (the backward call
+  /// runs the forward pass again for its statistics) or packed.
+  void attentionF32(const float *q, const float *k, const float *v, float *o,
+                    const int64_t shape[7]);
+  void attentionF32Backward(const float *q, const float *k, const float *v,
+                            const float *gradO, float *gradQ, float *gradK, float *gradV,
+                            const int64_t shape[7]);
+  void attentionPackedF32(const float *qkv, float *o, float *stats, const int64_t shape[7]);
+  void attentionPackedF32Backward(const float *qkv, const float *o, const float *stats,
+                                  const float *gradO, float *gradQkv, const int64_t shape[7]);
   /// abi.h's batch-norm (f32): y, the batch's mean and invstd from x, weight
   /// and bias; and the gradients of x, weight and bias from y's. `shape` is
   /// [n, c, spatial].
@@ -197,10 +204,8 @@ private:
   Status runAttention(Attention &plan, AttentionPass pass,
                       std::unordered_map<int64_t, void *> &tensors);
   Expected<BatchNorm *> batchNormPlan(const int64_t shape[3]);
-  /// The f32 attention's kernels, loaded at the first call.
-  Expected<AttentionF32 *> attentionF32Kernels();
-  Status launchAttentionF32(CUfunction f, int64_t gridX, int64_t gridY, int sharedFloats,
-                            void **params);
+  /// The f32 attention's kernels for `headSize`, loaded at its first call.
+  Expected<const F32AttentionKernels *> attentionF32Kernels(int64_t headSize);
   /// The recorded calls captured in a graph (not run), instantiated,
   /// unless the capture or a call under it failed.
   Expected<cudaGraphExec_t> captureRecorded();
@@ -232,7 +237,7 @@ private:
   std::map<std::vector<int64_t>, std::unique_ptr<BatchNorm>> batchNorms;
   /// Shared: the plans' type is known only where they are made.
   std::map<std::vector<int64_t>, std::shared_ptr<Attention>> attentions;
-  std::unique_ptr<AttentionF32, AttentionF32Unload> attentionF32;
+  std::unique_ptr<AttentionF32, AttentionF32Unload> loadedAttentionF32;
   Status firstError;
   GraphRegions graphs;
   std::unique_ptr<Profile> profile; ///< with SINTER_CUDA_PROFILE

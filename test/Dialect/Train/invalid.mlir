@@ -26,8 +26,17 @@ func.func @bucket_without_gradients() {
 
 // -----
 
-func.func @attention_f32(%q: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
-  // expected-error @below {{takes static bf16 operands of rank 2 or more}}
+func.func @attention_f16(%q: tensor<2x8x16xf16>) -> tensor<2x8x16xf16> {
+  // expected-error @below {{takes static operands of rank 2 or more, all bf16 or all f32}}
+  %o = train.attention_forward %q, %q, %q {causal = true}
+      : tensor<2x8x16xf16>, tensor<2x8x16xf16>, tensor<2x8x16xf16> -> tensor<2x8x16xf16>
+  return %o : tensor<2x8x16xf16>
+}
+
+// -----
+
+func.func @attention_f32_head(%q: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @below {{in f32 takes operands of one shape with a head size of 32 or 64}}
   %o = train.attention_forward %q, %q, %q {causal = true}
       : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
   return %o : tensor<2x8x16xf32>
@@ -147,9 +156,27 @@ func.func @attention_qkv_element(%qkv: tensor<2x8x96xf16>) {
 
 // -----
 
-func.func @attention_qkv_mixed(%qkv: tensor<2x8x96xf32>) {
-  // expected-error @below {{operand or result 1 should be 'tensor<2x8x32xf32>', not 'tensor<2x8x32xbf16>'}}
+func.func @attention_qkv_mixed(%qkv: tensor<2x8x192xf32>) {
+  // expected-error @below {{operand or result 1 should be 'tensor<2x8x64xf32>', not 'tensor<2x8x64xbf16>'}}
   %y = train.attention_qkv_forward %qkv {causal = true, heads = 2 : i64}
-      : tensor<2x8x96xf32> -> tensor<2x8x32xbf16>
+      : tensor<2x8x192xf32> -> tensor<2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_qkv_f32_head(%qkv: tensor<2x8x96xf32>) {
+  // expected-error @below {{in f32 takes heads of 32 or 64, not 16}}
+  %y = train.attention_qkv_forward %qkv {causal = true, heads = 2 : i64}
+      : tensor<2x8x96xf32> -> tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_f32_cross(%q: tensor<2x4x8x32xf32>, %k: tensor<2x4x16x32xf32>) {
+  // expected-error @below {{in f32 takes operands of one shape with a head size of 32 or 64}}
+  %o = train.attention_forward %q, %k, %k {causal = false}
+      : tensor<2x4x8x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32> -> tensor<2x4x8x32xf32>
   return
 }

@@ -66,3 +66,23 @@ func.func @packed_f32(%qkv: memref<2x64x192xf32>, %y: memref<2x64x64xf32>, %lse:
   return
 }
 }
+
+// -----
+
+// Heads-major in f32: the same arguments as the bf16 calls.
+// CHECK-LABEL: func.func @heads_major_f32(
+// CHECK:         call @sinter_cuda_attention_f32(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c2_i64, %c4_i64, %c64_i64, %c64_i64{{.*}}, %c32_i64, %c32_i64{{.*}}, %c1_i64)
+// CHECK:         call @sinter_cuda_attention_backward_f32(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c2_i64{{.*}}, %c4_i64{{.*}}, %c64_i64{{.*}}, %c64_i64{{.*}}, %c32_i64{{.*}}, %c32_i64{{.*}}, %c0_i64{{.*}})
+module attributes {sinter.device = "cuda"} {
+func.func @heads_major_f32(%q: memref<2x4x64x32xf32>, %o: memref<2x4x64x32xf32>,
+                           %dq: memref<2x4x64x32xf32>, %dk: memref<2x4x64x32xf32>,
+                           %dv: memref<2x4x64x32xf32>) {
+  train.attention_forward %q, %q, %q into %o {causal = true}
+      : memref<2x4x64x32xf32>, memref<2x4x64x32xf32>, memref<2x4x64x32xf32>
+      into memref<2x4x64x32xf32>
+  train.attention_backward %q, %q, %q, %o into %dq, %dk, %dv {causal = false}
+      : memref<2x4x64x32xf32>, memref<2x4x64x32xf32>, memref<2x4x64x32xf32>, memref<2x4x64x32xf32>
+      into memref<2x4x64x32xf32>, memref<2x4x64x32xf32>, memref<2x4x64x32xf32>
+  return
+}
+}

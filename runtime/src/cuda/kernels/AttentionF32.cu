@@ -16,7 +16,7 @@ namespace {
 
 /// CUDA's thread: its indices, the block's barrier and a warp's shuffle.
 struct DeviceThread {
-  int thread, blockX, blockY, gridX;
+  int thread, blockX, blockY, gridY;
   __device__ __forceinline__ void sync() { __syncthreads(); }
   __device__ __forceinline__ float shuffleXor(float v, int mask) {
     return __shfl_xor_sync(0xffffffffu, v, mask);
@@ -24,7 +24,7 @@ struct DeviceThread {
 };
 
 __device__ __forceinline__ DeviceThread self() {
-  return {int(threadIdx.x), int(blockIdx.x), int(blockIdx.y), int(gridDim.x)};
+  return {int(threadIdx.x), int(blockIdx.x), int(blockIdx.y), int(gridDim.y)};
 }
 
 } // namespace

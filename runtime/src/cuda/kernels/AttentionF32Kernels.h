@@ -7,7 +7,9 @@
 // them, o and the gradients written in place, through strides.
 //
 // A block of 128 threads owns a tile of 64 rows (queries, or keys in the
-// backward pass's dk/dv kernel) and walks the other side's tiles of 64: each
+// backward pass's dk/dv kernel) of one (batch, head) pair, the pair its
+// grid column and the tile its row, and walks the other side's tiles of 64:
+// each
 // product of two tiles goes through shared memory, each thread computing 4
 // rows by 8 columns of it (columns c, c + 1, c + 2, c + 3 and the same plus
 // 32, from c = 4 * (thread % 8)), so the 8 threads of a row sit in one warp
@@ -26,12 +28,13 @@
 #ifndef SINTER_RT_CUDA_KERNELS_ATTENTIONF32KERNELS_H
 #define SINTER_RT_CUDA_KERNELS_ATTENTIONF32KERNELS_H
 
-#ifdef __CUDACC__
-#define SINTER_KERNEL_INLINE __device__ __forceinline__
-#else
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#ifdef __CUDACC__
+#define SINTER_KERNEL_INLINE __device__ __forceinline__
+#else
 #define SINTER_KERNEL_INLINE inline
 #endif
 
@@ -215,18 +218,18 @@ SINTER_KERNEL_INLINE bool headSizeBuilt(int64_t d) { return d == 32 || d == 64; 
 
 /// Shared memory each kernel takes, in floats.
 template <int D> constexpr int forwardSharedFloats() { return 3 * D * kTile + kTile * kTile; }
-template <int D> constexpr int keyValueSharedFloats() {
-  return 6 * D * kTile + kTile * kTile + 2 * kTile;
-}
+/// (The dk/dv kernel's probabilities tile lies over its q and dO tiles,
+/// so that head size 64 fits the 99 KiB a block of sm_86 and sm_89 has.)
+template <int D> constexpr int keyValueSharedFloats() { return 6 * D * kTile + 2 * kTile; }
 template <int D> constexpr int querySharedFloats() { return 5 * D * kTile + kTile * kTile; }
 
-/// Forward: block (x, y) takes query tile gridTiles - 1 - x (the causal
-/// mask's longest rows first) of pair y. Writes o and each row's natural
+/// Forward: block (x, y) takes query tile tiles - 1 - y (the causal mask's
+/// longest rows first) of pair x. Writes o and each row's natural
 /// log-sum-exp of its scaled, masked scores.
 template <int D, typename Thread>
 SINTER_KERNEL_INLINE void attentionForward(Thread &th, const AttentionArgs &a, float *shared) {
   const int rowGroup = th.thread / 8, group = th.thread % 8;
-  const int bh = th.blockY, tile = th.gridX - 1 - th.blockX, first = tile * kTile;
+  const int bh = th.blockX, tile = th.gridY - 1 - th.blockY, first = tile * kTile;
   const float *q = a.q + headOffset(a.qkv, bh, a.heads);
   const float *k = a.k + headOffset(a.qkv, bh, a.heads);
   const float *v = a.v + headOffset(a.qkv, bh, a.heads);
@@ -306,17 +309,21 @@ SINTER_KERNEL_INLINE void attentionDelta(Thread &th, const AttentionArgs &a, int
   a.delta[at] = total;
 }
 
-/// Backward, keys: block (x, y) owns key tile x of pair y and walks the
+/// Backward, keys: block (x, y) owns key tile y of pair x and walks the
 /// query tiles that see it, for dk and dv.
 template <int D, typename Thread>
 SINTER_KERNEL_INLINE void attentionBackwardKeys(Thread &th, const AttentionArgs &a,
                                                 float *shared) {
   const int rowGroup = th.thread / 8, group = th.thread % 8;
-  const int bh = th.blockY, tile = th.blockX, first = tile * kTile;
+  const int bh = th.blockX, tile = th.blockY, first = tile * kTile;
   const int64_t at = headOffset(a.qkv, bh, a.heads), outAt = headOffset(a.out, bh, a.heads);
   float *kT = shared, *vT = kT + D * kTile, *qT = vT + D * kTile, *gT = qT + D * kTile,
-        *qRows = gT + D * kTile, *gRows = qRows + D * kTile, *tileT = gRows + D * kTile,
-        *lse2 = tileT + kTile * kTile, *delta = lse2 + kTile;
+        *qRows = gT + D * kTile, *gRows = qRows + D * kTile, *lse2 = gRows + D * kTile,
+        *delta = lse2 + kTile;
+  // Once the scores are in registers, the transposed q and dO tiles (2 x D x
+  // 64 floats, at least 64 x 64) hold the probabilities and their gradients.
+  float *tileT = qT;
+  static_assert(2 * D >= kTile, "the probabilities' tile fits over q's and dO's");
 
   loadTransposed<D>(th, a.k + at, a.qkv.row, first, a.t, kT);
   loadTransposed<D>(th, a.v + at, a.qkv.row, first, a.t, vT);
@@ -341,6 +348,7 @@ SINTER_KERNEL_INLINE void attentionBackwardKeys(Thread &th, const AttentionArgs 
     float s[4][8] = {}, dp[4][8] = {};
     productOfTransposed<D>(kT, qT, rowGroup, group, s);
     productOfTransposed<D>(vT, gT, rowGroup, group, dp);
+    th.sync(); // qT and gT are read: tileT may overwrite them
     for (int i = 0; i < 4; ++i) {
       const int key = first + rowGroup * 4 + i;
       for (int j = 0; j < 8; ++j) {
@@ -363,13 +371,13 @@ SINTER_KERNEL_INLINE void attentionBackwardKeys(Thread &th, const AttentionArgs 
   storeRows<D>(gradV, one, a.gradV + at, a.qkv.row, first, rowGroup, group, a.t);
 }
 
-/// Backward, queries: block (x, y) owns query tile gridTiles - 1 - x of
-/// pair y and walks the key tiles it sees, for dq.
+/// Backward, queries: block (x, y) owns query tile tiles - 1 - y of pair x
+/// and walks the key tiles it sees, for dq.
 template <int D, typename Thread>
 SINTER_KERNEL_INLINE void attentionBackwardQueries(Thread &th, const AttentionArgs &a,
                                                    float *shared) {
   const int rowGroup = th.thread / 8, group = th.thread % 8;
-  const int bh = th.blockY, tile = th.gridX - 1 - th.blockX, first = tile * kTile;
+  const int bh = th.blockX, tile = th.gridY - 1 - th.blockY, first = tile * kTile;
   const int64_t at = headOffset(a.qkv, bh, a.heads), outAt = headOffset(a.out, bh, a.heads);
   float *qT = shared, *gT = qT + D * kTile, *kT = gT + D * kTile, *vT = kT + D * kTile,
         *kRows = vT + D * kTile, *tileT = kRows + D * kTile;

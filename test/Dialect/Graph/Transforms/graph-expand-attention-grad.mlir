@@ -37,7 +37,8 @@ func.func @cuda_bf16(%q: tensor<2x4x8x16xf32>, %g: tensor<2x4x8x16xf32>)
 // -----
 
 // cuDNN's fused attention takes head sizes that are multiples of 8 (up to
-// 128), and f32 steps keep f32 attention: both are spelled out.
+// 128), and f32 steps with heads of 16 (Sinter's f32 kernels take 32 and
+// 64): both are spelled out.
 // CHECK-LABEL: func.func @head_of_12(
 // CHECK-NOT:   graph.attention_grad
 // CHECK:       graph.softmax
@@ -74,5 +75,30 @@ func.func @one_token(%q: tensor<2x4x1x16xf32>, %g: tensor<2x4x1x16xf32>)
   %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %g {causal = false}
       : tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>
   return %dq, %dk, %dv : tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>, tensor<2x4x1x16xf32>
+}
+}
+
+// -----
+
+// In f32 on CUDA, self-attention with heads of 32 or 64 is Sinter's own
+// fused kernels' and keeps its gradient whole; a key sequence of another
+// length than the queries' is spelled out.
+// CHECK-LABEL: func.func @f32_head_32(
+// CHECK:       graph.attention_grad
+// CHECK-LABEL: func.func @f32_cross(
+// CHECK-NOT:   graph.attention_grad
+// CHECK:       graph.softmax
+module attributes {sinter.device = "cuda"} {
+func.func @f32_head_32(%q: tensor<2x4x8x32xf32>, %g: tensor<2x4x8x32xf32>)
+    -> (tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %q, %q, %g {causal = true}
+      : tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>
+  return %dq, %dk, %dv : tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>
+}
+func.func @f32_cross(%q: tensor<2x4x8x32xf32>, %k: tensor<2x4x16x32xf32>, %g: tensor<2x4x8x32xf32>)
+    -> (tensor<2x4x8x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>) {
+  %dq, %dk, %dv = graph.attention_grad %q, %k, %k, %g {causal = false}
+      : tensor<2x4x8x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x8x32xf32>
+  return %dq, %dk, %dv : tensor<2x4x8x32xf32>, tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>
 }
 }

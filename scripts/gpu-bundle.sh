@@ -146,6 +146,13 @@ mkdir -p "$out/gpt_tiny"
   --set precision.compute=BF16 -o "$out/gpt_tiny/gpt_tiny_bf16"
 "$work/gpt_tiny_cpu" --save "$out/ref/gpt_tiny.safetensors" >/dev/null
 noise_floor gpt_tiny "$work/gpt_tiny_cpu"
+# Two heads of 32: f32 attention on Sinter's own fused kernels.
+"$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set set.heads=2 \
+  -o "$work/gpt_tiny_heads32_cpu"
+"$sinterc" --config examples/gpt/gpt_tiny.pbtxt --set steps=20 --set set.heads=2 \
+  --set device=CUDA -o "$out/gpt_tiny/gpt_tiny_heads32"
+"$work/gpt_tiny_heads32_cpu" --save "$out/ref/gpt_tiny_heads32.safetensors" >/dev/null
+noise_floor gpt_tiny_heads32 "$work/gpt_tiny_heads32_cpu"
 fi
 
 if wants base; then

@@ -4,7 +4,8 @@
 #     activations: BF16 too, 2e-2; with precision.matmul TF32, against the
 #     f32 CPU program, 5e-3), and the
 #     bf16 gradients again under compute-sanitizer's memcheck where it is;
-#   - 20 training steps of mlp and gpt_tiny in f32 against the CPU
+#   - 20 training steps of mlp and gpt_tiny in f32 (gpt_tiny also with
+#     heads of 32: Sinter's fused f32 attention) against the CPU
 #     program's parameters (relative 1e-4); 10 of ResNet-18 (width 16) at
 #     batch 32 (cuDNN's convolutions and batch-norm; 1e-3). A tensor that
 #     training makes chaotic (a sum that cancels: the key bias, whose
@@ -15,7 +16,8 @@
 #     attention's backward pass and the convolutions), the bf16 ops'
 #     gradients and ResNet-18's training at the same tolerances, and GPT-2
 #     124M bf16's tokens/s;
-#   - CUDA graphs: gpt_tiny (f32, and bf16 with cuDNN's fused attention) and
+#   - CUDA graphs: gpt_tiny (f32 with heads of 16 and of 32, and bf16 with
+#     cuDNN's fused attention) and
 #     ResNet-18 again with every kernel launched direct
 #     (SINTER_CUDA_GRAPHS=0), against their runs with graphs (1e-6), which
 #     must have replayed some;
@@ -79,6 +81,10 @@ stage "mlp, 20 steps" "$logs/mlp.log" 45  "$here/mlp/mlp" --config "$here/mlp/tr
 stage "gpt_tiny, 20 steps" "$logs/gpt_tiny.log" 45  "$here/gpt_tiny/gpt_tiny" \
   --save "$here/got/gpt_tiny.safetensors" &&
   row "gpt_tiny, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/gpt_tiny.safetensors" "$here/ref/gpt_tiny.safetensors" 1e-4 "$here/ref/gpt_tiny_floor.json")"
+# Heads of 32: its f32 attention is Sinter's fused kernels.
+stage "gpt_tiny heads of 32, 20 steps" "$logs/gpt_tiny_heads32.log" 45 \
+  "$here/gpt_tiny/gpt_tiny_heads32" --save "$here/got/gpt_tiny_heads32.safetensors" &&
+  row "gpt_tiny heads of 32, 20 steps (f32, 1e-4)" "$(compare safetensors "$here/got/gpt_tiny_heads32.safetensors" "$here/ref/gpt_tiny_heads32.safetensors" 1e-4 "$here/ref/gpt_tiny_heads32_floor.json")"
 # CUDA graphs: each program below runs again with every kernel launched
 # direct (SINTER_CUDA_GRAPHS=0). A graph replays the same work (cuBLASLt,
 # cuDNN's convolutions, batch-norm and fused attention, the generated
@@ -98,6 +104,8 @@ graphs_vs_direct() { # NAME PROGRAM LOG_OF_GRAPHS_RUN SAVED_BY_IT ARGS...
     row "$name, $replays replays vs direct" "$(compare safetensors "$saved" "${saved%.safetensors}_direct.safetensors" 1e-6)"
 }
 graphs_vs_direct gpt_tiny "$here/gpt_tiny/gpt_tiny" "$logs/gpt_tiny.log" "$here/got/gpt_tiny.safetensors"
+graphs_vs_direct "gpt_tiny heads of 32" "$here/gpt_tiny/gpt_tiny_heads32" \
+  "$logs/gpt_tiny_heads32.log" "$here/got/gpt_tiny_heads32.safetensors"
 stage "gpt_tiny bf16, 20 steps" "$logs/gpt_tiny_bf16.log" 45 "$here/gpt_tiny/gpt_tiny_bf16" \
   --save "$here/got/gpt_tiny_bf16.safetensors" &&
   graphs_vs_direct "gpt_tiny bf16" "$here/gpt_tiny/gpt_tiny_bf16" "$logs/gpt_tiny_bf16.log" \

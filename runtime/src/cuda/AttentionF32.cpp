@@ -202,44 +202,54 @@ Expected<const F32AttentionKernels *> CudaDevice::attentionF32Kernels(int64_t he
   return &ks;
 }
 
-void CudaDevice::attentionF32(const float *q, const float *k, const float *v, float *o,
-                              const int64_t shape[7]) {
+bool CudaDevice::beginAttentionF32(const int64_t shape[7],
+                                   std::initializer_list<const void *> vectorAccessed,
+                                   uint64_t scratchFloats, const std::string &prefix,
+                                   const F32AttentionKernels *&kernels, float *&scratch) {
   if (skipsWork())
-    return;
-  std::string prefix = "attention f32 " + shapeName(shape) + ": ";
-  if (failed(checkCall(shape, {q, k, v, o}).withPrefix(prefix)))
-    return;
+    return false;
+  if (failed(checkCall(shape, vectorAccessed).withPrefix(prefix)))
+    return false;
   Expected<const F32AttentionKernels *> loaded = attentionF32Kernels(shape[4]);
   if (failed(loaded.status().withPrefix(prefix)))
-    return;
-  const int64_t rows = shape[0] * shape[1] * shape[2];
-  Expected<void *> stats = workspace(uint64_t(rows) * sizeof(float));
-  if (failed(stats.status().withPrefix(prefix)))
+    return false;
+  kernels = *loaded;
+  scratch = nullptr;
+  if (scratchFloats) {
+    Expected<void *> space = workspace(scratchFloats * sizeof(float));
+    if (failed(space.status().withPrefix(prefix)))
+      return false;
+    scratch = static_cast<float *>(*space);
+  }
+  return true;
+}
+
+void CudaDevice::attentionF32(const float *q, const float *k, const float *v, float *o,
+                              const int64_t shape[7]) {
+  const std::string prefix = "attention f32 " + shapeName(shape) + ": ";
+  const F32AttentionKernels *ks;
+  float *stats; // not kept: the backward call makes them again
+  if (!beginAttentionF32(shape, {q, k, v, o}, uint64_t(shape[0] * shape[1] * shape[2]), prefix,
+                         ks, stats))
     return;
   k::AttentionArgs a = headsMajorArgs(q, k, v, shape);
   a.o = o;
-  a.lse = static_cast<float *>(*stats);
-  failed(forward(compute, **loaded, a, shape).withPrefix(prefix));
+  a.lse = stats;
+  failed(forward(compute, *ks, a, shape).withPrefix(prefix));
 }
 
 void CudaDevice::attentionF32Backward(const float *q, const float *k, const float *v,
                                       const float *gradO, float *gradQ, float *gradK,
                                       float *gradV, const int64_t shape[7]) {
-  if (skipsWork())
-    return;
-  std::string prefix = "attention f32 backward " + shapeName(shape) + ": ";
-  if (failed(checkCall(shape, {q, k, v, gradO, gradQ, gradK, gradV}).withPrefix(prefix)))
-    return;
-  Expected<const F32AttentionKernels *> loaded = attentionF32Kernels(shape[4]);
-  if (failed(loaded.status().withPrefix(prefix)))
-    return;
   // The forward pass again, into the workspace: o, then the statistics and
   // the deltas, a float per row each (o's rows are 16-byte multiples).
   const int64_t rows = shape[0] * shape[1] * shape[2], oFloats = rows * shape[4];
-  Expected<void *> scratch = workspace(uint64_t(oFloats + 2 * rows) * sizeof(float));
-  if (failed(scratch.status().withPrefix(prefix)))
+  const std::string prefix = "attention f32 backward " + shapeName(shape) + ": ";
+  const F32AttentionKernels *ks;
+  float *o;
+  if (!beginAttentionF32(shape, {q, k, v, gradO, gradQ, gradK, gradV},
+                         uint64_t(oFloats + 2 * rows), prefix, ks, o))
     return;
-  float *o = static_cast<float *>(*scratch);
   k::AttentionArgs a = headsMajorArgs(q, k, v, shape);
   a.o = o;
   a.lse = o + oFloats;
@@ -248,49 +258,34 @@ void CudaDevice::attentionF32Backward(const float *q, const float *k, const floa
   a.gradQ = gradQ;
   a.gradK = gradK;
   a.gradV = gradV;
-  const F32AttentionKernels &ks = **loaded;
-  Status s = forward(compute, ks, a, shape);
+  Status s = forward(compute, *ks, a, shape);
   if (s.ok())
-    s = backward(compute, ks, a, shape);
+    s = backward(compute, *ks, a, shape);
   failed(s.withPrefix(prefix));
 }
 
 void CudaDevice::attentionPackedF32(const float *qkv, float *o, float *stats,
                                     const int64_t shape[7]) {
-  if (skipsWork())
+  const std::string prefix = "attention f32 " + shapeName(shape) + ": ";
+  const F32AttentionKernels *ks;
+  float *scratch; // the statistics, when the step keeps none
+  if (!beginAttentionF32(shape, {qkv, o}, stats ? 0 : uint64_t(shape[0] * shape[1] * shape[2]),
+                         prefix, ks, scratch))
     return;
-  std::string prefix = "attention f32 " + shapeName(shape) + ": ";
-  if (failed(checkCall(shape, {qkv, o}).withPrefix(prefix)))
-    return;
-  Expected<const F32AttentionKernels *> loaded = attentionF32Kernels(shape[4]);
-  if (failed(loaded.status().withPrefix(prefix)))
-    return;
-  if (!stats) { // the step keeps no statistics: they go to the workspace
-    Expected<void *> scratch =
-        workspace(uint64_t(shape[0] * shape[1] * shape[2]) * sizeof(float));
-    if (failed(scratch.status().withPrefix(prefix)))
-      return;
-    stats = static_cast<float *>(*scratch);
-  }
   k::AttentionArgs a = packedArgs(qkv, shape);
   a.o = o;
-  a.lse = stats;
-  failed(forward(compute, **loaded, a, shape).withPrefix(prefix));
+  a.lse = stats ? stats : scratch;
+  failed(forward(compute, *ks, a, shape).withPrefix(prefix));
 }
 
 void CudaDevice::attentionPackedF32Backward(const float *qkv, const float *o,
                                             const float *stats, const float *gradO,
                                             float *gradQkv, const int64_t shape[7]) {
-  if (skipsWork())
-    return;
-  std::string prefix = "attention f32 backward " + shapeName(shape) + ": ";
-  if (failed(checkCall(shape, {qkv, o, gradO, gradQkv}).withPrefix(prefix)))
-    return;
-  Expected<const F32AttentionKernels *> loaded = attentionF32Kernels(shape[4]);
-  if (failed(loaded.status().withPrefix(prefix)))
-    return;
-  Expected<void *> delta = workspace(uint64_t(shape[0] * shape[1] * shape[2]) * sizeof(float));
-  if (failed(delta.status().withPrefix(prefix)))
+  const std::string prefix = "attention f32 backward " + shapeName(shape) + ": ";
+  const F32AttentionKernels *ks;
+  float *delta;
+  if (!beginAttentionF32(shape, {qkv, o, gradO, gradQkv},
+                         uint64_t(shape[0] * shape[1] * shape[2]), prefix, ks, delta))
     return;
   k::AttentionArgs a = packedArgs(qkv, shape);
   const int64_t c = shape[1] * shape[4];
@@ -300,8 +295,8 @@ void CudaDevice::attentionPackedF32Backward(const float *qkv, const float *o,
   a.gradQ = gradQkv;
   a.gradK = gradQkv + c;
   a.gradV = gradQkv + 2 * c;
-  a.delta = static_cast<float *>(*delta);
-  failed(backward(compute, **loaded, a, shape).withPrefix(prefix));
+  a.delta = delta;
+  failed(backward(compute, *ks, a, shape).withPrefix(prefix));
 }
 
 } // namespace sinter::rt::cuda

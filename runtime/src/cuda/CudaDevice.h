@@ -32,6 +32,7 @@
 #include <cudnn.h>
 
 #include <functional>
+#include <initializer_list>
 
 #include <map>
 #include <memory>
@@ -206,6 +207,14 @@ private:
   Expected<BatchNorm *> batchNormPlan(const int64_t shape[3]);
   /// The f32 attention's kernels for `headSize`, loaded at its first call.
   Expected<const F32AttentionKernels *> attentionF32Kernels(int64_t headSize);
+  /// An f32 attention call's kernels and `scratchFloats` of workspace (null
+  /// for none), once the call is checked (the buffers `vectorAccessed` are
+  /// read or written 16 bytes at a time); false when the step skips work or
+  /// after a failure, recorded with `prefix`.
+  bool beginAttentionF32(const int64_t shape[7],
+                         std::initializer_list<const void *> vectorAccessed,
+                         uint64_t scratchFloats, const std::string &prefix,
+                         const F32AttentionKernels *&kernels, float *&scratch);
   /// The recorded calls captured in a graph (not run), instantiated,
   /// unless the capture or a call under it failed.
   Expected<cudaGraphExec_t> captureRecorded();

@@ -118,4 +118,7 @@ printf '%s\n' "${rows[@]}"
 if [ "$part" = base ]; then
   echo
   sed -n '/GPU time:/,/others/p' "$logs/gpt124m_bf16_profile.log" 2>/dev/null | head -n 24
+  echo
+  echo "f32:"
+  sed -n '/GPU time:/,/others/p' "$logs/gpt124m_f32_profile.log" 2>/dev/null | head -n 16
 fi

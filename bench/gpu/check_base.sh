@@ -2,8 +2,7 @@
 #   - every op's forward and gradient against the CPU program on the same
 #     inputs (f32: relative 1e-5; with compute: BF16, and with
 #     activations: BF16 too, 2e-2; with precision.matmul TF32, against the
-#     f32 CPU program, 5e-3), and the
-#     bf16 gradients again under compute-sanitizer's memcheck where it is;
+#     f32 CPU program, 5e-3);
 #   - 20 training steps of mlp and gpt_tiny in f32 (gpt_tiny also with
 #     heads of 32: Sinter's fused f32 attention) against the CPU
 #     program's parameters (relative 1e-4); 10 of ResNet-18 (width 16) at
@@ -28,8 +27,11 @@
 #     bf16), beside PyTorch eager and torch.compile on the same batches
 #     (f32, and bf16 autocast), their peak memory allocated
 #     (torch.cuda.max_memory_allocated) beside what Sinter allocated, and,
-#     where bundled, llm.c's train_gpt2cu (bf16); and where the bf16 step's
-#     GPU time goes, by kernel and library call (SINTER_CUDA_PROFILE).
+#     where bundled, llm.c's train_gpt2cu (bf16); and where the bf16 and
+#     f32 steps' GPU time goes, by kernel and library call
+#     (SINTER_CUDA_PROFILE);
+#   - memcheck over the ops' gradients, bf16 and f32 (the f32 attention's
+#     own kernels), where the machine has compute-sanitizer.
 
 # Every library a program needs must resolve here; the first that does not
 # is named in the table.
@@ -194,8 +196,14 @@ SINTER_CUDA_PROFILE=60 stage "GPT-2 124M bf16, profiled" "$logs/gpt124m_bf16_pro
   "$here/gpt124m/gpt124m_bf16" --set steps=6 &&
   row "GPT-2 124M bf16, profiled" "$(grep -m1 -o 'GPU time: .* calls' "$logs/gpt124m_bf16_profile.log")"
 
+# The same for f32 (4 steps, its 40 costliest): where it stands against
+# PyTorch's f32, now that its attention is Sinter's fused kernels.
+SINTER_CUDA_PROFILE=40 stage "GPT-2 124M f32, profiled" "$logs/gpt124m_f32_profile.log" 90 \
+  "$here/gpt124m/gpt124m" --set steps=4 &&
+  row "GPT-2 124M f32, profiled" "$(grep -m1 -o 'GPU time: .* calls' "$logs/gpt124m_f32_profile.log")"
+
 # GPT-2 124M bf16 with cuDNN's faster attention backward pass
-# (precision.deterministic false), after the profile: what it buys is the
+# (precision.deterministic false), after the profiles: what it buys is the
 # least needed row, so it is the one past the deadline.
 stage "GPT-2 124M bf16, any order" "$logs/gpt124m_bf16_any_order.log" 150 \
   "$here/gpt124m/gpt124m_bf16" --set precision.deterministic=false && {
@@ -218,4 +226,13 @@ elif [ "$SECONDS" -le "$deadline" ]; then
   summary=$(grep -m1 'ERROR SUMMARY' "$logs/memcheck.log" | sed 's/^========= //')
   first=$(grep -m1 -E 'Invalid|Misaligned|Out of bounds' "$logs/memcheck.log" | sed 's/^========= //')
   row "memcheck, ops gradients (bf16)" "${summary:-no summary: $(tail -n 1 "$logs/memcheck.log" | cut -c1-100)}${first:+; first: ${first:0:120}}"
+fi
+# The same over the f32 ops, whose attention is Sinter's fused kernels.
+if [ -n "$sanitizer" ] && [ "$SECONDS" -le "$deadline" ]; then
+  timeout 90 "$sanitizer" --tool memcheck --print-limit 5 "${bundled[@]}" \
+    "$here/ops/ops" --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+    --gradients "$here/got/ops_f32_memcheck" >"$logs/memcheck_f32.log" 2>&1
+  summary=$(grep -m1 'ERROR SUMMARY' "$logs/memcheck_f32.log" | sed 's/^========= //')
+  first=$(grep -m1 -E 'Invalid|Misaligned|Out of bounds' "$logs/memcheck_f32.log" | sed 's/^========= //')
+  row "memcheck, ops gradients (f32)" "${summary:-no summary: $(tail -n 1 "$logs/memcheck_f32.log" | cut -c1-100)}${first:+; first: ${first:0:120}}"
 fi

@@ -2,7 +2,9 @@
 # compute-sanitizer's memcheck (out-of-bounds and misaligned accesses,
 # leaks), racecheck (shared-memory races inside the generated kernels'
 # blocks) and synccheck (barriers not every thread reaches) over one step
-# of gpt_tiny in f32, one with compute: BF16 (cuDNN's fused attention), and
+# of gpt_tiny in f32, one with heads of 32 (Sinter's fused f32 attention,
+# whose kernels share tiles through shared memory), one with compute: BF16
+# (cuDNN's fused attention), and
 # one of gpt_tiny under FULL_SHARD on 2 ranks sharing the GPU (collectives
 # through pinned host buffers): each must report no error. Where the
 # machine's driver refuses the tool, the row says so.
@@ -41,6 +43,9 @@ else
     sanitized "$tool" "gpt_tiny f32, 1 step" "$logs/${tool}_gpt_tiny.log" \
       "$sanitizer" --tool "$tool" --print-limit 5 "${bundled[@]}" \
       "$here/gpt_tiny/gpt_tiny" --set steps=1
+    sanitized "$tool" "gpt_tiny f32 heads of 32, 1 step" "$logs/${tool}_gpt_tiny_heads32.log" \
+      "$sanitizer" --tool "$tool" --print-limit 5 "${bundled[@]}" \
+      "$here/gpt_tiny/gpt_tiny_heads32" --set steps=1
     sanitized "$tool" "gpt_tiny bf16, 1 step" "$logs/${tool}_gpt_tiny_bf16.log" \
       "$sanitizer" --tool "$tool" --print-limit 5 "${bundled[@]}" \
       "$here/gpt_tiny/gpt_tiny_bf16" --set steps=1

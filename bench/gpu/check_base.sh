@@ -212,27 +212,25 @@ stage "GPT-2 124M bf16, any order" "$logs/gpt124m_bf16_any_order.log" 150 \
 }
 
 # Out-of-bounds and misaligned accesses of the generated kernels and the
-# library calls, over every op's gradient with compute: BF16 (small shapes:
-# compute-sanitizer's memcheck is slow), where the machine has the tool;
-# last of the stages, as a diagnosis.
+# library calls, over every op's gradient (small shapes: compute-sanitizer's
+# memcheck is slow), with compute: BF16 and in f32 (the f32 attention's own
+# kernels), where the machine has the tool; last of the stages, as a
+# diagnosis.
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
               /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -n 1)
-if [ -z "$sanitizer" ]; then
-  row "memcheck, ops gradients (bf16)" "skipped: no compute-sanitizer here"
-elif [ "$SECONDS" -le "$deadline" ]; then
+memcheck_ops() { # PRECISION PROGRAM
+  local log="$logs/memcheck_$1.log" summary first
+  if [ -z "$sanitizer" ]; then
+    row "memcheck, ops gradients ($1)" "skipped: no compute-sanitizer here"
+    return
+  fi
+  [ "$SECONDS" -le "$deadline" ] || return 0
   timeout 90 "$sanitizer" --tool memcheck --print-limit 5 "${bundled[@]}" \
-    "$here/ops/ops_bf16" --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
-    --gradients "$here/got/ops_bf16_memcheck" >"$logs/memcheck.log" 2>&1
-  summary=$(grep -m1 'ERROR SUMMARY' "$logs/memcheck.log" | sed 's/^========= //')
-  first=$(grep -m1 -E 'Invalid|Misaligned|Out of bounds' "$logs/memcheck.log" | sed 's/^========= //')
-  row "memcheck, ops gradients (bf16)" "${summary:-no summary: $(tail -n 1 "$logs/memcheck.log" | cut -c1-100)}${first:+; first: ${first:0:120}}"
-fi
-# The same over the f32 ops, whose attention is Sinter's fused kernels.
-if [ -n "$sanitizer" ] && [ "$SECONDS" -le "$deadline" ]; then
-  timeout 90 "$sanitizer" --tool memcheck --print-limit 5 "${bundled[@]}" \
-    "$here/ops/ops" --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
-    --gradients "$here/got/ops_f32_memcheck" >"$logs/memcheck_f32.log" 2>&1
-  summary=$(grep -m1 'ERROR SUMMARY' "$logs/memcheck_f32.log" | sed 's/^========= //')
-  first=$(grep -m1 -E 'Invalid|Misaligned|Out of bounds' "$logs/memcheck_f32.log" | sed 's/^========= //')
-  row "memcheck, ops gradients (f32)" "${summary:-no summary: $(tail -n 1 "$logs/memcheck_f32.log" | cut -c1-100)}${first:+; first: ${first:0:120}}"
-fi
+    "$2" --config "$here/ops/ops.pbtxt" --init "$here/ops/init.safetensors" \
+    --gradients "$here/got/ops_$1_memcheck" >"$log" 2>&1
+  summary=$(grep -m1 'ERROR SUMMARY' "$log" | sed 's/^========= //')
+  first=$(grep -m1 -E 'Invalid|Misaligned|Out of bounds' "$log" | sed 's/^========= //')
+  row "memcheck, ops gradients ($1)" "${summary:-no summary: $(tail -n 1 "$log" | cut -c1-100)}${first:+; first: ${first:0:120}}"
+}
+memcheck_ops bf16 "$here/ops/ops_bf16"
+memcheck_ops f32 "$here/ops/ops"

@@ -74,9 +74,14 @@ void CudaDevice::AttentionF32Unload::operator()(AttentionF32 *kernels) const {
 
 namespace {
 
-std::string shapeName(const int64_t s[7]) {
-  return "[batch " + std::to_string(s[0]) + ", heads " + std::to_string(s[1]) + ", t " +
-         std::to_string(s[2]) + ", d " + std::to_string(s[4]) + "]";
+/// `s` named as the call `what` of `shape` made it; built only for a
+/// failure (the calls are on the step's hot path).
+Status named(Status s, const char *what, const int64_t shape[7]) {
+  if (s.ok())
+    return s;
+  return s.withPrefix(std::string(what) + " [batch " + std::to_string(shape[0]) + ", heads " +
+                      std::to_string(shape[1]) + ", t " + std::to_string(shape[2]) + ", d " +
+                      std::to_string(shape[4]) + "]: ");
 }
 
 /// Up to 227 KiB on sm_90 and 163 on sm_80; more than the default 48 asks.
@@ -204,20 +209,20 @@ Expected<const F32AttentionKernels *> CudaDevice::attentionF32Kernels(int64_t he
 
 bool CudaDevice::beginAttentionF32(const int64_t shape[7],
                                    std::initializer_list<const void *> vectorAccessed,
-                                   uint64_t scratchFloats, const std::string &prefix,
+                                   uint64_t scratchFloats, const char *what,
                                    const F32AttentionKernels *&kernels, float *&scratch) {
   if (skipsWork())
     return false;
-  if (failed(checkCall(shape, vectorAccessed).withPrefix(prefix)))
+  if (failed(named(checkCall(shape, vectorAccessed), what, shape)))
     return false;
   Expected<const F32AttentionKernels *> loaded = attentionF32Kernels(shape[4]);
-  if (failed(loaded.status().withPrefix(prefix)))
+  if (failed(named(loaded.status(), what, shape)))
     return false;
   kernels = *loaded;
   scratch = nullptr;
   if (scratchFloats) {
     Expected<void *> space = workspace(scratchFloats * sizeof(float));
-    if (failed(space.status().withPrefix(prefix)))
+    if (failed(named(space.status(), what, shape)))
       return false;
     scratch = static_cast<float *>(*space);
   }
@@ -226,16 +231,16 @@ bool CudaDevice::beginAttentionF32(const int64_t shape[7],
 
 void CudaDevice::attentionF32(const float *q, const float *k, const float *v, float *o,
                               const int64_t shape[7]) {
-  const std::string prefix = "attention f32 " + shapeName(shape) + ": ";
+  const char *what = "attention f32";
   const F32AttentionKernels *ks;
   float *stats; // not kept: the backward call makes them again
-  if (!beginAttentionF32(shape, {q, k, v, o}, uint64_t(shape[0] * shape[1] * shape[2]), prefix,
+  if (!beginAttentionF32(shape, {q, k, v, o}, uint64_t(shape[0] * shape[1] * shape[2]), what,
                          ks, stats))
     return;
   k::AttentionArgs a = headsMajorArgs(q, k, v, shape);
   a.o = o;
   a.lse = stats;
-  failed(forward(compute, *ks, a, shape).withPrefix(prefix));
+  failed(named(forward(compute, *ks, a, shape), what, shape));
 }
 
 void CudaDevice::attentionF32Backward(const float *q, const float *k, const float *v,
@@ -244,11 +249,11 @@ void CudaDevice::attentionF32Backward(const float *q, const float *k, const floa
   // The forward pass again, into the workspace: o, then the statistics and
   // the deltas, a float per row each (o's rows are 16-byte multiples).
   const int64_t rows = shape[0] * shape[1] * shape[2], oFloats = rows * shape[4];
-  const std::string prefix = "attention f32 backward " + shapeName(shape) + ": ";
+  const char *what = "attention f32 backward";
   const F32AttentionKernels *ks;
   float *o;
   if (!beginAttentionF32(shape, {q, k, v, gradO, gradQ, gradK, gradV},
-                         uint64_t(oFloats + 2 * rows), prefix, ks, o))
+                         uint64_t(oFloats + 2 * rows), what, ks, o))
     return;
   k::AttentionArgs a = headsMajorArgs(q, k, v, shape);
   a.o = o;
@@ -261,31 +266,31 @@ void CudaDevice::attentionF32Backward(const float *q, const float *k, const floa
   Status s = forward(compute, *ks, a, shape);
   if (s.ok())
     s = backward(compute, *ks, a, shape);
-  failed(s.withPrefix(prefix));
+  failed(named(s, what, shape));
 }
 
 void CudaDevice::attentionPackedF32(const float *qkv, float *o, float *stats,
                                     const int64_t shape[7]) {
-  const std::string prefix = "attention f32 " + shapeName(shape) + ": ";
+  const char *what = "attention f32";
   const F32AttentionKernels *ks;
   float *scratch; // the statistics, when the step keeps none
   if (!beginAttentionF32(shape, {qkv, o}, stats ? 0 : uint64_t(shape[0] * shape[1] * shape[2]),
-                         prefix, ks, scratch))
+                         what, ks, scratch))
     return;
   k::AttentionArgs a = packedArgs(qkv, shape);
   a.o = o;
   a.lse = stats ? stats : scratch;
-  failed(forward(compute, *ks, a, shape).withPrefix(prefix));
+  failed(named(forward(compute, *ks, a, shape), what, shape));
 }
 
 void CudaDevice::attentionPackedF32Backward(const float *qkv, const float *o,
                                             const float *stats, const float *gradO,
                                             float *gradQkv, const int64_t shape[7]) {
-  const std::string prefix = "attention f32 backward " + shapeName(shape) + ": ";
+  const char *what = "attention f32 backward";
   const F32AttentionKernels *ks;
   float *delta;
   if (!beginAttentionF32(shape, {qkv, o, gradO, gradQkv},
-                         uint64_t(shape[0] * shape[1] * shape[2]), prefix, ks, delta))
+                         uint64_t(shape[0] * shape[1] * shape[2]), what, ks, delta))
     return;
   k::AttentionArgs a = packedArgs(qkv, shape);
   const int64_t c = shape[1] * shape[4];
@@ -296,7 +301,7 @@ void CudaDevice::attentionPackedF32Backward(const float *qkv, const float *o,
   a.gradK = gradQkv + c;
   a.gradV = gradQkv + 2 * c;
   a.delta = delta;
-  failed(backward(compute, *ks, a, shape).withPrefix(prefix));
+  failed(named(backward(compute, *ks, a, shape), what, shape));
 }
 
 } // namespace sinter::rt::cuda

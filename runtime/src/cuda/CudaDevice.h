@@ -210,10 +210,10 @@ private:
   /// An f32 attention call's kernels and `scratchFloats` of workspace (null
   /// for none), once the call is checked (the buffers `vectorAccessed` are
   /// read or written 16 bytes at a time); false when the step skips work or
-  /// after a failure, recorded with `prefix`.
+  /// after a failure, recorded as the call `what`'s.
   bool beginAttentionF32(const int64_t shape[7],
                          std::initializer_list<const void *> vectorAccessed,
-                         uint64_t scratchFloats, const std::string &prefix,
+                         uint64_t scratchFloats, const char *what,
                          const F32AttentionKernels *&kernels, float *&scratch);
   /// The recorded calls captured in a graph (not run), instantiated,
   /// unless the capture or a call under it failed.

@@ -207,6 +207,14 @@ SINTER_KERNEL_INLINE void storeRows(const float acc[4][D / 8], const float facto
   }
 }
 
+/// A score's probability, from its row's log-sum-exp (base 2), and the
+/// gradient of the scaled score, p * (dp - delta); both zero where masked.
+SINTER_KERNEL_INLINE void probabilityAndGradient(bool masked, float scaledLog2, float lse2,
+                                                 float delta, float &score, float &dp) {
+  score = masked ? 0.f : exp2Of(scaledLog2 - lse2);
+  dp = score * (dp - delta);
+}
+
 /// The number of 64-row tiles of t rows.
 SINTER_KERNEL_INLINE int tilesOf(int t) { return (t + kTile - 1) / kTile; }
 
@@ -353,9 +361,8 @@ SINTER_KERNEL_INLINE void attentionBackwardKeys(Thread &th, const AttentionArgs 
       const int key = first + rowGroup * 4 + i;
       for (int j = 0; j < 8; ++j) {
         const int column = tileColumn(group, j), query = queries + column;
-        const bool masked = key >= a.t || (a.causal && key > query);
-        s[i][j] = masked ? 0.f : exp2Of(s[i][j] * scaleLog2 - lse2[column]);
-        dp[i][j] = s[i][j] * (dp[i][j] - delta[column]);
+        probabilityAndGradient(key >= a.t || (a.causal && key > query), s[i][j] * scaleLog2,
+                               lse2[column], delta[column], s[i][j], dp[i][j]);
       }
     }
     storeTransposed(s, rowGroup, group, tileT);
@@ -407,9 +414,8 @@ SINTER_KERNEL_INLINE void attentionBackwardQueries(Thread &th, const AttentionAr
       const int row = first + rowGroup * 4 + i;
       for (int j = 0; j < 8; ++j) {
         const int key = keys + tileColumn(group, j);
-        const bool masked = key >= a.t || (a.causal && key > row);
-        s[i][j] = masked ? 0.f : exp2Of(s[i][j] * scaleLog2 - rowLse2[i]);
-        dp[i][j] = s[i][j] * (dp[i][j] - rowDelta[i]);
+        probabilityAndGradient(key >= a.t || (a.causal && key > row), s[i][j] * scaleLog2,
+                               rowLse2[i], rowDelta[i], s[i][j], dp[i][j]);
       }
     }
     storeTransposed(dp, rowGroup, group, tileT);

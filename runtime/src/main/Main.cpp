@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unistd.h>
@@ -158,9 +159,13 @@ Expected<Device *> deviceFor(const StepPlan &plan) {
   return gpu;
 }
 
+/// The step of `fn`: its plan and device, then (once `beforeAllocating`
+/// accepts the plan, so that a config or data error is named before a large
+/// model's buffers are allocated and filled) its buffers with the
+/// parameters.
 Expected<Step> prepare(StepFn fn, const char *planBytes, int64_t planSize,
-                       const config::TrainConfig &cfg,
-                       const std::string &initFile) {
+                       const config::TrainConfig &cfg, const std::string &initFile,
+                       const std::function<Status(const StepPlan &)> &beforeAllocating = {}) {
   Expected<StepPlan> plan = StepPlan::parse(planBytes, planSize);
   if (!plan.ok())
     return plan.status();
@@ -173,6 +178,8 @@ Expected<Step> prepare(StepFn fn, const char *planBytes, int64_t planSize,
       cfg.precision().convolution() == config::TrainConfig::Precision::WINOGRAD));
   SINTER_RT_RETURN_IF_ERROR(
       (*device)->allowNondeterministicAlgorithms(!cfg.precision().deterministic()));
+  if (beforeAllocating)
+    SINTER_RT_RETURN_IF_ERROR(beforeAllocating(*plan));
   Expected<BufferSet> buffers = BufferSet::allocate(*plan, **device);
   if (!buffers.ok())
     return buffers.status();
@@ -216,19 +223,28 @@ struct TrainInputs {
   std::shared_ptr<const BatchSource> data;
 };
 
+/// `training`: the run trains (not --gradients), so the config must match
+/// what the step compiled in (checkCompiledTraining).
 Expected<TrainInputs> prepareTraining(const config::TrainConfig &cfg,
-                                      const std::string &baseDir,
-                                      const Options &opts) {
+                                      const std::string &baseDir, const Options &opts,
+                                      bool training) {
   if (!sinter_step_train || !sinter_plan_train)
     return Status::error(kNoTrainStep);
-  Expected<Step> step = prepare(sinter_step_train, sinter_plan_train,
-                                sinter_plan_train_size, cfg, opts.initFile);
+  std::shared_ptr<const BatchSource> data;
+  Expected<Step> step = prepare(
+      sinter_step_train, sinter_plan_train, sinter_plan_train_size, cfg, opts.initFile,
+      [&](const StepPlan &plan) -> Status {
+        if (training)
+          SINTER_RT_RETURN_IF_ERROR(checkCompiledTraining(cfg, plan));
+        auto opened = openData(cfg, /*eval=*/false, baseDir, plan);
+        if (!opened.ok())
+          return opened.status();
+        data = opened.take();
+        return Status::success();
+      });
   if (!step.ok())
     return step.status();
-  auto data = openData(cfg, /*eval=*/false, baseDir, step->plan);
-  if (!data.ok())
-    return data.status();
-  return TrainInputs{step.take(), data.take()};
+  return TrainInputs{step.take(), std::move(data)};
 }
 
 /// The default: train for cfg.steps steps, evaluating every eval.every.
@@ -265,7 +281,7 @@ void logMemory(int rank, const ResidentAtStart &before, const Step &train,
 int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
                 const Options &opts) {
   ResidentAtStart residentAtStart;
-  Expected<TrainInputs> inputs = prepareTraining(cfg, baseDir, opts);
+  Expected<TrainInputs> inputs = prepareTraining(cfg, baseDir, opts, /*training=*/true);
   if (!inputs.ok())
     return fail(inputs.message());
   Step *step = &inputs->step;
@@ -323,7 +339,7 @@ int runTraining(const config::TrainConfig &cfg, const std::string &baseDir,
 /// --gradients: one forward and backward pass of the train phase.
 int runGradients(const config::TrainConfig &cfg, const std::string &baseDir,
                  const Options &opts) {
-  Expected<TrainInputs> inputs = prepareTraining(cfg, baseDir, opts);
+  Expected<TrainInputs> inputs = prepareTraining(cfg, baseDir, opts, /*training=*/false);
   if (!inputs.ok())
     return fail(inputs.message());
   Step *step = &inputs->step;

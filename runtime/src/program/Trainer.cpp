@@ -35,6 +35,14 @@ Status copyParameters(const StepPlan &from, BufferSet &src, const StepPlan &to,
   return dst.upload({BufferKind::Param, BufferKind::State});
 }
 
+Status checkCompiledTraining(const config::TrainConfig &cfg, const StepPlan &plan) {
+  if (int64_t(plan.microBatch()) != cfg.batch().micro())
+    return Status::error("batch.micro is " + std::to_string(cfg.batch().micro()) +
+                         " but the program was compiled for micro-batches of " +
+                         std::to_string(plan.microBatch()) + "; recompile with the new value");
+  return checkCompiledOptimizer(cfg, plan);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -131,11 +139,8 @@ private:
 };
 
 Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more) {
+  SINTER_RT_RETURN_IF_ERROR(checkCompiledTraining(cfg, plan));
   uint64_t b = plan.microBatch();
-  if (int64_t(b) != cfg.batch().micro())
-    return Status::error("batch.micro is " + std::to_string(cfg.batch().micro()) +
-                         " but the program was compiled for micro-batches of " +
-                         std::to_string(b) + "; recompile with the new value");
   std::string error;
   microBatches = config::accumulationSteps(cfg, comm.size(), error);
   if (microBatches < 1)
@@ -152,7 +157,6 @@ Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more)
   if (!made.ok())
     return made.status().withPrefix("data.train: ");
   sampler.emplace(made.take());
-  SINTER_RT_RETURN_IF_ERROR(checkCompiledOptimizer(cfg, plan));
   Expected<RunLog> opened = RunLog::open(cfg, comm.rank() == 0);
   if (!opened.ok())
     return opened.status();

@@ -34,6 +34,11 @@ Status train(const config::TrainConfig &cfg, Communicator &comm,
              std::shared_ptr<const BatchSource> trainData, StepRun *evalStep,
              std::shared_ptr<const BatchSource> evalData);
 
+/// What a train step's plan fixed when it was compiled, against `cfg`: its
+/// micro-batch (batch.micro) and its optimizer. Checked before the step's
+/// buffers are allocated and filled, so a wrong config is named at once.
+Status checkCompiledTraining(const config::TrainConfig &cfg, const StepPlan &plan);
+
 /// Copies params and states from one step's buffers to another's, by name.
 Status copyParameters(const StepPlan &from, BufferSet &src, const StepPlan &to,
                       BufferSet &dst);

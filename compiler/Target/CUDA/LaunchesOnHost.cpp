@@ -27,6 +27,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace sinter::cuda {
@@ -239,6 +241,47 @@ Value rootOf(Value buffer) {
   return buffer;
 }
 
+/// The bytes of a buffer a view may reach: [begin, end) of `root`, or all
+/// of it where a shift is not a constant.
+struct Span {
+  Value root;
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+  bool overlaps(const Span &other) const {
+    return root == other.root && begin < other.end && other.begin < end;
+  }
+};
+
+/// The span of `buffer`: a typed view of a planned arena (memref.view at a
+/// constant byte shift, static shape) reaches its own bytes only, however
+/// it is reshaped or cut below; the views above it add their shifts. So a
+/// step's buffers, all views of one arena, are told apart.
+Span spanOf(Value buffer) {
+  Span span;
+  bool sized = false;
+  while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>()) {
+    auto typed = dyn_cast<memref::ViewOp>(view.getOperation());
+    std::optional<int64_t> shift =
+        typed ? getConstantIntValue(typed.getByteShift()) : std::nullopt;
+    if (typed && shift && !sized) {
+      MemRefType type = typed.getType();
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        return {rootOf(buffer)};
+      span.begin = *shift;
+      span.end = *shift + type.getNumElements() * type.getElementTypeBitWidth() / 8;
+      sized = true;
+    } else if (typed && shift) {
+      span.begin += *shift;
+      span.end += *shift;
+    } else if (sized) {
+      // A shift not known here (a subview of the arena): anywhere in it.
+      return {rootOf(buffer)};
+    }
+    buffer = view.getViewSource();
+  }
+  span.root = buffer;
+  return span;
+}
+
 /// Whether `v`, computed in `launch`, may differ between the threads of a
 /// warp: it comes from a thread index, a value a loop carries, or the index
 /// of a loop whose bounds do.
@@ -274,7 +317,7 @@ bool variesInWarp(gpu::LaunchOp launch, Value v, DenseMap<Value, bool> &memo) {
 /// no other thread index, no value a loop carries, no loop index whose
 /// bounds vary in the warp.
 std::optional<SmallVector<Operation *>> pureSlice(gpu::LaunchOp launch, Value value,
-                                                  const DenseSet<Value> &written) {
+                                                  ArrayRef<Span> written) {
   llvm::SetVector<Operation *> slice;
   DenseMap<Value, bool> varies;
   SmallVector<Value> work{value};
@@ -290,7 +333,11 @@ std::optional<SmallVector<Operation *>> pureSlice(gpu::LaunchOp launch, Value va
     if (!launch->isProperAncestor(def) || slice.contains(def))
       continue;
     auto load = dyn_cast<memref::LoadOp>(def);
-    if ((load && written.contains(rootOf(load.getMemRef()))) ||
+    auto overlapsWritten = [&](memref::LoadOp l) {
+      Span read = spanOf(l.getMemRef());
+      return llvm::any_of(written, [&](const Span &w) { return w.overlaps(read); });
+    };
+    if ((load && overlapsWritten(load)) ||
         (!load && (!isMemoryEffectFree(def) || def->getNumRegions() != 0)) ||
         isa<gpu::ThreadIdOp, gpu::GlobalIdOp, gpu::LaneIdOp>(def))
       return std::nullopt;
@@ -315,7 +362,7 @@ std::optional<SmallVector<Operation *>> pureSlice(gpu::LaunchOp launch, Value va
 bool emulateWarpVotes(gpu::LaunchOp launch) {
   SmallVector<NVVM::VoteSyncOp> votes;
   SmallVector<gpu::LaneIdOp> lanes;
-  DenseSet<Value> written;
+  SmallVector<Span> written;
   bool otherWrites = false;
   launch.getBody().walk([&](Operation *op) {
     if (auto vote = dyn_cast<NVVM::VoteSyncOp>(op))
@@ -323,7 +370,7 @@ bool emulateWarpVotes(gpu::LaunchOp launch) {
     else if (auto lane = dyn_cast<gpu::LaneIdOp>(op))
       lanes.push_back(lane);
     else if (auto store = dyn_cast<memref::StoreOp>(op))
-      written.insert(rootOf(store.getMemRef()));
+      written.push_back(spanOf(store.getMemRef()));
     else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(op) &&
              !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
       otherWrites = true;
@@ -383,14 +430,24 @@ bool emulateWarpVotes(gpu::LaunchOp launch) {
 }
 
 struct CUDALaunchesOnHost : public impl::CUDALaunchesOnHostBase<CUDALaunchesOnHost> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<std::pair<gpu::LaunchOp, Phases>> launches;
+    bool missed = false;
     getOperation().walk([&](gpu::LaunchOp launch) {
-      if (!emulateWarpVotes(launch))
-        return;
-      if (std::optional<Phases> phases = phasesOf(launch))
+      std::optional<Phases> phases;
+      if (emulateWarpVotes(launch))
+        phases = phasesOf(launch);
+      if (phases)
         launches.push_back({launch, std::move(*phases)});
+      else if (all) {
+        launch.emitError("this kernel's threads meet in a way the host cannot "
+                         "run in order (barriers, shuffles or shared memory)");
+        missed = true;
+      }
     });
+    if (missed)
+      return signalPassFailure();
     for (auto &[launch, phases] : launches)
       runOnHost(launch, phases);
   }

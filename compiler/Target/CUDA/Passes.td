@@ -263,8 +263,14 @@ def CUDALaunchesOnHost : Pass<"sinter-cuda-launches-on-host", "mlir::ModuleOp"> 
     What a kernel
     computes for each thread is then computed on the CPU, where
     `mlir-runner` can check it. A launch whose threads meet otherwise
-    (barriers, shuffles, shared memory) is left as it is.
+    (barriers, shuffles, shared memory) is left as it is, unless `all` is
+    set: then it is an error at the launch, as a whole step run on the host
+    (sinterc --cuda-on-host) needs every kernel to run there.
   }];
+  let options = [
+    Option<"all", "all", "bool", "false",
+           "Fail on a launch that cannot run on the host">,
+  ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 

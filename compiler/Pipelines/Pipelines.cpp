@@ -236,7 +236,8 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm) {
   addHostToLLVMPasses(pm);
 }
 
-void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
+/// The CUDA target up to its kernels as gpu.launch ops in the host code.
+static void addGPUMappingPasses(mlir::OpPassManager &pm) {
   addTargetBufferizationPasses(pm, /*cuda=*/true);
   pm.addPass(host::createLibraryCalls(host::LibraryCallsOptions{"cuda"}));
   pm.addPass(host::createLowerCopies());
@@ -253,6 +254,10 @@ void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
   pm.addPass(cuda::createCUDAUnrollSums());
   // What the kernels took over (scalar loads on the host) dies here.
   pm.addPass(mlir::createCanonicalizerPass());
+}
+
+void buildLinalgToGPUPipeline(mlir::OpPassManager &pm) {
+  addGPUMappingPasses(pm);
   // Constants (shapes, strides, identities) go into the kernels: divisions
   // by a known extent become shifts and multiplies, not runtime divisions.
   pm.addPass(mlir::createGpuLaunchSinkIndexComputationsPass());
@@ -299,6 +304,17 @@ void buildLinalgToCUDAPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda)
   addHostToLLVMPasses(pm);
 }
 
+void buildLinalgToCUDAOnHostPipeline(mlir::OpPassManager &pm) {
+  addGPUMappingPasses(pm);
+  cuda::CUDALaunchesOnHostOptions launches;
+  launches.all = true;
+  pm.addPass(cuda::createCUDALaunchesOnHost(launches));
+  // Each kernel's loops a function of its own, as the CPU's are: LLVM then
+  // optimises small functions, on every core.
+  pm.addPass(cpu::createCPUOutlineLoops());
+  addHostToLLVMPasses(pm);
+}
+
 void registerPipelines() {
   mlir::PassPipelineRegistration<>(
       "sinter-graph-to-train",
@@ -320,6 +336,11 @@ void registerPipelines() {
       "sinter-linalg-to-gpu",
       "Bufferize linalg functions and map their loops to GPU kernels",
       buildLinalgToGPUPipeline);
+  mlir::PassPipelineRegistration<>(
+      "sinter-linalg-to-cuda-on-host",
+      "Bufferize linalg functions into CUDA's kernels and library calls, the "
+      "kernels run as host loops (sinterc --cuda-on-host)",
+      buildLinalgToCUDAOnHostPipeline);
   mlir::PassPipelineRegistration<>(
       "sinter-linalg-to-cuda",
       "Bufferize linalg functions into CUDA kernels and host code in the "

@@ -59,6 +59,12 @@ void buildLinalgToMemoryPlanPipeline(mlir::OpPassManager &pm, bool cuda);
 void buildLinalgToGPUPipeline(mlir::OpPassManager &pm);
 void buildGPUKernelsPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda);
 void buildLinalgToCUDAPipeline(mlir::OpPassManager &pm, const CUDAOptions &cuda);
+/// The CUDA target's step run on the CPU, for tests where there is no GPU:
+/// the same kernels as host loops (sinter-cuda-launches-on-host, every
+/// launch) and the same library calls, which the runtime's
+/// sinter_cuda_on_host library answers on host memory (sinterc
+/// --cuda-on-host).
+void buildLinalgToCUDAOnHostPipeline(mlir::OpPassManager &pm);
 
 /// Registers the pipelines above with the global registry.
 void registerPipelines();

@@ -76,6 +76,12 @@ static cl::opt<Target> targetDevice(
                           "NVIDIA GPUs: kernels for sm_80 and sm_90 with "
                           "PTX, cuBLASLt and cuDNN")),
     cl::cat(category));
+cl::opt<bool> cudaOnHost(
+    "cuda-on-host",
+    cl::desc("Compile for CUDA but run the step on the CPU: the same kernels "
+             "as host loops, the libraries' calls answered on host memory "
+             "(checks the CUDA target where there is no GPU; slow)"),
+    cl::cat(category));
 cl::opt<std::string> cudaArch(
     "cuda-arch",
     cl::desc("The CUDA chips to build kernels for, comma-separated "
@@ -148,16 +154,23 @@ std::string cudaToolkit() {
 
 std::string linkFileFor(bool cuda) {
   return runtimeLibraryDir() + "/" +
-         (cuda ? SINTER_PROGRAM_CUDA_LINK_FILE : SINTER_PROGRAM_LINK_FILE);
+         (!cuda        ? SINTER_PROGRAM_LINK_FILE
+          : cudaOnHost ? SINTER_PROGRAM_CUDA_ON_HOST_LINK_FILE
+                       : SINTER_PROGRAM_CUDA_LINK_FILE);
 }
 
 bool compilesForCuda(const std::optional<sinter::config::TrainConfig> &config) {
+  if (cudaOnHost)
+    return true;
   if (targetDevice != Target::Config)
     return targetDevice == Target::CUDA;
   return config && config->device() == sinter::config::TrainConfig::CUDA;
 }
 
 std::string missingForCuda(Emit stage) {
+  // Neither the GPU's libraries nor the kernels' binary: the CPU runs both.
+  if (cudaOnHost)
+    return "";
   if (stage == Emit::Exe && !llvm::sys::fs::exists(linkFileFor(true)))
     return "device CUDA needs a Sinter built with the CUDA toolkit (cuBLAS, "
            "cuDNN and NCCL); this one found none when it was built, so it "
@@ -188,6 +201,11 @@ bool parseOptions(int argc, char **argv) {
     std::cerr << "sinterc: error: --world and --device-memory go with "
                  "--report-memory; a program's ranks are parallel.world_size "
                  "(--set parallel.world_size=N)\n";
+    return false;
+  }
+  if (cudaOnHost && targetDevice == Target::CPU) {
+    std::cerr << "sinterc: error: --cuda-on-host builds the CUDA target's step "
+                 "(to run on the CPU); it does not go with --target=cpu\n";
     return false;
   }
   return true;

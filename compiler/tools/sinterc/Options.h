@@ -28,6 +28,7 @@ extern llvm::cl::opt<bool> listParams;
 extern llvm::cl::opt<bool> reportMemoryOpt;
 extern llvm::cl::opt<int> worldOpt;
 extern llvm::cl::opt<std::string> deviceMemoryOpt;
+extern llvm::cl::opt<bool> cudaOnHost;
 extern llvm::cl::opt<std::string> cudaArch;
 extern llvm::cl::opt<std::string> outputFile;
 extern llvm::cl::opt<bool> timePhases;
@@ -50,9 +51,11 @@ std::string standardLibrary();
 /// The CUDA toolkit whose ptxas and fatbinary build the kernels: $CUDA_HOME,
 /// else the one the build found.
 std::string cudaToolkit();
-/// The response file that links a program for `cuda` or the CPU.
+/// The response file that links a program for `cuda` (its step on the host
+/// with --cuda-on-host) or the CPU.
 std::string linkFileFor(bool cuda);
-/// Whether the steps are compiled for CUDA: --target, else the config.
+/// Whether the steps are compiled for CUDA: --cuda-on-host or --target, else
+/// the config.
 bool compilesForCuda(const std::optional<sinter::config::TrainConfig> &config);
 /// What a CUDA compile up to `stage` needs that this machine may lack: for a
 /// program, the runtime built with CUDA; for the kernels' binary, the

@@ -180,6 +180,8 @@ int lower(mlir::ModuleOp module, mlir::MLIRContext &context, bool cuda,
     pm.enableTiming(passes);
     if (emitStage == Emit::Gpu)
       sinter::buildLinalgToGPUPipeline(pm);
+    else if (cuda && cudaOnHost)
+      sinter::buildLinalgToCUDAOnHostPipeline(pm);
     else if (cuda)
       sinter::buildLinalgToCUDAPipeline(pm, cudaOptions("fatbin", *chips));
     else

@@ -267,7 +267,7 @@ void logMemory(int rank, const ResidentAtStart &before, const Step &train,
   uint64_t planned = train.buffers.deviceBytes() + train.buffers.hostCopyBytes();
   if (eval)
     planned += eval->buffers.deviceBytes() + eval->buffers.hostCopyBytes();
-  std::string onDevice = train.plan.device == "cuda"
+  std::string onDevice = !train.buffers.device().hostVisible()
                              ? " (" + formatMiB(train.buffers.deviceBytes()) + " of it on the GPU)"
                              : "";
   uint64_t grown = *peak - std::min(*peak, *before.all);

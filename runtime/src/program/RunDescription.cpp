@@ -41,10 +41,10 @@ std::string describeParallelism(const config::TrainConfig &cfg, Communicator &co
   return text + "; collectives: " + comm.engine();
 }
 
-std::string describePlanMemory(const StepPlan &plan) {
+std::string describePlanMemory(const StepPlan &plan, const Device &device) {
   const plan::PlanMemory &m = plan.memory;
   return "memory per rank, from the plan: " + mib(m.total()) + " MiB " +
-         (plan.device == "cuda" ? "on the GPU" : "of host memory") +
+         (device.hostVisible() ? "of host memory" : "on the GPU") +
          " (parameters and states " + mib(m.params) + ", gradients " +
          mib(m.gradients) + ", optimizer state " + mib(m.optimizer) +
          ", activations and temporaries " + mib(m.activations) +

@@ -23,8 +23,9 @@ namespace sinter::rt {
 std::string describeParallelism(const config::TrainConfig &cfg, Communicator &comm);
 
 /// "memory per rank, from the plan: 12.5 MiB on the GPU (parameters and
-/// states 1.2, gradients 0.6, ...)".
-std::string describePlanMemory(const StepPlan &plan);
+/// states 1.2, gradients 0.6, ...)", or "of host memory" where `device`'s
+/// buffers are the host's.
+std::string describePlanMemory(const StepPlan &plan, const Device &device);
 
 /// The end-of-run line: time per step in collectives, how many of each kind
 /// a step ran, and how they overlapped the backward pass.

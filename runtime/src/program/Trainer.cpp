@@ -183,7 +183,7 @@ Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more)
     return prefetcher.status();
   batches = prefetcher.take();
   log->message(describeParallelism(cfg, comm));
-  log->message(describePlanMemory(plan));
+  log->message(describePlanMemory(plan, buffers.device()));
   // A snapshot pays only when training goes on after a checkpoint: the
   // last one, and one asked for by a signal, are written in the foreground.
   if (!ck.dir().empty() && ck.every() > 0 && ck.every() < cfg.steps()) {

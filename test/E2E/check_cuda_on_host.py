@@ -9,8 +9,8 @@ rows and their tolerances, scripts/gpu-check.sh runs them on a GPU.
     python3 check_cuda_on_host.py WORKDIR [ROW...]
 
 Rows: ops, ops_bf16, ops_bf16act (every op's forward and gradient), mlp,
-gpt_tiny, gpt_tiny_heads32, resnet (training), sharded (gpt_tiny on two
-ranks, FULL_SHARD, against one), gpt2 (GPT-2 124M's gradients, f32 and
+gpt_tiny, gpt_tiny_heads32, resnet (training), strategies (gpt_tiny on two
+ranks under DDP, ZERO1, ZERO2 and FULL_SHARD, against one), gpt2 (GPT-2 124M's gradients, f32 and
 bf16).
 """
 import os
@@ -93,21 +93,24 @@ def training(work, name, compile_args, run_args, tol):
                              tol, floor))
 
 
-def sharded(work):
-    """gpt_tiny compiled for CUDA with FULL_SHARD on two ranks (Gloo
-    carrying the collectives), against the CPU's program on one rank: the
-    step over the same global batch."""
+def strategies(work):
+    """gpt_tiny compiled for CUDA under each parallel.strategy on two ranks
+    (Gloo carrying the collectives), against the CPU's program on one rank:
+    the step over the same global batch."""
     config = ["--config", os.path.join(EXAMPLES, "gpt", "gpt_tiny.pbtxt"), "--set", "steps=5"]
-    cpu, cuda = os.path.join(work, "sharded_cpu"), os.path.join(work, "sharded_cuda")
+    cpu = os.path.join(work, "strategies_cpu")
     run(["sinterc", *config, "-o", cpu])
-    run(["sinterc", *config, "--set", "parallel.strategy=FULL_SHARD", "--set",
-         "parallel.world_size=2", "--cuda-on-host", "-o", cuda])
     run([cpu, "--save", cpu + ".safetensors"])
-    run(["sinter-run", "-n", "2", cuda, "--set", "parallel.collectives=GLOO",
-         "--save", cuda + ".safetensors"])
-    print("sharded: ", end="", flush=True)
-    row("sharded", checks.compare("safetensors", cuda + ".safetensors", cpu + ".safetensors",
-                                  1e-4, noise_floor(work, "sharded", cpu, [])))
+    floor = noise_floor(work, "strategies", cpu, [])
+    for strategy in ("DDP", "ZERO1", "ZERO2", "FULL_SHARD"):
+        cuda = os.path.join(work, f"{strategy}_cuda")
+        run(["sinterc", *config, "--set", f"parallel.strategy={strategy}", "--set",
+             "parallel.world_size=2", "--cuda-on-host", "-o", cuda])
+        run(["sinter-run", "-n", "2", cuda, "--set", "parallel.collectives=GLOO",
+             "--save", cuda + ".safetensors"])
+        print(f"{strategy} on 2 ranks: ", end="", flush=True)
+        row(strategy, checks.compare("safetensors", cuda + ".safetensors",
+                                     cpu + ".safetensors", 1e-4, floor))
 
 
 def gpt2(work):
@@ -153,7 +156,7 @@ ROWS = {
         w, "resnet", ["--config", os.path.join(EXAMPLES, "resnet", "resnet.pbtxt"),
                       "-D", "width=16", "--set", "batch.global=32", "--set", "batch.micro=32",
                       "--set", "steps=10"], [], 1e-3),
-    "sharded": sharded,
+    "strategies": strategies,
     "gpt2": gpt2,
 }
 

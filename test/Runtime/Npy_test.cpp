@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 
 using namespace sinter::rt;
 using namespace sinter::rt::test;
@@ -211,4 +212,34 @@ TEST(Npy, WriteErrors) {
   EXPECT_NE(s.message().find("cannot create a temporary file"), std::string::npos);
   s = writeNpy(dir.file("x.npy"), DType::F64, {1ull << 62, 4}, &x);
   EXPECT_EQ(s.message(), dir.file("x.npy") + ": cannot write float64 [4611686018427387904, 4]: the size does not fit in 64 bits");
+}
+
+// An array written as its batches arrive (an eval's outputs) is the file
+// writeNpy makes of the whole; a writer given too few or too many bytes
+// fails and leaves no file.
+TEST(Npy, WriterAppendsInPieces) {
+  TempDir dir;
+  std::vector<float> values(24);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = float(i) * 0.5f;
+  Expected<NpyWriter> w = NpyWriter::create(dir.file("pieces.npy"), DType::F32, {4, 6});
+  ASSERT_TRUE(w.ok()) << w.message();
+  for (size_t at = 0; at < values.size(); at += 6)
+    ASSERT_TRUE(w->append(&values[at], 6 * sizeof(float)).ok());
+  ASSERT_TRUE(w->commit().ok());
+  ASSERT_TRUE(writeNpy(dir.file("whole.npy"), DType::F32, {4, 6}, values.data()).ok());
+  EXPECT_EQ(readBytes(dir.file("pieces.npy")), readBytes(dir.file("whole.npy")));
+
+  {
+    Expected<NpyWriter> shortOne = NpyWriter::create(dir.file("short.npy"), DType::F32, {4, 6});
+    ASSERT_TRUE(shortOne.ok());
+    ASSERT_TRUE(shortOne->append(values.data(), 12 * sizeof(float)).ok());
+    Status s = shortOne->commit();
+    EXPECT_NE(s.message().find("48 of 96 bytes written"), std::string::npos) << s.message();
+    Expected<NpyWriter> longOne = NpyWriter::create(dir.file("long.npy"), DType::F32, {2});
+    ASSERT_TRUE(longOne.ok());
+    EXPECT_FALSE(longOne->append(values.data(), 3 * sizeof(float)).ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("short.npy")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("long.npy")));
 }

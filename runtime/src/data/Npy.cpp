@@ -241,6 +241,16 @@ Expected<std::vector<uint8_t>> encodeNpy(DType t, const Shape &shape, const void
 }
 
 Status writeNpy(const std::string &path, DType t, const Shape &shape, const void *data) {
+  Expected<NpyWriter> w = NpyWriter::create(path, t, shape);
+  if (!w.ok())
+    return w.status();
+  std::optional<uint64_t> bytes = numBytes(shape, dtypeSize(t));
+  if (*bytes)
+    SINTER_RT_RETURN_IF_ERROR(w->append(data, (size_t)*bytes));
+  return w->commit();
+}
+
+Expected<NpyWriter> NpyWriter::create(const std::string &path, DType t, const Shape &shape) {
   std::optional<uint64_t> bytes = numBytes(shape, dtypeSize(t));
   if (!bytes || *bytes > (uint64_t)SIZE_MAX / 2)
     return Status::error(path + ": cannot write " + std::string(dtypeNumpyName(t)) + " " +
@@ -250,9 +260,21 @@ Status writeNpy(const std::string &path, DType t, const Shape &shape, const void
   if (!w.ok())
     return w.status();
   SINTER_RT_RETURN_IF_ERROR(w->write(header.data(), header.size()));
-  if (*bytes)
-    SINTER_RT_RETURN_IF_ERROR(w->write(data, (size_t)*bytes));
-  return w->commit();
+  return NpyWriter(path, w.take(), *bytes);
+}
+
+Status NpyWriter::append(const void *data, size_t size) {
+  if (size > expected - written)
+    return Status::error(path + ": internal error: more data than its shape holds");
+  written += size;
+  return file.write(data, size);
+}
+
+Status NpyWriter::commit() {
+  if (written != expected)
+    return Status::error(path + ": internal error: " + std::to_string(written) + " of " +
+                         std::to_string(expected) + " bytes written");
+  return file.commit();
 }
 
 } // namespace sinter::rt

@@ -32,6 +32,7 @@
 #include "sinter/rt/DType.h"
 #include "sinter/rt/Shape.h"
 #include "sinter/rt/Status.h"
+#include "support/AtomicFile.h"
 #include "support/FileBuffer.h"
 
 #include <memory>
@@ -79,6 +80,25 @@ Expected<std::vector<uint8_t>> encodeNpy(DType t, const Shape &shape, const void
 
 /// Writes `path` atomically (temporary file, fsync, rename).
 Status writeNpy(const std::string &path, DType t, const Shape &shape, const void *data);
+
+/// An .npy file written as its data arrives, for arrays larger than one
+/// wants in memory at once: the header for `shape`, then append() until
+/// every byte is in, then commit() (atomic, as writeNpy). A writer not
+/// committed leaves no file.
+class NpyWriter {
+public:
+  static Expected<NpyWriter> create(const std::string &path, DType t, const Shape &shape);
+  Status append(const void *data, size_t size);
+  /// Fails unless exactly the shape's bytes were appended.
+  Status commit();
+
+private:
+  NpyWriter(std::string path, AtomicFileWriter file, uint64_t bytes)
+      : path(std::move(path)), file(std::move(file)), expected(bytes) {}
+  std::string path;
+  AtomicFileWriter file;
+  uint64_t expected = 0, written = 0;
+};
 
 } // namespace sinter::rt
 

@@ -377,9 +377,14 @@ int runEval(const config::TrainConfig &cfg, const std::string &baseDir,
   auto data = openData(cfg, /*eval=*/true, baseDir, step->plan);
   if (!data.ok())
     return fail(data.message());
+  if (!opts.outputsDir.empty()) {
+    Status made = createDirectories(opts.outputsDir, "--outputs");
+    if (!made.ok())
+      return fail(made.message());
+  }
   Expected<EvalResult> result =
       evaluate(step->plan, step->buffers, step->fn, data.take(),
-               uint64_t(cfg.eval().batches()), isatty(2));
+               uint64_t(cfg.eval().batches()), isatty(2), nullptr, opts.outputsDir);
   if (!result.ok())
     return fail(result.message());
   std::printf("eval: loss %.6f", result->loss);
@@ -390,18 +395,6 @@ int runEval(const config::TrainConfig &cfg, const std::string &baseDir,
               (unsigned long long)result->samples, result->seconds,
               result->seconds > 0 ? double(result->samples) / result->seconds
                                   : 0.0);
-  if (!opts.outputsDir.empty()) {
-    Status made = createDirectories(opts.outputsDir, "--outputs");
-    if (!made.ok())
-      return fail(made.message());
-  }
-  if (!opts.outputsDir.empty())
-    for (const HostTensor &t : result->outputs) {
-      Status written = writeNpy(opts.outputsDir + "/" + t.name + ".npy",
-                                t.dtype, t.shape, t.bytes.data());
-      if (!written.ok())
-        return fail(written.message());
-    }
   if (!opts.saveFile.empty()) {
     Status saved = saveParameters(step->plan, step->buffers, opts.saveFile, nullptr,
                                   TensorMap(cfg.tensor_map()));

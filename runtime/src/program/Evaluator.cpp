@@ -5,6 +5,9 @@
 #include "data/Npy.h"
 #include "data/Prefetcher.h"
 #include "program/Convert.h"
+#include "support/Format.h"
+
+#include <sys/statvfs.h>
 
 #include <chrono>
 #include <cstdio>
@@ -80,11 +83,35 @@ Expected<double> writeGradients(const StepPlan &plan, BufferSet &buffers,
   return loss;
 }
 
+namespace {
+
+/// Whether `dir`'s file system has room for the outputs of `batches`
+/// micro-batches: refused before the first batch, not when the disk fills.
+Status checkRoomForOutputs(const StepPlan &plan, uint64_t batches, const std::string &dir) {
+  uint64_t perBatch = 0;
+  for (const BufferSpec &spec : plan.buffers)
+    if (spec.kind == BufferKind::Output)
+      perBatch += spec.byteSize;
+  struct statvfs fs;
+  if (dir.empty() || perBatch == 0 || statvfs(dir.c_str(), &fs) != 0)
+    return Status::success();
+  const uint64_t room = uint64_t(fs.f_bavail) * fs.f_frsize;
+  if (perBatch * batches <= room)
+    return Status::success();
+  return Status::error("--outputs " + dir + ": the outputs of " + std::to_string(batches) +
+                       " eval batches take " + formatMiB(perBatch * batches) + " (" +
+                       formatMiB(perBatch) + " a batch), and its file system has " +
+                       formatMiB(room) + " free; set eval.batches to at most " +
+                       std::to_string(room / perBatch));
+}
+
+} // namespace
+
 Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
                               StepFn step,
                               std::shared_ptr<const BatchSource> source,
                               uint64_t batches, bool progress,
-                              Communicator *comm) {
+                              Communicator *comm, const std::string &outputsDir) {
   uint64_t b = plan.microBatch();
   uint64_t available = b ? source->numSamples() / b : 0;
   if (available == 0)
@@ -95,17 +122,22 @@ Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
   if (batches == 0 || batches > available)
     batches = available;
 
+  SINTER_RT_RETURN_IF_ERROR(checkRoomForOutputs(plan, batches, outputsDir));
   EvalResult result;
+  std::vector<NpyWriter> outputs;
   for (const BufferSpec &spec : plan.buffers) {
-    if (spec.kind != BufferKind::Output)
+    if (spec.kind != BufferKind::Output || outputsDir.empty())
       continue;
-    HostTensor t{spec.name, spec.dtype, spec.shape, {}};
-    if (!t.shape.empty() && t.shape[0] == b)
-      t.shape[0] = b * batches;
+    Shape shape = spec.shape;
+    if (!shape.empty() && shape[0] == b)
+      shape[0] = b * batches;
     else
-      t.shape.insert(t.shape.begin(), batches);
-    t.bytes.reserve(spec.byteSize * batches);
-    result.outputs.push_back(std::move(t));
+      shape.insert(shape.begin(), batches);
+    Expected<NpyWriter> file =
+        NpyWriter::create(outputsDir + "/" + spec.name + ".npy", spec.dtype, shape);
+    if (!file.ok())
+      return file.status();
+    outputs.push_back(file.take());
   }
   // Evaluation reads the data in order, one micro-batch per step.
   SamplerOptions order;
@@ -142,9 +174,8 @@ Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
     for (size_t k = 0; k < plan.buffers.size(); ++k) {
       const BufferSpec &spec = plan.buffers[k];
       if (spec.kind == BufferKind::Output) {
-        const uint8_t *p = static_cast<const uint8_t *>(buffers.data(k));
-        std::vector<uint8_t> &bytes = result.outputs[o++].bytes;
-        bytes.insert(bytes.end(), p, p + spec.byteSize);
+        if (!outputs.empty())
+          SINTER_RT_RETURN_IF_ERROR(outputs[o++].append(buffers.data(k), spec.byteSize));
         continue;
       }
       if (spec.kind != BufferKind::Loss && spec.kind != BufferKind::Metric)
@@ -161,6 +192,8 @@ Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
     if (progress)
       drawProgress(j + 1, batches);
   }
+  for (NpyWriter &file : outputs)
+    SINTER_RT_RETURN_IF_ERROR(file.commit());
   auto end = std::chrono::steady_clock::now();
   result.batches = batches;
   result.samples = batches * b;

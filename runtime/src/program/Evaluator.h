@@ -17,9 +17,6 @@ struct EvalResult {
   double seconds = 0;
   double loss = 0;
   std::vector<std::pair<std::string, double>> metrics;
-  /// Each `output` over all batches: concatenated along the batch dimension
-  /// when it leads with the micro-batch size, else stacked.
-  std::vector<HostTensor> outputs;
 };
 
 /// Copies a gathered micro-batch into the step's input buffers, converting
@@ -40,11 +37,17 @@ Expected<double> writeGradients(const StepPlan &plan, BufferSet &buffers,
 /// incomplete last micro-batch is not evaluated: the step's shapes are fixed,
 /// and padding would bias a mean. A step whose parameters are sharded
 /// gathers them over `comm`: every rank then evaluates the same batches.
+/// With `outputsDir`, each `output` over all batches goes to
+/// outputsDir/NAME.npy, concatenated along the batch dimension when it
+/// leads with the micro-batch size, else stacked: written as each batch
+/// comes, so that outputs larger than memory (a GPT's logits over an
+/// eval set) need none.
 Expected<EvalResult> evaluate(const StepPlan &plan, BufferSet &buffers,
                               StepFn step,
                               std::shared_ptr<const BatchSource> source,
                               uint64_t batches, bool progress,
-                              Communicator *comm = nullptr);
+                              Communicator *comm = nullptr,
+                              const std::string &outputsDir = "");
 
 } // namespace sinter::rt
 

@@ -35,11 +35,19 @@ def run(cmd, cwd=None):
     return result.stdout
 
 
-def programs(work, name, args, cwd=None):
-    """The CPU's program and the CUDA target's on the host, of `args`."""
+def programs(work, name, args, cwd=None, calls=()):
+    """The CPU's program and the CUDA target's on the host, of `args`; the
+    CUDA step must call each of the device library's `calls` (a row that
+    stopped reaching them would compare the CPU with itself)."""
     cpu, cuda = os.path.join(work, name + "_cpu"), os.path.join(work, name + "_cuda")
     run(["sinterc", *args, "-o", cpu], cwd=cwd)
     run(["sinterc", *args, "--cuda-on-host", "-o", cuda], cwd=cwd)
+    if calls:
+        host = run(["sinterc", *args, "--target=cuda", "--emit=gpu", "-o", "-"], cwd=cwd)
+        missing = [c for c in calls if f"call @sinter_cuda_{c}(" not in host]
+        if missing:
+            print(f"{name}: FAIL, its CUDA step calls no " + ", ".join(missing))
+            failed.append(name)
     return cpu, cuda
 
 
@@ -55,7 +63,15 @@ def ops(work, variant):
              "ops_bf16act": ["--set", "precision.compute=BF16",
                              "--set", "precision.activations=BF16"]}[variant]
     tol = 1e-5 if variant == "ops" else 2e-2
-    cpu, cuda = programs(folder, variant, ["--config", "ops.pbtxt", *flags], cwd=folder)
+    calls = {"ops": ["attention_qkv_f32", "attention_qkv_backward_f32", "attention_f32",
+                     "attention_backward_f32", "batch_norm_f32", "batch_norm_backward_f32",
+                     "conv2d_f32", "conv2d_backward_data_f32",
+                     "conv2d_backward_weights_f32", "matmul_f32"],
+             "ops_bf16": ["attention_qkv_bf16", "attention_qkv_backward_bf16",
+                          "attention_bf16", "attention_backward_bf16", "matmul_bf16"],
+             "ops_bf16act": ["matmul_bf16_rounded"]}[variant]
+    cpu, cuda = programs(folder, variant, ["--config", "ops.pbtxt", *flags], cwd=folder,
+                         calls=calls)
     common = ["--config", "ops.pbtxt", "--init", "init.safetensors"]
     for prog, side in ((cpu, "cpu"), (cuda, "cuda")):
         run([prog, *common, "--eval", "--outputs", f"{variant}_{side}_outputs"], cwd=folder)
@@ -83,8 +99,8 @@ def noise_floor(work, name, cpu, args):
     return floor
 
 
-def training(work, name, compile_args, run_args, tol):
-    cpu, cuda = programs(work, name, compile_args)
+def training(work, name, compile_args, run_args, tol, calls=()):
+    cpu, cuda = programs(work, name, compile_args, calls=calls)
     for prog in (cpu, cuda):
         run([prog, *run_args, "--save", prog + ".safetensors"])
     floor = noise_floor(work, name, cpu, run_args)
@@ -127,8 +143,10 @@ def gpt2(work):
                 "optimizer { adamw { lr: 6e-4 } }\ndata { train { synthetic { } } }\n")
     bf16 = ["--set", "precision.compute=BF16", "--set", "precision.activations=BF16",
             "--set", "precision.residual=BF16"]
-    for name, flags, tol in (("gpt2", [], 1e-5), ("gpt2_bf16", bf16, 2e-2)):
-        cpu, cuda = programs(folder, name, ["--config", config, *flags])
+    for name, flags, tol, calls in (
+            ("gpt2", [], 1e-5, ["matmul_pitched_f32", "attention_qkv_f32"]),
+            ("gpt2_bf16", bf16, 2e-2, ["matmul_pitched_bf16_rounded", "attention_qkv_bf16"])):
+        cpu, cuda = programs(folder, name, ["--config", config, *flags], calls=calls)
         for prog in (cpu, cuda):
             run([prog, "--config", config, "--gradients", prog + "_gradients"])
         print(f"{name} gradients: ", end="", flush=True)
@@ -151,11 +169,13 @@ ROWS = {
     # Two heads of 32: the f32 attention's fused calls.
     "gpt_tiny_heads32": lambda w: training(
         w, "gpt_tiny_heads32", ["--config", os.path.join(EXAMPLES, "gpt", "gpt_tiny.pbtxt"),
-                                "--set", "steps=20", "--set", "set.heads=2"], [], 1e-4),
+                                "--set", "steps=20", "--set", "set.heads=2"], [], 1e-4,
+        calls=["attention_qkv_f32", "attention_qkv_backward_f32"]),
     "resnet": lambda w: training(
         w, "resnet", ["--config", os.path.join(EXAMPLES, "resnet", "resnet.pbtxt"),
                       "-D", "width=16", "--set", "batch.global=32", "--set", "batch.micro=32",
-                      "--set", "steps=10"], [], 1e-3),
+                      "--set", "steps=10"], [], 1e-3,
+        calls=["conv2d_f32", "batch_norm_f32", "batch_norm_backward_f32"]),
     "strategies": strategies,
     "gpt2": gpt2,
 }

@@ -253,8 +253,9 @@ struct Span {
 
 /// The span of `buffer`: a typed view of a planned arena (memref.view at a
 /// constant byte shift, static shape) reaches its own bytes only, however
-/// it is reshaped or cut below; the views above it add their shifts. So a
-/// step's buffers, all views of one arena, are told apart.
+/// it is reshaped or cut below (views that stay inside their source); the
+/// views above it add their shifts. So a step's buffers, all views of one
+/// arena, are told apart. Anything else reaches all of its root.
 Span spanOf(Value buffer) {
   Span span;
   bool sized = false;
@@ -262,22 +263,28 @@ Span spanOf(Value buffer) {
     auto typed = dyn_cast<memref::ViewOp>(view.getOperation());
     std::optional<int64_t> shift =
         typed ? getConstantIntValue(typed.getByteShift()) : std::nullopt;
-    if (typed && shift && !sized) {
+    if (!sized && typed && shift) {
       MemRefType type = typed.getType();
-      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+      Type element = type.getElementType();
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+          !element.isIntOrFloat())
         return {rootOf(buffer)};
+      // As the plan and the LLVM lowering store them: whole bytes (i1 too).
       span.begin = *shift;
-      span.end = *shift + type.getNumElements() * type.getElementTypeBitWidth() / 8;
+      span.end = *shift + type.getNumElements() *
+                              int64_t(llvm::divideCeil(element.getIntOrFloatBitWidth(), 8));
       sized = true;
-    } else if (typed && shift) {
+    } else if (sized && typed && shift) {
       span.begin += *shift;
       span.end += *shift;
-    } else if (sized) {
-      // A shift not known here (a subview of the arena): anywhere in it.
+    } else if (sized || !isa<memref::SubViewOp, memref::CastOp, memref::ExpandShapeOp,
+                             memref::CollapseShapeOp>(view.getOperation())) {
       return {rootOf(buffer)};
     }
     buffer = view.getViewSource();
   }
+  if (!sized)
+    return {buffer};
   span.root = buffer;
   return span;
 }

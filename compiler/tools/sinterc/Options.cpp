@@ -203,6 +203,11 @@ bool parseOptions(int argc, char **argv) {
                  "(--set parallel.world_size=N)\n";
     return false;
   }
+  if (cudaOnHost && (emitStage == Emit::Gpu || emitStage == Emit::Ptx)) {
+    std::cerr << "sinterc: error: --emit=gpu and --emit=ptx are stages of the CUDA "
+                 "target's build for a GPU; --cuda-on-host has no kernels to print\n";
+    return false;
+  }
   if (cudaOnHost && targetDevice == Target::CPU) {
     std::cerr << "sinterc: error: --cuda-on-host builds the CUDA target's step "
                  "(to run on the CPU); it does not go with --target=cpu\n";

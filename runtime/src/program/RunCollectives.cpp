@@ -34,8 +34,9 @@ Expected<std::unique_ptr<Communicator>>
 connectRun(const config::TrainConfig &cfg, const WorldInfo &world, Device &device) {
   bool cuda = cfg.device() == config::TrainConfig::CUDA;
   Parallel::Collectives engine = cfg.parallel().collectives();
+  // A CUDA step run on the CPU (sinterc --cuda-on-host) has no NCCL.
   if (engine == Parallel::AUTO)
-    engine = cuda ? Parallel::NCCL : Parallel::GLOO;
+    engine = cuda && connectNccl ? Parallel::NCCL : Parallel::GLOO;
   if (engine == Parallel::NCCL && !cuda)
     return Status::error("parallel.collectives NCCL needs device: CUDA");
   Expected<std::unique_ptr<Communicator>> host =
@@ -44,8 +45,9 @@ connectRun(const config::TrainConfig &cfg, const WorldInfo &world, Device &devic
     return host.status();
   if (engine == Parallel::NCCL) {
     if (!connectNccl)
-      return Status::error("internal error: this CUDA program was linked without "
-                           "NCCL's communicator");
+      return Status::error("parallel.collectives NCCL: this program was linked without "
+                           "NCCL's communicator (sinterc --cuda-on-host runs the step on "
+                           "the CPU); use GLOO");
     return connectNccl(world, host.take(), device.workQueue(), kCollectiveTimeoutSeconds);
   }
   if (world.size == 1)

@@ -5,6 +5,12 @@
 #   scripts/fuzz.sh frontend [SECONDS]  the lexer, parser and semantic analysis
 #   scripts/fuzz.sh runtime [SECONDS]   the .npy, token-file and safetensors readers
 #   scripts/fuzz.sh --replay            every input of both corpora, once
+#   scripts/fuzz.sh cuda [COUNT] [FIRST] COUNT (100) random models from seed
+#                                       FIRST (1000) through the CUDA target's
+#                                       fusions, run on the CPU (sinterc
+#                                       --cuda-on-host) against the CPU target
+#                                       (test/E2E/check_cuda_fusions.py; the
+#                                       main build, not build-fuzz)
 # SECONDS defaults to 300. New inputs collect in build-fuzz/corpus-TARGET,
 # crashes in build-fuzz/crash-*; copy a crash, once fixed, into the target's
 # corpus (test/Fuzz/corpus, test/Runtime/corpus): the suite replays it
@@ -12,6 +18,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+if [ "${1:-}" = "cuda" ]; then
+  scripts/setup.sh
+  scripts/build.sh
+  work=build/fuzz-cuda
+  rm -rf "$work"
+  PATH=$root/build/bin:$PATH exec .venv/bin/python3 test/E2E/check_cuda_fusions.py \
+    "$work" "${3:-1000}" "${2:-100}"
+fi
 out=build-fuzz
 if [ ! -f "$out/build.ninja" ]; then
   cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -51,7 +65,7 @@ fi
 
 target=${1:-}
 if [ -z "$(fuzzer "$target")" ]; then
-  echo "usage: scripts/fuzz.sh frontend|runtime [SECONDS] | --replay" >&2
+  echo "usage: scripts/fuzz.sh frontend|runtime [SECONDS] | --replay | cuda [COUNT] [FIRST]" >&2
   exit 2
 fi
 seconds=${2:-300}

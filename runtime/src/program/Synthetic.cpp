@@ -2,10 +2,10 @@
 
 #include "program/Synthetic.h"
 
-#include "core/Init.h"
+#include "core/FastSampling.h"
 #include "program/Convert.h"
 
-#include <cmath>
+#include <algorithm>
 
 namespace sinter::rt {
 namespace {
@@ -18,7 +18,10 @@ public:
       if (b.kind != BufferKind::Input)
         continue;
       specs.push_back({b.name, b.dtype, Shape(b.shape.begin() + 1, b.shape.end())});
-      bounds.push_back(b.valueBound ? b.valueBound : 2);
+      // Integer inputs take values below 2^31 (they are i32 or index
+      // tensors), so a bound beyond that is the same as 2^31.
+      bounds.push_back((uint32_t)std::min<uint64_t>(b.valueBound ? b.valueBound : 2,
+                                                    uint64_t(1) << 31));
     }
   }
 
@@ -34,24 +37,26 @@ public:
       HostTensor t{spec.name, spec.dtype, spec.sampleShape, {}};
       t.shape.insert(t.shape.begin(), ids.size());
       t.bytes.resize(ids.size() * per * dtypeSize(spec.dtype));
-      Shape all = spec.sampleShape;
-      all.insert(all.begin(), n);
+      // One stream per input, indexed by (sample, element): any batching
+      // of the same samples sees the same values.
+      PhiloxStream stream{seed, fnv1a64("synthetic." + spec.name)};
       bool real = isFloatingPoint(spec.dtype);
-      std::vector<double> values(per);
+      std::vector<float> reals(real ? per : 0);
+      std::vector<int64_t> integers(real ? 0 : per);
       for (size_t s = 0; s < ids.size(); ++s) {
-        // One stream per input, indexed by (sample, element): any batching
-        // of the same samples sees the same values.
-        SINTER_RT_RETURN_IF_ERROR(fill(
-            "synthetic." + spec.name, real ? InitKind::Normal : InitKind::Uniform,
-            real ? std::vector<double>{0, 1}
-                 : std::vector<double>{0, double(bounds[i])},
-            DType::F64, all, seed, ids[s] * per, per, values.data()));
-        if (!real)
-          for (double &v : values)
-            v = std::floor(v);
-        SINTER_RT_RETURN_IF_ERROR(convertElements(
-            values.data(), DType::F64,
-            t.bytes.data() + s * per * dtypeSize(spec.dtype), spec.dtype, per));
+        uint8_t *to = t.bytes.data() + s * per * dtypeSize(spec.dtype);
+        if (real) {
+          float *values = spec.dtype == DType::F32 ? reinterpret_cast<float *>(to)
+                                                   : reals.data();
+          fastStandardNormals(stream, ids[s] * per, per, values);
+          if (values != reinterpret_cast<float *>(to))
+            SINTER_RT_RETURN_IF_ERROR(
+                convertElements(values, DType::F32, to, spec.dtype, per));
+          continue;
+        }
+        fastUniformIntegers(stream, ids[s] * per, per, bounds[i], integers.data());
+        SINTER_RT_RETURN_IF_ERROR(
+            convertElements(integers.data(), DType::I64, to, spec.dtype, per));
       }
       out.push_back(std::move(t));
     }
@@ -61,7 +66,7 @@ public:
 private:
   uint64_t seed, n;
   std::vector<InputSpec> specs;
-  std::vector<uint64_t> bounds;
+  std::vector<uint32_t> bounds;
 };
 
 } // namespace

@@ -60,6 +60,20 @@ for variant in bf16 bf16act; do
     --gradients "$here/got/ops_${variant}_gradients" &&
     row "ops gradients ($what, 2e-2)" "$(compare npy "$here/got/ops_${variant}_gradients" "$here/ref/ops_${variant}_gradients" 2e-2)"
 done
+# A shape that cuBLASLt has no bias epilogue for is run with the bias
+# copied into the result's rows: the rows pass either way, so this says
+# which way a program's bf16 activations went.
+bias_epilogues() { # NAME LOG...
+  local name=$1 fallbacks
+  shift
+  fallbacks=$(cat "$@" 2>/dev/null | grep -c 'bias epilogue is not available')
+  if [ "$fallbacks" -eq 0 ]; then
+    row "$name bias epilogues" "all by cuBLASLt's epilogue"
+  else
+    row "$name bias epilogues" "$fallbacks shapes through the bias's rows: $(cat "$@" | grep -m1 'bias epilogue')"
+  fi
+}
+bias_epilogues "ops, bf16 activations," "$logs"/ops_bf16act_*.log
 # precision.matmul TF32 against the f32 CPU program: TF32 keeps 10 bits of
 # mantissa (relative rounding 2^-11, 4.9e-4), so 5e-3 allows a sum's worth.
 stage "ops forward, tf32" "$logs/ops_tf32_eval.log" 45  "$here/ops/ops" \
@@ -138,6 +152,7 @@ for precision in f32 bf16; do
   row "GPT-2 124M $label, B=$micro x 1024" "$tps tokens/s, MFU $mfu%"
   sinter_tps[$precision]=$tps
 done
+bias_epilogues "GPT-2 124M bf16 activations," "$logs/gpt124m_bf16.log"
 # PyTorch on the same batches as Sinter's two programs.
 for precision in f32 bf16; do
   micro=${micros[$precision]}

@@ -195,7 +195,8 @@ private:
   /// A device workspace of at least `bytes`, grown (after the queued work)
   /// when a library call needs more.
   Expected<void *> workspace(uint64_t bytes);
-  Expected<Matmul *> matmulPlan(const MatmulShape &shape);
+  /// `bias`: the first call's, whose alignment the heuristic reads.
+  Expected<Matmul *> matmulPlan(const MatmulShape &shape, const void *bias = nullptr);
   Expected<Convolution *> convolutionPlan(const int64_t shape[15]);
   Status chooseAlgorithm(Convolution &plan, ConvolutionPass pass);
   Expected<Attention *> attentionPlan(const int64_t shape[7], bool packed);

@@ -4,15 +4,16 @@
 // is column-major, where a row-major X[r, c] is X^T, so the product is
 // computed as C^T[n, m] = B^T[n, k] A^T[k, m]: cuBLAS's first operand is our
 // B, its second our A. Each shape's descriptors and algorithm are made
-// once (the heuristic's first choice) and kept. Compute is f32, not TF32:
-// f32 results stay within f32's error of the CPU's. bf16 inputs
+// once (the heuristic's first choice) and kept. Compute is f32 (TF32 only
+// with precision { matmul: TF32 }): f32 results stay within f32's error of
+// the CPU's. bf16 inputs
 // (precision { compute: BF16 }) keep f32 compute and an f32 result, or a
 // bf16 result and bias (precision { activations: BF16 }): cuBLASLt adds
 // the bias to the f32 sum and rounds once as it writes. A
 // bias over the columns of our C is, column-major, a bias over the rows of
 // C^T: cuBLASLt's bias epilogue, which adds it as it writes the product
 // (for a shape it has no such algorithm for, the bias is copied into C's
-// rows first and the product added to them).
+// rows first and the product added to them, and the run says so once).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,7 @@
 #include "runtime/contract/PlanMemory.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace sinter::rt::cuda {
 
@@ -62,7 +64,8 @@ CudaDevice::MatmulShape CudaDevice::MatmulShape::dense(int64_t batch, int64_t m,
   return {batch, m, n, k, flags, transposedA ? m : k, transposedB ? k : n, n};
 }
 
-Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) {
+Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape,
+                                                      const void *bias) {
   if (auto it = matmuls.find(shape.key()); it != matmuls.end())
     return it->second.get();
   auto [batch, m, n, k, flags, lda, ldb, ldc] = shape;
@@ -97,6 +100,10 @@ Expected<CudaDevice::Matmul *> CudaDevice::matmulPlan(const MatmulShape &shape) 
         plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
     SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
         plan->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType, sizeof(biasType)));
+    // The heuristic reads the pointer's alignment from it: the first call's
+    // bias stands for every call's (all start a plan buffer, 64-byte aligned).
+    SINTER_CUDA_CHECK(cublasLtMatmulDescSetAttribute(
+        plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   }
   // Our B: [k, n] row-major is n x k column-major; stored [n, k] it is
   // k x n, read transposed. The same for our A: [m, k] is k x m; stored
@@ -175,8 +182,12 @@ void CudaDevice::matmul(const void *a, const void *b, void *c, MatmulShape shape
                  : tf32Matmuls                      ? kTF32
                                                     : 0;
   bool biasRows = (shape.flags & kBias) && biasAsRows.count(shape.key());
-  Expected<Matmul *> plan = matmulPlan(biasRows ? rowsInstead(shape) : shape);
+  Expected<Matmul *> plan = matmulPlan(biasRows ? rowsInstead(shape) : shape, bias);
   if ((shape.flags & kBias) && !biasRows && !plan.ok()) {
+    // Slower, and a check of the epilogue would pass without it: say so.
+    std::fprintf(stderr, "note: matmul %scuBLASLt's bias epilogue is not available (%s); "
+                 "the bias is copied into the result's rows instead\n",
+                 describe().c_str(), plan.status().message().c_str());
     biasAsRows.insert(shape.key());
     biasRows = true;
     plan = matmulPlan(rowsInstead(shape));

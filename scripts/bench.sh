@@ -24,6 +24,10 @@
 #                                    steps go (convolution passes, oneDNN's
 #                                    reorders, the rest) against PyTorch
 #                                    eager's (bench/conv_time.py)
+#   scripts/bench.sh conv-nets       small conv nets the suite lacks (MNIST's
+#                                    example, the CIFAR tutorial's, batch norm
+#                                    throughout, stride-2) on synthetic data
+#                                    against PyTorch eager (bench/conv_nets.py)
 #   scripts/bench.sh winograd-error  precision.convolution WINOGRAD's error
 #                                    against DIRECT's and JAX's, from float64
 #                                    (bench/winograd_error.py; no timing)
@@ -55,6 +59,10 @@ fi
 if [ "${1:-}" = "conv-time" ]; then
   shift
   exec "$python" bench/conv_time.py "$@"
+fi
+if [ "${1:-}" = "conv-nets" ]; then
+  shift
+  exec "$python" bench/conv_nets.py "$@"
 fi
 if [ "${1:-}" = "winograd-error" ]; then
   shift

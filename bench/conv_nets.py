@@ -24,7 +24,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from sinter_build import idle_warning, sinterc_of, take_build_dir  # noqa: E402
+from sinter_build import idle_warning, sinterc_of, take_build_dir, take_models  # noqa: E402
 from train_vs_peers import STEP_TIME  # noqa: E402
 
 # name: (channels, image size, batch, the model's body in Sinter, the same
@@ -137,14 +137,7 @@ def main():
     build = take_build_dir(args)
     compiled = "--compile" in args
     args = [a for a in args if a != "--compile"]
-    names = list(NETS)
-    if "--models" in args:
-        i = args.index("--models")
-        names = args[i + 1].split(",")
-        del args[i:i + 2]
-        unknown = set(names) - set(NETS)
-        if unknown:
-            sys.exit(f"unknown nets {sorted(unknown)}; there are {', '.join(NETS)}")
+    names = take_models(args, list(NETS), NETS)
     steps = int(args[0]) if args else 20
     sinterc = sinterc_of(build)
     idle_warning()

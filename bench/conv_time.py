@@ -24,7 +24,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from sinter_build import ROOT, idle_warning, sinterc_of, take_build_dir  # noqa: E402
+from sinter_build import ROOT, idle_warning, sinterc_of, take_build_dir, take_models  # noqa: E402
 from train_vs_peers import STEP_TIME, data_setting  # noqa: E402
 
 CONFIGS = {"resnet18": "bench/models/resnet18_b32.pbtxt",
@@ -103,14 +103,7 @@ def cell(v):
 def main():
     args = sys.argv[1:]
     build = take_build_dir(args)
-    models = ["resnet18", "cnn"]
-    if "--models" in args:
-        i = args.index("--models")
-        models = args[i + 1].split(",")
-        del args[i:i + 2]
-        unknown = [m for m in models if m not in CONFIGS]
-        if unknown:
-            sys.exit(f"unknown model {unknown[0]}: choose from {', '.join(CONFIGS)}")
+    models = take_models(args, list(CONFIGS), ["resnet18", "cnn"])
     steps = int(args[0]) if args else 5
     sinterc = sinterc_of(build)
     idle_warning()

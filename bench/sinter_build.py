@@ -17,6 +17,20 @@ def take_build_dir(args):
     return build
 
 
+def take_models(args, known, default):
+    """The names given by `--models a,b` (removed from args), in the order
+    given; exits naming any that `known` lacks. Without the flag, default."""
+    if "--models" not in args:
+        return list(default)
+    i = args.index("--models")
+    names = args[i + 1].split(",")
+    del args[i:i + 2]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        sys.exit(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    return names
+
+
 def idle_warning():
     """On 2 cores one busy core skews a timing several times over."""
     load = os.getloadavg()[0]

@@ -45,7 +45,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from sinter_build import ROOT, sinterc_of, take_build_dir  # noqa: E402
+from sinter_build import ROOT, sinterc_of, take_build_dir, take_models  # noqa: E402
 from peer_step import MOBILENET_BLOCKS  # noqa: E402
 
 THREADS = os.cpu_count()
@@ -266,16 +266,9 @@ def main():
     global SINTERC
     args = sys.argv[1:]
     build = take_build_dir(args)
-    models = MODELS
-    if "--models" in args:
-        i = args.index("--models")
-        wanted = args[i + 1].split(",")
-        del args[i:i + 2]
-        unknown = set(wanted) - {m[0] for m in MODELS}
-        if unknown:
-            sys.exit(f"unknown model(s) {', '.join(sorted(unknown))}; the suite has "
-                     + ", ".join(m[0] for m in MODELS))
-        models = [m for m in MODELS if m[0] in wanted]
+    names = [m[0] for m in MODELS]
+    wanted = take_models(args, names, names)
+    models = [m for m in MODELS if m[0] in wanted]
     steps = int(args[0]) if args else 10
     SINTERC = sinterc_of(build)
     busy = wait_until_idle()

@@ -129,6 +129,8 @@ TEST(DnnlPool, MaxAndAverageInBothLayoutsMatchTheDefinitions) {
       {2, 5, 9, 7, 3, 3, 2, 2, 1, 1},    // overlapping, padded, odd channels
       {1, 8, 5, 5, 2, 2, 2, 2, 0, 0},    // the last window stops short
       {3, 32, 6, 6, 3, 3, 1, 1, 1, 1},   // stride 1
+      {2, 16, 8, 8, 2, 2, 3, 3, 0, 0},   // gaps between the windows
+      {4, 3, 8, 8, 2, 2, 2, 2, 0, 0},    // fewer channels than a vector
   };
   unsigned seed = 1;
   for (const Pool &p : shapes)
@@ -139,6 +141,28 @@ TEST(DnnlPool, MaxAndAverageInBothLayoutsMatchTheDefinitions) {
                      (last ? " channels last" : ""));
         checkPool(p, max, last, seed += 2);
       }
+}
+
+// A window whose values are all -inf or NaN has no maximum: its gradient
+// is dropped, as the compiler's lowering drops it (NHWC, where the
+// gradient is Sinter's own loop).
+TEST(DnnlPool, MaxGradientOfAWindowWithoutAMaximumIsDropped) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // One image of 2 x 4 pixels, 2 channels, pooled 2x2 by 2: two windows.
+  // Channel 0: left window all -inf, right window NaN beside 1.0 (1.0 wins).
+  // Channel 1: left window NaN and -inf only, right window ties at 2.0.
+  std::vector<float> x = {-inf, nan, -inf, -inf, nan, 2.0f, 1.0f, 2.0f,  // row 0
+                          -inf, -inf, -inf, nan, nan, 2.0f, nan, 2.0f}; // row 1
+  std::vector<float> dy = {3.0f, 5.0f, 7.0f, 11.0f}, dx(x.size(), 9.0f);
+  sinter_cpu_pool2d_backward_f32(x.data(), dy.data(), dx.data(), 1, 2, 2, 4, 1, 2, 2, 2, 2,
+                                 2, 0, 0, 1, 1);
+  // Pixel (y, x) channel ch is dx[(y * 4 + x) * 2 + ch].
+  std::vector<float> want(x.size(), 0.0f);
+  want[(0 * 4 + 3) * 2 + 0] = 7.0f;  // channel 0's 1.0 at (0, 3)
+  want[(0 * 4 + 2) * 2 + 1] = 11.0f; // channel 1's first 2.0 at (0, 2)
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(dx[i], want[i]) << i;
 }
 
 } // namespace

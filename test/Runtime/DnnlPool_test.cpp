@@ -131,6 +131,7 @@ TEST(DnnlPool, MaxAndAverageInBothLayoutsMatchTheDefinitions) {
       {3, 32, 6, 6, 3, 3, 1, 1, 1, 1},   // stride 1
       {2, 16, 8, 8, 2, 2, 3, 3, 0, 0},   // gaps between the windows
       {4, 3, 8, 8, 2, 2, 2, 2, 0, 0},    // fewer channels than a vector
+      {2, 16, 6, 6, 3, 3, 3, 3, 1, 1},   // padded: a pixel in no window
   };
   unsigned seed = 1;
   for (const Pool &p : shapes)

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 using namespace sinter::rt;
@@ -93,4 +95,30 @@ TEST(FastSampling, IntegersAreUniformBelowTheBound) {
   fastUniformIntegers(kStream, 0, 100, 1, v.data());
   for (int i = 0; i < 100; ++i)
     EXPECT_EQ(v[i], 0);
+}
+
+// The same bits on every IEEE-754 machine: values written down once. A
+// fused multiply-add (contraction) or a libm call would change them.
+TEST(FastSampling, NormalsHaveTheirPinnedBits) {
+  const uint32_t want[6] = {0x3fe0b2a8u, 0xbfc91b27u, 0x3e8e01b6u,
+                            0x40434b81u, 0xbc22671bu, 0xbf9ea3b6u};
+  float z[6];
+  fastStandardNormals(kStream, 1000000, 6, z);
+  for (int i = 0; i < 6; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &z[i], sizeof bits);
+    EXPECT_EQ(bits, want[i]) << i << ": " << z[i];
+  }
+}
+
+TEST(FastSampling, IntegersStayBelowTheLargestBound) {
+  std::vector<int64_t> v(1 << 16);
+  fastUniformIntegers(kStream, 0, v.size(), 1u << 31, v.data());
+  int64_t high = 0;
+  for (int64_t x : v) {
+    ASSERT_GE(x, 0);
+    ASSERT_LT(x, int64_t(1) << 31);
+    high = std::max(high, x);
+  }
+  EXPECT_GT(high, int64_t(1) << 30); // the upper half is reached
 }

@@ -26,7 +26,9 @@ namespace sinter::rt {
 /// Element i comes from Philox block i / 4: its words (0, 1) and (2, 3) are
 /// two Box-Muller pairs (radius from the first word, angle from the second),
 /// and i % 2 picks the cosine or the sine. Radii are at most 5.77 (the
-/// uniform has 24 bits); sums are within a few float32 ulp.
+/// uniform has 24 bits); each value is within a few float32 ulp of its
+/// radius of the exact one (an absolute error: values near 0 have few
+/// correct digits).
 void fastStandardNormals(const PhiloxStream &stream, uint64_t first, uint64_t count,
                          float *out);
 

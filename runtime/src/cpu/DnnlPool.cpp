@@ -2,8 +2,10 @@
 //
 // sinter_cpu_pool2d_f32 and its backward call (abi.h) on the caller's plain
 // arrays, NCHW or NHWC: oneDNN's pooling kernels take either as it is. The
-// gradient of an NHWC max pooling is MaxPoolGrad.h's, 2-3x faster.
-// Max pooling's backward primitive reads the forward pass's record of each
+// gradient of an NHWC max pooling is MaxPoolGrad.h's, 2-3x faster (it drops
+// the gradient of a window of only -inf or NaN, where oneDNN's gives it to
+// the window's first pixel). For NCHW,
+// max pooling's backward primitive reads the forward pass's record of each
 // window's maximum (its workspace); the backward call runs the forward pass
 // again to make it, into memory of its kernel's own (outside the step's
 // planned buffers: the pooled result and one byte or int per window), so

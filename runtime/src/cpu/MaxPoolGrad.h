@@ -5,7 +5,8 @@
 // for a 64 x 64 x 32 x 32 input on 2 cores, eight times its forward pass,
 // and 1.0 ms at 6 channels where the forward pass takes 0.04. This one
 // finds each window's maximum and places its gradient in the same pass,
-// vectorized over the channels, with the images split between threads.
+// vectorized over the channels, with the rows of windows (or, where
+// windows overlap, the images) split between threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +26,9 @@ struct PoolGeometry {
 /// window's dy goes to the window's first maximum in row-major order (a
 /// later equal value does not displace it; padding and NaN never win, and
 /// a window with no winner drops its gradient), as the compiler's own
-/// lowering and PyTorch place it; summed in window order where windows
-/// overlap.
+/// lowering places it (PyTorch's differs only there: a NaN wins, and an
+/// all -inf window gives its first pixel the gradient); summed in window
+/// order where windows overlap.
 void maxPoolGradChannelsLast(const float *x, const float *dy, float *dx,
                              const PoolGeometry &g);
 

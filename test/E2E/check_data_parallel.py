@@ -83,7 +83,8 @@ def main():
             if not os.path.exists(prog):
                 run(["sinterc", "--config", cfg, "-o", prog])
             out = run(["sinter-run", "-n", str(w), prog, "--config", cfg])
-            if f"{w} rank" not in out or f"{k} micro-batches of {b}" not in out:
+            batches = f"{k} micro-batch{'' if k == 1 else 'es'} of {b}"
+            if f"{w} rank" not in out or batches not in out:
                 sys.exit(f"FAIL: {name} {tag}: unexpected log:\n{out}")
             finals[(w, k, b)] = read_safetensors(
                 os.path.join(base, tag, f"step-{STEPS}.safetensors"))

@@ -75,7 +75,8 @@ class Runs:
             run(["sinterc", "--config", cfg, "-o", prog])
             self.programs[key] = prog
         out = run(["sinter-run", "-n", str(w), self.programs[key], "--config", cfg])
-        if f"{w} rank" not in out or f"{k} micro-batches of {b}" not in out:
+        batches = f"{k} micro-batch{'' if k == 1 else 'es'} of {b}"
+        if f"{w} rank" not in out or batches not in out:
             sys.exit(f"FAIL: {tag}: unexpected log:\n{out}")
         losses = {int(m.group(1)): float(m.group(2))
                   for m in re.finditer(r"^step (\d+)/\d+\s+loss (\S+)", out, re.M)}

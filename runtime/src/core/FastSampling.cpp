@@ -2,9 +2,10 @@
 
 #include "core/FastSampling.h"
 
+#include "core/FloatBits.h"
+
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace sinter::rt {
 namespace {
@@ -30,18 +31,6 @@ void philoxBlocks(const PhiloxStream &stream, uint64_t firstBlock, uint64_t bloc
   }
 }
 
-inline float bitsToFloat(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-inline uint32_t floatToBits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
-
 /// log((k + 1) / 2^24) for k < 2^24: k + 1 = m * 2^e exactly (m in
 /// [sqrt(1/2), sqrt(2))), log m from atanh's series in f = (m-1)/(m+1)
 /// (|f| < 0.172, so four terms leave 2e-9), e * ln 2 in two parts. Integer
@@ -49,10 +38,10 @@ inline uint32_t floatToBits(float f) {
 inline float logOfUniform(uint32_t k) {
   constexpr float kLn2Hi = 0.693145751953125f, kLn2Lo = 1.42860676533018e-06f;
   constexpr uint32_t kSqrt2Mantissa = 0x3504f3u; // of 1.41421354f
-  uint32_t bits = floatToBits((float)(k + 1));
+  uint32_t bits = floatBits((float)(k + 1));
   uint32_t mantissa = bits & 0x7fffffu;
   uint32_t big = mantissa > kSqrt2Mantissa ? 1u : 0u;
-  float m = bitsToFloat(mantissa | (0x3f800000u - (big << 23)));
+  float m = floatFromBits(mantissa | (0x3f800000u - (big << 23)));
   float x = (float)((int32_t)(bits >> 23) - 127 + (int32_t)big - 24);
   float f = (m - 1.0f) / (m + 1.0f);
   float s = f * f;
@@ -62,12 +51,12 @@ inline float logOfUniform(uint32_t k) {
 }
 
 inline float flipSign(float v, uint32_t flip) {
-  return bitsToFloat(floatToBits(v) ^ (flip << 31));
+  return floatFromBits(floatBits(v) ^ (flip << 31));
 }
 
 inline float pick(uint32_t second, float first, float other) {
   uint32_t mask = 0u - second;
-  return bitsToFloat((floatToBits(first) & ~mask) | (floatToBits(other) & mask));
+  return floatFromBits((floatBits(first) & ~mask) | (floatBits(other) & mask));
 }
 
 /// The Box-Muller pair of two 24-bit uniforms: r cos(2 pi t), r sin(2 pi t)

@@ -7,6 +7,8 @@
 
 #include "cpu/MaxPoolGrad.h"
 
+#include "core/FloatBits.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -14,18 +16,6 @@
 
 namespace sinter::rt::cpu {
 namespace {
-
-inline uint32_t bitsOf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-
-inline float floatOf(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
 
 /// Row `oy` of one image's windows: `best` and `unplaced` are scratch of c
 /// elements. The loops over the channels are branch-free (masks, not
@@ -61,7 +51,7 @@ void oneRow(const float *image, const float *dy, float *grad, const PoolGeometry
         float *__restrict out = grad + (iy * g.w + ix) * c;
         for (int64_t ch = 0; ch < c; ++ch) {
           uint32_t hit = (0u - uint32_t(v[ch] == best[ch])) & unplaced[ch];
-          float share = floatOf(bitsOf(d[ch]) & hit);
+          float share = floatFromBits(floatBits(d[ch]) & hit);
           out[ch] = overwrite ? share : out[ch] + share;
           unplaced[ch] &= ~hit;
         }

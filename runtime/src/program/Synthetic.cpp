@@ -40,18 +40,19 @@ public:
       // One stream per input, indexed by (sample, element): any batching
       // of the same samples sees the same values.
       PhiloxStream stream{seed, fnv1a64("synthetic." + spec.name)};
-      bool real = isFloatingPoint(spec.dtype);
-      std::vector<float> reals(real ? per : 0);
+      bool real = isFloatingPoint(spec.dtype), direct = spec.dtype == DType::F32;
+      // f32 is made in place; other types go through these and convert.
+      std::vector<float> reals(real && !direct ? per : 0);
       std::vector<int64_t> integers(real ? 0 : per);
       for (size_t s = 0; s < ids.size(); ++s) {
         uint8_t *to = t.bytes.data() + s * per * dtypeSize(spec.dtype);
+        if (direct) {
+          fastStandardNormals(stream, ids[s] * per, per, reinterpret_cast<float *>(to));
+          continue;
+        }
         if (real) {
-          float *values = spec.dtype == DType::F32 ? reinterpret_cast<float *>(to)
-                                                   : reals.data();
-          fastStandardNormals(stream, ids[s] * per, per, values);
-          if (values != reinterpret_cast<float *>(to))
-            SINTER_RT_RETURN_IF_ERROR(
-                convertElements(values, DType::F32, to, spec.dtype, per));
+          fastStandardNormals(stream, ids[s] * per, per, reals.data());
+          SINTER_RT_RETURN_IF_ERROR(convertElements(reals.data(), DType::F32, to, spec.dtype, per));
           continue;
         }
         fastUniformIntegers(stream, ids[s] * per, per, bounds[i], integers.data());

@@ -199,7 +199,8 @@ Status Training::start(std::shared_ptr<const BatchSource> trainData, bool &more)
   }
   log->message(describeLearningRate(cfg) + "; " + std::to_string(comm.size()) +
                (comm.size() == 1 ? " rank, " : " ranks, ") + std::to_string(microBatches) +
-               " micro-batches of " + std::to_string(b) + " per rank and step");
+               (microBatches == 1 ? " micro-batch of " : " micro-batches of ") +
+               std::to_string(b) + " per rank and step");
   window.emplace(uint64_t(cfg.batch().global()), tokensPerSampleOf(cfg, plan),
                  comm.runsCollectives() ? &times : nullptr);
   trainingStart = Clock::now();

@@ -15,16 +15,21 @@
 // values): cuDNN reads and writes them through strides, the forward call
 // writes the row statistics the backward call reads.
 //
+// A call whose graph wants more workspace than kWorkspaceLimitBytes (the
+// deterministic backward pass at large batches) runs as calls over slices
+// of its batch (device/AttentionLayout.h), so that its workspace stays a
+// small part of the device's memory.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cuda/CudaDevice.h"
 #include "cuda/Errors.h"
+#include "device/AttentionLayout.h"
 
 #define CUDNN_FRONTEND_SKIP_JSON_LIB
 #include <cudnn_frontend.h>
 
 #include <array>
-#include <cassert>
 #include <cmath>
 
 namespace fe = cudnn_frontend;
@@ -33,6 +38,13 @@ namespace sinter::rt::cuda {
 
 namespace {
 
+// The most workspace one call may take. cuDNN's deterministic backward
+// pass (before cuDNN 9.25) wants a batch x heads x tq x tk bf16 buffer for
+// dP, 1.5 GiB for GPT-2 124M at micro-batch 64, outside the memory plan; a
+// call that would pass this runs over slices of its batch instead, each a
+// launch that still fills the GPU.
+constexpr int64_t kWorkspaceLimitBytes = int64_t(256) << 20;
+
 // The tensors' ids in a graph's variant pack.
 enum : int64_t { kQ = 1, kK, kV, kO, kStats, kGradO, kGradQ, kGradK, kGradV };
 static_assert(kV == kQ + 2 && kGradV == kGradQ + 2, "addPacked counts from q");
@@ -40,27 +52,8 @@ static_assert(kV == kQ + 2 && kGradV == kGradQ + 2, "addPacked counts from q");
 /// Where the elements of one [batch, heads, rows, cols] operand lie.
 using Strides = std::array<int64_t, 4>;
 
-/// The strides of q, k, v and o (their gradients lie as they do) for a
-/// shape s as abi.h's calls give it.
-struct Layout {
-  Strides q, k, v, o;
-};
-
-Layout layoutOf(const int64_t s[7], bool packed) {
-  int64_t h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
-  if (packed) {
-    // Self-attention: one T, and q, k and v of one width.
-    assert(tq == tk && d == dv && "packed attention has one T and one head size");
-    // One row of the projection holds every head's q, then k, then v.
-    int64_t row = 3 * h * d;
-    Strides qkv = {tq * row, d, row, 1};
-    return {qkv, qkv, qkv, {tq * h * dv, dv, h * dv, 1}};
-  }
-  return {{h * tq * d, tq * d, d, 1},
-          {h * tk * d, tk * d, d, 1},
-          {h * tk * dv, tk * dv, dv, 1},
-          {h * tq * dv, tq * dv, dv, 1}};
-}
+/// One operand's strides as cuDNN takes them: [batch, heads, rows, cols].
+Strides cudnnStrides(const AttentionStrides &s) { return {s.batch, s.head, s.row, 1}; }
 
 /// The row statistics [batch, heads, rows, 1], packed.
 Strides statisticsStrides(const int64_t s[7]) { return {s[1] * s[2], s[2], 1, 1}; }
@@ -122,6 +115,7 @@ struct CudaDevice::Attention {
   struct Built {
     std::shared_ptr<fe::graph::Graph> graph;
     int64_t workspaceBytes = 0;
+    int64_t sliceBatch = 0; ///< batch elements a call of `graph` takes
   };
   std::array<int64_t, 7> shape{};
   bool packed = false;
@@ -153,18 +147,18 @@ template <typename F> Status guarded(F &&body) {
 std::shared_ptr<fe::graph::Graph> forwardGraph(const int64_t s[7], bool packed,
                                                bool stats) {
   int64_t b = s[0], h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
-  Layout l = layoutOf(s, packed);
+  AttentionShape layout = attentionShapeOf(s, packed);
   auto g = emptyGraph();
-  auto q = tensor(*g, "Q", kQ, b, h, tq, d, l.q);
-  auto k = tensor(*g, "K", kK, b, h, tk, d, l.k);
-  auto v = tensor(*g, "V", kV, b, h, tk, dv, l.v);
+  auto q = tensor(*g, "Q", kQ, b, h, tq, d, cudnnStrides(layout.q));
+  auto k = tensor(*g, "K", kK, b, h, tk, d, cudnnStrides(layout.k));
+  auto v = tensor(*g, "V", kV, b, h, tk, dv, cudnnStrides(layout.v));
   auto options = fe::graph::SDPA_attributes()
                      .set_name("attention")
                      .set_generate_stats(stats)
                      .set_attn_scale(float(1.0 / std::sqrt(double(d))))
                      .set_causal_mask(s[6] != 0);
   auto [o, lse] = g->sdpa(q, k, v, options);
-  setOutput(*o, kO, b, h, tq, dv, l.o);
+  setOutput(*o, kO, b, h, tq, dv, cudnnStrides(layout.o));
   if (stats)
     setOutput(lse->set_data_type(fe::DataType_t::FLOAT), kStats, b, h, tq, 1,
               statisticsStrides(s));
@@ -177,13 +171,13 @@ std::shared_ptr<fe::graph::Graph> forwardGraph(const int64_t s[7], bool packed,
 std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7], bool packed,
                                                 bool deterministic) {
   int64_t b = s[0], h = s[1], tq = s[2], tk = s[3], d = s[4], dv = s[5];
-  Layout l = layoutOf(s, packed);
+  AttentionShape layout = attentionShapeOf(s, packed);
   auto g = emptyGraph();
-  auto q = tensor(*g, "Q", kQ, b, h, tq, d, l.q);
-  auto k = tensor(*g, "K", kK, b, h, tk, d, l.k);
-  auto v = tensor(*g, "V", kV, b, h, tk, dv, l.v);
-  auto o = tensor(*g, "O", kO, b, h, tq, dv, l.o);
-  auto gradO = tensor(*g, "dO", kGradO, b, h, tq, dv, l.o);
+  auto q = tensor(*g, "Q", kQ, b, h, tq, d, cudnnStrides(layout.q));
+  auto k = tensor(*g, "K", kK, b, h, tk, d, cudnnStrides(layout.k));
+  auto v = tensor(*g, "V", kV, b, h, tk, dv, cudnnStrides(layout.v));
+  auto o = tensor(*g, "O", kO, b, h, tq, dv, cudnnStrides(layout.o));
+  auto gradO = tensor(*g, "dO", kGradO, b, h, tq, dv, cudnnStrides(layout.o));
   auto lse = tensor(*g, "Stats", kStats, b, h, tq, 1, statisticsStrides(s));
   lse->set_data_type(fe::DataType_t::FLOAT);
   auto options = fe::graph::SDPA_backward_attributes()
@@ -192,9 +186,9 @@ std::shared_ptr<fe::graph::Graph> backwardGraph(const int64_t s[7], bool packed,
                      .set_causal_mask(s[6] != 0)
                      .set_deterministic_algorithm(deterministic);
   auto [gradQ, gradK, gradV] = g->sdpa_backward(q, k, v, o, gradO, lse, options);
-  setOutput(*gradQ, kGradQ, b, h, tq, d, l.q);
-  setOutput(*gradK, kGradK, b, h, tk, d, l.k);
-  setOutput(*gradV, kGradV, b, h, tk, dv, l.v);
+  setOutput(*gradQ, kGradQ, b, h, tq, d, cudnnStrides(layout.q));
+  setOutput(*gradK, kGradK, b, h, tk, d, cudnnStrides(layout.k));
+  setOutput(*gradV, kGradV, b, h, tk, dv, cudnnStrides(layout.v));
   return g;
 }
 
@@ -252,33 +246,66 @@ void addPacked(VariantPack &pack, int64_t first, const void *qkv, const int64_t 
     pack[first + i] = bf16At(qkv, i * width);
 }
 
+/// The pack's pointers advanced to the first batch element of a slice.
+VariantPack slicePack(const VariantPack &whole, const AttentionOffsets &at) {
+  VariantPack slice;
+  for (auto [uid, pointer] : whole) {
+    int64_t bytes = uid == kQ || uid == kGradQ   ? at.q
+                    : uid == kK || uid == kGradK ? at.k
+                    : uid == kV || uid == kGradV ? at.v
+                    : uid == kStats              ? at.stats
+                                                 : at.o; // o and its gradient
+    slice[uid] = static_cast<char *>(pointer) + bytes;
+  }
+  return slice;
+}
+
 } // namespace
 
-/// Builds the graph of `pass` at its first use.
+/// Builds the graph of `pass` at its first use, for slices of the batch if
+/// the whole batch's workspace would pass kWorkspaceLimitBytes, and runs it
+/// over each slice.
 Status CudaDevice::runAttention(Attention &plan, AttentionPass pass,
                                 VariantPack &tensors) {
   bool stats = pass == AttentionPass::ForwardWithStats;
   Attention::Built &built = pass == AttentionPass::Forward ? plan.forward
                             : stats                        ? plan.forwardWithStats
                                                            : plan.backward;
+  const int64_t batch = plan.shape[0];
   if (!built.graph)
     SINTER_RT_RETURN_IF_ERROR(guarded([&] {
-      const int64_t *s = plan.shape.data();
-      auto graph = pass == AttentionPass::Backward
-                       ? backwardGraph(s, plan.packed, !nondeterministic)
-                       : forwardGraph(s, plan.packed, stats);
+      std::array<int64_t, 7> s = plan.shape;
+      auto make = [&]() {
+        return pass == AttentionPass::Backward
+                   ? backwardGraph(s.data(), plan.packed, !nondeterministic)
+                   : forwardGraph(s.data(), plan.packed, stats);
+      };
+      auto graph = make();
       Expected<int64_t> bytes = build(*graph, dnn);
       if (!bytes.ok())
         return bytes.status();
+      s[0] = attentionSliceBatch(batch, *bytes, kWorkspaceLimitBytes);
+      if (s[0] < batch) {
+        graph = make();
+        bytes = build(*graph, dnn);
+        if (!bytes.ok())
+          return bytes.status();
+      }
       built.workspaceBytes = *bytes;
+      built.sliceBatch = s[0];
       built.graph = std::move(graph);
       return Status::success();
     }));
   Expected<void *> work = workspace(uint64_t(built.workspaceBytes));
   if (!work.ok())
     return work.status();
-  return guarded(
-      [&] { return checked(built.graph->execute(dnn, tensors, *work), "execute"); });
+  AttentionShape layout = attentionShapeOf(plan.shape.data(), plan.packed);
+  for (int64_t first = 0; first < batch; first += built.sliceBatch) {
+    VariantPack slice = slicePack(tensors, attentionBatchOffsets(layout, first, 2));
+    SINTER_RT_RETURN_IF_ERROR(guarded(
+        [&] { return checked(built.graph->execute(dnn, slice, *work), "execute"); }));
+  }
+  return Status::success();
 }
 
 void CudaDevice::attention(const void *q, const void *k, const void *v, void *o,

@@ -26,36 +26,13 @@ template <> struct Element<uint16_t> {
   static void store(uint16_t *p, float v) { *p = roundToBF16(v); }
 };
 
-AttentionShape headsMajor(int64_t batch, int64_t heads, int64_t tq, int64_t tk, int64_t d,
-                          int64_t dv, bool causal) {
-  return {batch,
-          heads,
-          tq,
-          tk,
-          d,
-          dv,
-          causal,
-          {heads * tq * d, tq * d, d},
-          {heads * tk * d, tk * d, d},
-          {heads * tk * dv, tk * dv, dv},
-          {heads * tq * dv, tq * dv, dv}};
-}
-
-AttentionShape packed(int64_t batch, int64_t t, int64_t heads, int64_t d, bool causal) {
-  // A row of the projection holds every head's q, then k, then v; the
-  // three bases are q's plus 0, heads * d and 2 * heads * d.
-  const int64_t row = 3 * heads * d;
-  Strides qkv = {t * row, d, row};
-  return {batch, heads, t, t, d, d, causal, qkv, qkv, qkv, {t * heads * d, d, heads * d}};
-}
-
 namespace {
 
 /// One (batch, head) pair's operand: its rows as floats, read and written
 /// through the operand's strides.
 template <typename T> struct Operand {
   T *base;
-  Strides strides;
+  AttentionStrides strides;
   int64_t width;
   T *at(int64_t b, int64_t h, int64_t t) const {
     return base + b * strides.batch + h * strides.head + t * strides.row;

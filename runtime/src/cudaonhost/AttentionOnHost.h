@@ -10,30 +10,17 @@
 #ifndef SINTER_RT_CUDAONHOST_ATTENTIONONHOST_H
 #define SINTER_RT_CUDAONHOST_ATTENTIONONHOST_H
 
+#include "device/AttentionLayout.h"
+
 #include <cstdint>
 
 namespace sinter::rt::cudaonhost {
 
-/// Where element (b, h, t, i) of one operand lies: b * batch + h * head +
-/// t * row + i elements from its base.
-struct Strides {
-  int64_t batch, head, row;
-};
-
-/// The shape of one call, and the strides of q, k, v and o (each gradient
-/// lies as its value does).
-struct AttentionShape {
-  int64_t batch, heads, tq, tk, d, dv;
-  bool causal;
-  Strides q, k, v, o;
-};
-
-/// abi.h's heads-major layout: q, k, v and o each [batch, heads, T, d].
-AttentionShape headsMajor(int64_t batch, int64_t heads, int64_t tq, int64_t tk, int64_t d,
-                          int64_t dv, bool causal);
-/// abi.h's packed layout: q, k and v in one projection [batch, t, 3, heads,
-/// d], o [batch, t, heads, d].
-AttentionShape packed(int64_t batch, int64_t t, int64_t heads, int64_t d, bool causal);
+// The shapes and layouts of the calls: device/AttentionLayout.h.
+using rt::AttentionShape;
+using rt::AttentionStrides;
+using rt::headsMajorAttention;
+using rt::packedAttention;
 
 /// Elements as the device stores them: f32, or bf16 (16-bit patterns,
 /// rounded to nearest even as they are written).

@@ -90,20 +90,20 @@ std::vector<double> channelSums(const float *x, const float *y, int64_t n, int64
 /// The packed calls: q, k and v side by side in each row of one
 /// projection (and their gradients in each row of its gradient).
 template <typename T>
-void packedForward(const T *qkv, T *o, float *stats, int64_t batch, int64_t t,
-                   int64_t heads, int64_t d, int64_t causal) {
+void packedForward(const T *qkv, T *o, float *stats, int64_t batch, int64_t t, int64_t heads,
+                   int64_t d, int64_t causal) {
   const int64_t width = heads * d;
-  attentionForward(packed(batch, t, heads, d, causal), qkv, qkv + width, qkv + 2 * width, o,
-                   stats);
+  attentionForward(packedAttention(batch, t, heads, d, causal), qkv, qkv + width,
+                   qkv + 2 * width, o, stats);
 }
 
 template <typename T>
-void packedBackward(const T *qkv, const T *o, const float *stats, const T *gradO,
-                    T *gradQkv, int64_t batch, int64_t t, int64_t heads, int64_t d,
-                    int64_t causal) {
+void packedBackward(const T *qkv, const T *o, const float *stats, const T *gradO, T *gradQkv,
+                    int64_t batch, int64_t t, int64_t heads, int64_t d, int64_t causal) {
   const int64_t width = heads * d;
-  attentionBackward(packed(batch, t, heads, d, causal), qkv, qkv + width, qkv + 2 * width, o,
-                    stats, gradO, gradQkv, gradQkv + width, gradQkv + 2 * width);
+  attentionBackward(packedAttention(batch, t, heads, d, causal), qkv, qkv + width,
+                    qkv + 2 * width, o, stats, gradO, gradQkv, gradQkv + width,
+                    gradQkv + 2 * width);
 }
 
 } // namespace
@@ -232,17 +232,17 @@ void sinter_cuda_batch_norm_backward_f32(const float *x, const float *dy,
 void sinter_cuda_attention_bf16(const uint16_t *q, const uint16_t *k, const uint16_t *v,
                                 uint16_t *o, int64_t batch, int64_t heads, int64_t tq,
                                 int64_t tk, int64_t d, int64_t dv, int64_t causal) {
-  attentionForward(headsMajor(batch, heads, tq, tk, d, dv, causal), q, k, v, o, nullptr);
+  attentionForward(headsMajorAttention(batch, heads, tq, tk, d, dv, causal), q, k, v, o,
+                   nullptr);
 }
 
 void sinter_cuda_attention_backward_bf16(const uint16_t *q, const uint16_t *k,
                                          const uint16_t *v, const uint16_t *grad_o,
-                                         uint16_t *grad_q, uint16_t *grad_k,
-                                         uint16_t *grad_v, int64_t batch, int64_t heads,
-                                         int64_t tq, int64_t tk, int64_t d, int64_t dv,
-                                         int64_t causal) {
-  attentionBackward<uint16_t>(headsMajor(batch, heads, tq, tk, d, dv, causal), q, k, v,
-                              nullptr, nullptr, grad_o, grad_q, grad_k, grad_v);
+                                         uint16_t *grad_q, uint16_t *grad_k, uint16_t *grad_v,
+                                         int64_t batch, int64_t heads, int64_t tq, int64_t tk,
+                                         int64_t d, int64_t dv, int64_t causal) {
+  attentionBackward<uint16_t>(headsMajorAttention(batch, heads, tq, tk, d, dv, causal), q, k,
+                              v, nullptr, nullptr, grad_o, grad_q, grad_k, grad_v);
 }
 
 void sinter_cuda_attention_qkv_bf16(const uint16_t *qkv, uint16_t *o, float *stats,
@@ -259,9 +259,10 @@ void sinter_cuda_attention_qkv_backward_bf16(const uint16_t *qkv, const uint16_t
 }
 
 void sinter_cuda_attention_f32(const float *q, const float *k, const float *v, float *o,
-                               int64_t batch, int64_t heads, int64_t tq, int64_t tk,
-                               int64_t d, int64_t dv, int64_t causal) {
-  attentionForward(headsMajor(batch, heads, tq, tk, d, dv, causal), q, k, v, o, nullptr);
+                               int64_t batch, int64_t heads, int64_t tq, int64_t tk, int64_t d,
+                               int64_t dv, int64_t causal) {
+  attentionForward(headsMajorAttention(batch, heads, tq, tk, d, dv, causal), q, k, v, o,
+                   nullptr);
 }
 
 void sinter_cuda_attention_backward_f32(const float *q, const float *k, const float *v,
@@ -269,8 +270,8 @@ void sinter_cuda_attention_backward_f32(const float *q, const float *k, const fl
                                         float *grad_v, int64_t batch, int64_t heads,
                                         int64_t tq, int64_t tk, int64_t d, int64_t dv,
                                         int64_t causal) {
-  attentionBackward<float>(headsMajor(batch, heads, tq, tk, d, dv, causal), q, k, v, nullptr,
-                           nullptr, grad_o, grad_q, grad_k, grad_v);
+  attentionBackward<float>(headsMajorAttention(batch, heads, tq, tk, d, dv, causal), q, k, v,
+                           nullptr, nullptr, grad_o, grad_q, grad_k, grad_v);
 }
 
 void sinter_cuda_attention_qkv_f32(const float *qkv, float *o, float *stats, int64_t batch,

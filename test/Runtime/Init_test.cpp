@@ -6,17 +6,17 @@
 // is installed, by the ctest `runtime-init-reference`, which compares every
 // element of every case through the sinter-init-dump tool.
 
+#include "InitLine.h"
+
 #include "core/Init.h"
 #include "data/Sampler.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cinttypes>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <string>
 
 using namespace sinter::rt;
@@ -77,51 +77,6 @@ const ReferenceCase kReference[] = {
      {"28", "11", "35", "29", "27", "4", "8", "21", "22", "15", "33", "7"}},
 };
 
-/// Runs one line of the dump tool's input; returns hex bit patterns.
-std::vector<std::string> runLine(const std::string &line, size_t limit, std::string &error) {
-  std::istringstream in(line);
-  std::string name;
-  in >> name;
-  std::vector<std::string> out;
-  if (name == "perm") {
-    uint64_t n, seed, epoch;
-    in >> n >> seed >> epoch;
-    std::vector<uint64_t> perm = samplerOrdering(n, seed, epoch, true);
-    for (size_t i = 0; i < perm.size() && i < limit; ++i)
-      out.push_back(std::to_string(perm[i]));
-    return out;
-  }
-  std::string kind, dtype, shapeText, arg;
-  uint64_t seed, first, count;
-  in >> kind >> dtype >> shapeText >> seed >> first >> count;
-  std::vector<double> args;
-  while (in >> arg)
-    args.push_back(std::strtod(arg.c_str(), nullptr));
-  Shape shape;
-  if (shapeText != "-") {
-    std::istringstream s(shapeText);
-    std::string d;
-    while (std::getline(s, d, 'x'))
-      shape.push_back(std::strtoull(d.c_str(), nullptr, 10));
-  }
-  DType t = *parseDType(dtype);
-  std::vector<uint8_t> buf(count * dtypeSize(t));
-  Status st = fill(name, *parseInitKind(kind), args, t, shape, seed, first, count, buf.data());
-  if (!st.ok()) {
-    error = st.message();
-    return out;
-  }
-  size_t size = dtypeSize(t);
-  for (uint64_t i = 0; i < count && i < limit; ++i) {
-    uint64_t v = 0;
-    std::memcpy(&v, buf.data() + i * size, size);
-    char hex[24];
-    std::snprintf(hex, sizeof(hex), "%0*" PRIx64, (int)(2 * size), v);
-    out.push_back(hex);
-  }
-  return out;
-}
-
 std::vector<float> fillF32(const std::string &name, InitKind k, std::vector<double> args,
                            Shape shape, uint64_t seed = 0) {
   uint64_t n = 1;
@@ -156,7 +111,7 @@ template <typename T> void meanStd(const std::vector<T> &v, double &mean, double
 TEST(Init, MatchesTheNumpyReference) {
   for (const ReferenceCase &c : kReference) {
     std::string error;
-    std::vector<std::string> got = runLine(c.line, c.expected.size(), error);
+    std::vector<std::string> got = test::answerInitLine(c.line, c.expected.size(), error);
     EXPECT_EQ(error, "") << c.line;
     EXPECT_EQ(got, c.expected) << c.line;
   }

@@ -147,7 +147,11 @@ static void addTargetBufferizationPasses(mlir::OpPassManager &pm, bool cuda) {
   reductions.splitColumns = !cuda;
   pm.addPass(createParallelReductions(reductions));
   // Matmuls read their operands transposed in place, not through copies.
-  pm.addPass(host::createFoldMatmulTransposes());
+  // Batched ones only on the CPU: cuBLASLt's batched transposed reads have
+  // not run on a GPU yet (and GPT's attention is fused there).
+  host::FoldMatmulTransposesOptions transposes;
+  transposes.batched = !cuda;
+  pm.addPass(host::createFoldMatmulTransposes(transposes));
   // compute: BF16 rounds the inputs of the matmuls, their forms settled.
   pm.addPass(createBF16Matmuls());
   // A backward function takes the copies it reads of what the forward one

@@ -57,8 +57,8 @@ extern const int64_t sinter_config_dir_size;
  * Dense row-major f32 arrays.
  * c[batch, m, n] = a[batch, m, k] @ b[batch or 1, k, n]. Flags: bit 0, b is
  * shared by every batch; bit 1, b is stored transposed, as [n, k]; bit 2, a
- * is stored transposed, as [k, m] (not batched); bit 3, the product is added
- * to c (c += a @ b) instead of replacing it; bit 4, bias[n] (f32) is added
+ * is stored transposed, as [k, m] (batched: the CPU's only); bit 3, the
+ * product is added to c (c += a @ b) instead of replacing it; bit 4, bias[n] (f32) is added
  * to each row of c (c = a @ b + bias; not batched, not with bit 3). `bias`
  * is null without bit 4. */
 void sinter_cpu_matmul_f32(const float *a, const float *b, float *c,

@@ -129,7 +129,7 @@ bool isLibraryBF16Matmul(linalg::LinalgOp op) {
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation()))
     return matmulFormOf(mm).has_value();
   auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
-  return bmm && !bmm.hasUserDefinedMaps();
+  return bmm && batchMatmulFormOf(bmm).has_value();
 }
 
 class Narrowing {
@@ -162,8 +162,12 @@ public:
         m.setIndexingMapsAttr(mm.getIndexingMaps());
       made = m;
     } else {
-      made = linalg::BatchMatmulOp::create(b, loc, TypeRange{type}, inputs,
-                                           ValueRange{init});
+      auto bmm = cast<linalg::BatchMatmulOp>(op.getOperation());
+      auto m = linalg::BatchMatmulOp::create(b, loc, TypeRange{type}, inputs,
+                                             ValueRange{init});
+      if (bmm.hasUserDefinedMaps())
+        m.setIndexingMapsAttr(bmm.getIndexingMaps());
+      made = m;
     }
     for (NamedAttribute attr : op->getDiscardableAttrs())
       made->setAttr(attr.getName(), attr.getValue());

@@ -81,11 +81,95 @@ struct FoldResultTranspose : OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
+/// Whether `op` copies its input with the last two axes swapped: a
+/// linalg.transpose, or the linalg.generic that copies through the
+/// permutation (the graph lowering's form).
+bool swapsLastTwoAxes(Operation *op) {
+  auto swapped = [](int64_t rank) {
+    SmallVector<int64_t> p = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(p[rank - 1], p[rank - 2]);
+    return p;
+  };
+  if (auto t = dyn_cast_or_null<linalg::TransposeOp>(op))
+    return t.getPermutation().size() >= 3 &&
+           t.getPermutation() == ArrayRef<int64_t>(swapped(t.getPermutation().size()));
+  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      g.getNumReductionLoops() != 0 || g.getNumLoops() < 3 || !g.hasPureTensorSemantics())
+    return false;
+  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+  if (yield.getNumOperands() != 1 || yield.getOperand(0) != g.getBody()->getArgument(0))
+    return false;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  return maps[1].isIdentity() &&
+         maps[0] == AffineMap::getPermutationMap(swapped(g.getNumLoops()), g.getContext());
+}
+
+/// The tensor whose last two axes `v` ([batch, rows, cols]) holds swapped:
+/// a copy that swaps them, possibly with its leading axes collapsed into
+/// the batch after it (then collapsed the same way here).
+Value swappedSource(PatternRewriter &rewriter, Value v) {
+  Operation *copy = v.getDefiningOp();
+  auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(copy);
+  if (collapse) {
+    // [[0, ..., r-3], [r-2], [r-1]]: only the leading axes merge.
+    SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+    int64_t rank = collapse.getSrcType().getRank();
+    if (groups.size() != 3 || groups[1] != ReassociationIndices{rank - 2} ||
+        groups[2] != ReassociationIndices{rank - 1})
+      return Value();
+    copy = collapse.getSrc().getDefiningOp();
+  }
+  if (!swapsLastTwoAxes(copy))
+    return Value();
+  Value source = copy->getOperand(0);
+  if (!collapse)
+    return cast<RankedTensorType>(source.getType()).getRank() == 3 ? source : Value();
+  rewriter.setInsertionPointAfterValue(source);
+  return tensor::CollapseShapeOp::create(rewriter, collapse.getLoc(), source,
+                                         collapse.getReassociationIndices());
+}
+
+/// batch_matmul(swap(X), B) reads X with its last two axes swapped (and
+/// the same for B): attention's backward pass multiplies by the scores'
+/// gradient and the probabilities transposed, [batch, T, T] each.
+struct FoldBatchOperandTranspose : OpRewritePattern<linalg::BatchMatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::BatchMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<MatmulForm> form = batchMatmulFormOf(op);
+    if (!form || !op.hasPureTensorSemantics())
+      return failure();
+    OpBuilder::InsertionGuard guard(rewriter);
+    Value a = swappedSource(rewriter, op.getDpsInputs()[0]);
+    Value b = swappedSource(rewriter, op.getDpsInputs()[1]);
+    if (!a && !b)
+      return failure();
+    MatmulForm f = *form;
+    if (a)
+      f.transposedA = !f.transposedA;
+    if (b)
+      f.transposedB = !f.transposedB;
+    rewriter.setInsertionPoint(op);
+    auto made = linalg::BatchMatmulOp::create(
+        rewriter, op.getLoc(), op->getResultTypes(),
+        ValueRange{a ? a : op.getDpsInputs()[0], b ? b : op.getDpsInputs()[1]},
+        ValueRange{op.getDpsInits()[0]});
+    made.setIndexingMapsAttr(
+        rewriter.getAffineMapArrayAttr(batchMatmulMaps(op.getContext(), f)));
+    rewriter.replaceOp(op, made->getResults());
+    return success();
+  }
+};
+
 struct FoldMatmulTransposes
     : public impl::FoldMatmulTransposesBase<FoldMatmulTransposes> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldOperandTranspose, FoldResultTranspose>(&getContext());
+    if (batched)
+      patterns.add<FoldBatchOperandTranspose>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

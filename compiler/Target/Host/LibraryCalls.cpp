@@ -95,8 +95,8 @@ linalg::BroadcastOp biasBefore(linalg::LinalgOp op) {
 }
 
 /// C[batch, m, n] (+)= A[batch, m, k] @ B[batch or 1, k, n], with A stored as
-/// [k, m] when `transposedA` (not batched) and B as [n, k] when
-/// `transposedB`. linalg adds the product to C; when C was just filled with
+/// [k, m] when `transposedA` and B as [n, k] when `transposedB` (each
+/// batch's). linalg adds the product to C; when C was just filled with
 /// zeros the fill is dropped and the library writes C; when C was just
 /// filled with a bias's rows, the library adds the bias as it writes C;
 /// otherwise it adds into C.
@@ -209,9 +209,11 @@ struct LibraryCalls : public impl::LibraryCallsBase<LibraryCalls> {
           callMatmul(module, device, mm, /*batched=*/false, form->transposedA,
                      form->transposedB);
       } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op)) {
-        if (bmm.hasUserDefinedMaps())
-          continue;
-        callMatmul(module, device, bmm, /*batched=*/true);
+        std::optional<MatmulForm> form = batchMatmulFormOf(bmm);
+        // The CUDA device reads a batched A as stored only (abi.h).
+        if (form && !(device == "cuda" && form->transposedA))
+          callMatmul(module, device, bmm, /*batched=*/true, form->transposedA,
+                     form->transposedB);
       } else {
         callConv(module, device, cast<linalg::Conv2DNchwFchwOp>(op));
       }

@@ -2,7 +2,6 @@
 
 #include "compiler/Target/Host/MatmulForm.h"
 
-
 using namespace mlir;
 
 namespace sinter::host {
@@ -22,6 +21,25 @@ std::optional<MatmulForm> matmulFormOf(linalg::MatmulOp op) {
   for (bool ta : {false, true})
     for (bool tb : {false, true})
       if (maps == matmulMaps(op.getContext(), {ta, tb}))
+        return MatmulForm{ta, tb};
+  return std::nullopt;
+}
+
+SmallVector<AffineMap> batchMatmulMaps(MLIRContext *ctx, MatmulForm f) {
+  AffineExpr b = getAffineDimExpr(0, ctx), m = getAffineDimExpr(1, ctx),
+             n = getAffineDimExpr(2, ctx), k = getAffineDimExpr(3, ctx);
+  return {AffineMap::get(4, 0, f.transposedA ? ArrayRef<AffineExpr>{b, k, m}
+                                             : ArrayRef<AffineExpr>{b, m, k}, ctx),
+          AffineMap::get(4, 0, f.transposedB ? ArrayRef<AffineExpr>{b, n, k}
+                                             : ArrayRef<AffineExpr>{b, k, n}, ctx),
+          AffineMap::get(4, 0, {b, m, n}, ctx)};
+}
+
+std::optional<MatmulForm> batchMatmulFormOf(linalg::BatchMatmulOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      if (maps == batchMatmulMaps(op.getContext(), {ta, tb}))
         return MatmulForm{ta, tb};
   return std::nullopt;
 }

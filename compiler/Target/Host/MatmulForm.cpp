@@ -16,13 +16,19 @@ SmallVector<AffineMap> matmulMaps(MLIRContext *ctx, MatmulForm f) {
           AffineMap::get(3, 0, {m, n}, ctx)};
 }
 
-std::optional<MatmulForm> matmulFormOf(linalg::MatmulOp op) {
+/// The form whose maps (`mapsOf`) `op` has, if any.
+template <typename MapsOf>
+std::optional<MatmulForm> formAmong(linalg::LinalgOp op, MapsOf mapsOf) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (bool ta : {false, true})
     for (bool tb : {false, true})
-      if (maps == matmulMaps(op.getContext(), {ta, tb}))
+      if (maps == mapsOf(op->getContext(), MatmulForm{ta, tb}))
         return MatmulForm{ta, tb};
   return std::nullopt;
+}
+
+std::optional<MatmulForm> matmulFormOf(linalg::MatmulOp op) {
+  return formAmong(op, matmulMaps);
 }
 
 SmallVector<AffineMap> batchMatmulMaps(MLIRContext *ctx, MatmulForm f) {
@@ -36,12 +42,7 @@ SmallVector<AffineMap> batchMatmulMaps(MLIRContext *ctx, MatmulForm f) {
 }
 
 std::optional<MatmulForm> batchMatmulFormOf(linalg::BatchMatmulOp op) {
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  for (bool ta : {false, true})
-    for (bool tb : {false, true})
-      if (maps == batchMatmulMaps(op.getContext(), {ta, tb}))
-        return MatmulForm{ta, tb};
-  return std::nullopt;
+  return formAmong(op, batchMatmulMaps);
 }
 
 } // namespace sinter::host

@@ -195,8 +195,9 @@ def FoldMatmulTransposes : Pass<"sinter-fold-matmul-transposes", "mlir::ModuleOp
 def LibraryCalls : Pass<"sinter-library-calls", "mlir::ModuleOp"> {
   let summary = "Hands f32 matmuls and convolutions to the device's library";
   let description = [{
-    After bufferization, replaces `linalg.matmul` (plain, or with the second
-    operand read transposed), `linalg.batch_matmul` and
+    After bufferization, replaces `linalg.matmul` and `linalg.batch_matmul`
+    in one of their four forms (either operand read as stored or transposed;
+    on CUDA a batched first operand only as stored) and
     `linalg.conv_2d_nchw_fchw` on dense f32 buffers with calls of the
     runtime's `sinter_<device>_matmul_f32` and `sinter_<device>_conv2d_f32`
     (abi.h): oneDNN inside for `device=cpu`, cuBLASLt and cuDNN for

@@ -25,6 +25,12 @@ Value transposed(Value v) {
   return t.getInput();
 }
 
+/// `f` with A's and B's storage flipped where asked: a product that reads
+/// an operand's transpose in place reads it the other way round.
+MatmulForm swapped(MatmulForm f, bool a, bool b) {
+  return {f.transposedA != a, f.transposedB != b};
+}
+
 linalg::MatmulOp createMatmul(PatternRewriter &rewriter, Location loc, Value a,
                               Value b, Value init, MatmulForm f) {
   auto mm = linalg::MatmulOp::create(rewriter, loc, TypeRange{init.getType()},
@@ -45,15 +51,9 @@ struct FoldOperandTranspose : OpRewritePattern<linalg::MatmulOp> {
     Value ta = transposed(a), tb = transposed(b);
     if (!ta && !tb)
       return failure();
-    MatmulForm f = *form;
-    if (ta) {
-      a = ta;
-      f.transposedA = !f.transposedA;
-    }
-    if (tb) {
-      b = tb;
-      f.transposedB = !f.transposedB;
-    }
+    MatmulForm f = swapped(*form, bool(ta), bool(tb));
+    a = ta ? ta : a;
+    b = tb ? tb : b;
     rewriter.replaceOp(op, createMatmul(rewriter, op.getLoc(), a, b,
                                         op.getDpsInits()[0], f)->getResults());
     return success();
@@ -85,14 +85,14 @@ struct FoldResultTranspose : OpRewritePattern<linalg::TransposeOp> {
 /// linalg.transpose, or the linalg.generic that copies through the
 /// permutation (the graph lowering's form).
 bool swapsLastTwoAxes(Operation *op) {
-  auto swapped = [](int64_t rank) {
+  auto lastTwoSwapped = [](int64_t rank) {
     SmallVector<int64_t> p = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     std::swap(p[rank - 1], p[rank - 2]);
     return p;
   };
   if (auto t = dyn_cast_or_null<linalg::TransposeOp>(op))
     return t.getPermutation().size() >= 3 &&
-           t.getPermutation() == ArrayRef<int64_t>(swapped(t.getPermutation().size()));
+           t.getPermutation() == ArrayRef<int64_t>(lastTwoSwapped(t.getPermutation().size()));
   auto g = dyn_cast_or_null<linalg::GenericOp>(op);
   if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
       g.getNumReductionLoops() != 0 || g.getNumLoops() < 3 || !g.hasPureTensorSemantics())
@@ -102,7 +102,7 @@ bool swapsLastTwoAxes(Operation *op) {
     return false;
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   return maps[1].isIdentity() &&
-         maps[0] == AffineMap::getPermutationMap(swapped(g.getNumLoops()), g.getContext());
+         maps[0] == AffineMap::getPermutationMap(lastTwoSwapped(g.getNumLoops()), g.getContext());
 }
 
 /// The tensor whose last two axes `v` ([batch, rows, cols]) holds swapped:
@@ -145,11 +145,7 @@ struct FoldBatchOperandTranspose : OpRewritePattern<linalg::BatchMatmulOp> {
     Value b = swappedSource(rewriter, op.getDpsInputs()[1]);
     if (!a && !b)
       return failure();
-    MatmulForm f = *form;
-    if (a)
-      f.transposedA = !f.transposedA;
-    if (b)
-      f.transposedB = !f.transposedB;
+    MatmulForm f = swapped(*form, bool(a), bool(b));
     rewriter.setInsertionPoint(op);
     auto made = linalg::BatchMatmulOp::create(
         rewriter, op.getLoc(), op->getResultTypes(),

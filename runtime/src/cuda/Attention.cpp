@@ -299,11 +299,16 @@ Status CudaDevice::runAttention(Attention &plan, AttentionPass pass,
   Expected<void *> work = workspace(uint64_t(built.workspaceBytes));
   if (!work.ok())
     return work.status();
+  auto execute = [&](VariantPack &pack) {
+    return guarded(
+        [&] { return checked(built.graph->execute(dnn, pack, *work), "execute"); });
+  };
+  if (built.sliceBatch == batch)
+    return execute(tensors);
   AttentionShape layout = attentionShapeOf(plan.shape.data(), plan.packed);
   for (int64_t first = 0; first < batch; first += built.sliceBatch) {
     VariantPack slice = slicePack(tensors, attentionBatchOffsets(layout, first, 2));
-    SINTER_RT_RETURN_IF_ERROR(guarded(
-        [&] { return checked(built.graph->execute(dnn, slice, *work), "execute"); }));
+    SINTER_RT_RETURN_IF_ERROR(execute(slice));
   }
   return Status::success();
 }

@@ -362,6 +362,40 @@ TEST(Dnnl, WinogradWhereAllowedAndItFits) {
   checkConvolution(fits[0], seed += 3);
 }
 
+TEST(Dnnl, ShortWideRowsRunTheDirectKernel) {
+  // Forward passes over at least 256 input channels whose output rows are
+  // at most 7 long and span at most 8 input columns run oneDNN's direct
+  // kernel, not the brgemm one it prefers on NHWC (bench/NOTES.md 22); the
+  // others keep oneDNN's choice. Both stay within the float32 bound.
+  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                !std::getenv("ONEDNN_MAX_CPU_ISA") && !std::getenv("DNNL_MAX_CPU_ISA");
+  const Conv shortWide[] = {
+      {2, 256, 4, 4, 32, 3, 3, 1, 1, 1, 1, 1, 1}, // 4x4, stride 1
+      {2, 256, 8, 8, 48, 3, 3, 2, 2, 1, 1, 1, 1}, // 8x8 into 4x4
+      {2, 512, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1}, // 7x7
+  };
+  const Conv others[] = {
+      {2, 64, 4, 4, 32, 3, 3, 1, 1, 1, 1, 1, 1},    // 64 channels
+      {2, 256, 14, 14, 32, 3, 3, 2, 2, 1, 1, 1, 1}, // stride-2 rows of 14 columns
+      {2, 256, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1},   // rows of 8
+  };
+  const size_t nhwcForward = 4; // implementations()'s order
+  unsigned seed = 300;
+  for (const Conv &s : shortWide) {
+    SCOPED_TRACE("short: c=" + std::to_string(s.c) + " h=" + std::to_string(s.h));
+    std::string used = implementations(s)[nhwcForward];
+    EXPECT_EQ(used.find("brg"), std::string::npos) << used;
+    checkConvolution(s, seed += 3);
+  }
+  for (const Conv &s : others) {
+    SCOPED_TRACE("others: c=" + std::to_string(s.c) + " h=" + std::to_string(s.h));
+    std::string used = implementations(s)[nhwcForward];
+    EXPECT_EQ(used.find("brg") == 0, avx512) << used;
+    checkConvolution(s, seed += 3);
+  }
+}
+
 TEST(Dnnl, MatmulOverwritesOrAccumulates) {
   const int64_t m = 7, n = 33, k = 20;
   std::vector<float> a = randoms(size_t(m * k), 11), b = randoms(size_t(k * n), 12);

@@ -182,21 +182,50 @@ dnnl_primitive_t reorder(const dnnl_memory_desc_t *from, const dnnl_memory_desc_
 /// backward convolutions).
 enum class Output { write, primitiveAdds, reorderAdds };
 
+/// The first of oneDNN's implementations of `desc`, in its own order of
+/// preference, whose name does not start with `avoid`; the first of all
+/// when `avoid` is null or every implementation's name starts with it.
+dnnl_status_t createPreferred(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t desc,
+                              const_dnnl_primitive_attr_t attr,
+                              const_dnnl_primitive_desc_t hint, const char *avoid) {
+  dnnl_engine_t engine = context().engine;
+  dnnl_primitive_desc_iterator_t it;
+  if (avoid && dnnl_primitive_desc_iterator_create(&it, desc, attr, engine, hint) ==
+                   dnnl_success) {
+    do {
+      dnnl_primitive_desc_t candidate = dnnl_primitive_desc_iterator_fetch(it);
+      const char *name = nullptr;
+      if (candidate &&
+          dnnl_primitive_desc_query(candidate, dnnl_query_impl_info_str, 0, &name) ==
+              dnnl_success &&
+          name && std::strncmp(name, avoid, std::strlen(avoid)) != 0) {
+        dnnl_primitive_desc_iterator_destroy(it);
+        *pd = candidate;
+        return dnnl_success;
+      }
+      if (candidate)
+        dnnl_primitive_desc_destroy(candidate);
+    } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+    dnnl_primitive_desc_iterator_destroy(it);
+  }
+  return dnnl_primitive_desc_create(pd, desc, attr, engine, hint);
+}
+
 /// The primitive of `desc`, whose arguments the caller holds in the plain
 /// layouts `mds`. `desc` may leave layouts to oneDNN (dnnl_format_tag_any):
 /// the arguments are then reordered on each call. With `mayBeMissing`, a
 /// `desc` oneDNN has no implementation of gives a kernel without a
-/// primitive; otherwise the program ends.
+/// primitive; otherwise the program ends. `avoid` as createPreferred's.
 Kernel build(const_dnnl_op_desc_t desc, const dnnl_memory_desc_t *mds[3],
              std::array<int, 3> argKinds, const std::string &what,
              const_dnnl_primitive_desc_t forwardHint = nullptr,
-             Output output = Output::write, bool mayBeMissing = false) {
+             Output output = Output::write, bool mayBeMissing = false,
+             const char *avoid = nullptr) {
   bool addToDestination = output == Output::primitiveAdds;
   Context &ctx = context();
   dnnl_primitive_desc_t pd;
   Attributes attributes(addToDestination, what);
-  dnnl_status_t made =
-      dnnl_primitive_desc_create(&pd, desc, attributes.attr, ctx.engine, forwardHint);
+  dnnl_status_t made = createPreferred(&pd, desc, attributes.attr, forwardHint, avoid);
   Kernel k;
   if (made == dnnl_unimplemented && mayBeMissing)
     return k;
@@ -497,6 +526,18 @@ bool winogradFits(const ConvShape &s) {
          s.c >= 16 && s.oh >= 8 && s.ow >= 8 && s.groups == 1;
 }
 
+/// Whether the forward pass's output rows are short against wide inputs:
+/// at least 256 input channels a group, rows of at most 7 outputs that
+/// span at most 8 input columns (ResNets' last stages: 4x4 and 7x7 maps,
+/// and the stride-2 layers into 4x4). oneDNN 2.6 prefers its brgemm kernel
+/// there, whose products are a row long; its older direct kernels ran
+/// those layers 10-45% faster in isolation on NHWC, and 20-30% slower on
+/// 4x4 maps of 64 and 128 channels and on stride-2 rows of 14 columns
+/// (bench/NOTES.md 22).
+bool shortWideRows(const ConvShape &s) {
+  return s.c / s.groups >= 256 && s.ow <= 7 && s.ow * s.sw <= 8;
+}
+
 /// oneDNN's primitive for one pass by `algorithm`, in the layouts it
 /// picks, reordered from and to plain NCHW and OIHW arrays. A Winograd
 /// kernel oneDNN does not have gives a kernel without a primitive.
@@ -537,7 +578,8 @@ Kernel buildConv(ConvPass pass, const ConvShape &s, dnnl_alg_kind_t algorithm,
   if (pass == ConvPass::forward) {
     const dnnl_memory_desc_t *mds[3] = {&xmd, &wmd, &ymd};
     return build(&forward, mds, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, what,
-                 nullptr, Output::write, winograd);
+                 nullptr, Output::write, winograd,
+                 shortWideRows(s) ? "brgconv" : nullptr);
   }
   // Backward primitives are made from the forward one they belong to.
   dnnl_primitive_desc_t hint;

@@ -125,6 +125,12 @@ class GPT(nn.Module):
         super().__init__()
         self.wte = nn.Embedding(vocab, dim)
         self.wpe = nn.Embedding(ctx, dim)
+        # examples/gpt/gpt.sn's initialisers (its linears take PyTorch's
+        # defaults). nn.Embedding's N(0, 1), read by the tied output layer
+        # too, gives logits in the hundreds; the steps after them ran 4.6x
+        # slower on subnormal floats (bench/NOTES.md 23).
+        for table in (self.wte, self.wpe):
+            nn.init.normal_(table.weight, 0.0, 0.02)
         self.h = nn.Sequential(*[Block(dim, heads) for _ in range(layers)])
         self.ln_f = nn.LayerNorm(dim)
 

@@ -27,11 +27,13 @@ OPTIMIZERS = {"mlp": ("sgd", dict(lr=0.01, momentum=0.9, weight_decay=0.0)),
               "cnn": ("sgd", dict(lr=0.01, momentum=0.9, weight_decay=0.0)),
               "mobilenet": ("sgd", dict(lr=0.05, momentum=0.9, weight_decay=0.0)),
               "gpt": ("adamw", dict(lr=3e-4, weight_decay=0.1)),
-              "gpt2": ("adamw", dict(lr=3e-4, weight_decay=0.1))}
+              "gpt2": ("adamw", dict(lr=3e-4, weight_decay=0.1)),
+              "gpt2-1024": ("adamw", dict(lr=3e-4, weight_decay=0.1))}
 GPTS = {"gpt": dict(vocab=50257, ctx=128, dim=256, heads=4, layers=4, t=128),
-        "gpt2": dict(vocab=50257, ctx=1024, dim=768, heads=12, layers=12, t=128)}
+        "gpt2": dict(vocab=50257, ctx=1024, dim=768, heads=12, layers=12, t=128),
+        "gpt2-1024": dict(vocab=50257, ctx=1024, dim=768, heads=12, layers=12, t=1024)}
 BATCH = {"mlp": 256, "resnet18": 32, "resnet18-224": 32, "cnn": 64, "mobilenet": 64, "gpt": 8,
-         "gpt2": 1}
+         "gpt2": 1, "gpt2-1024": 2}
 # The conv nets' images and classes: CIFAR's, and ImageNet's for resnet18-224.
 IMAGES = {"resnet18": (32, 10), "resnet18-224": (224, 1000), "cnn": (32, 10),
           "mobilenet": (32, 10)}

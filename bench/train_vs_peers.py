@@ -13,6 +13,8 @@ shapes, dtype (f32), optimizer and thread count, measured in one run:
 - gpt: 4 layers of width 256, 4 heads, GPT-2's vocabulary, T=128, batch 8,
   AdamW;
 - gpt2: GPT-2 124M (12 layers of width 768), T=128, batch 1, AdamW;
+- gpt2-1024: the same at its full context, T=1024, batch 2 (about 10 s a
+  step here: not in the default set, ask for it with --models);
 - gpt-bf16, gpt2-bf16: the same with bf16 matmul inputs and f32 sums
   (Sinter's precision { compute: BF16 }, PyTorch's CPU autocast to bf16,
   JAX's matmuls of bf16 arrays into f32); their GEMM share is of the f32
@@ -110,10 +112,13 @@ MODELS = [("mlp", "bench/models/mlp784.pbtxt", mlp_flops()),
           ("gpt2", "bench/models/gpt2_124m.pbtxt",
            gpt_flops(b=1, d=768, layers=12)),
           ("gpt-bf16", "bench/models/gpt4x256.pbtxt", gpt_flops()),
+          ("gpt2-1024", "bench/models/gpt2_124m_t1024.pbtxt",
+           gpt_flops(b=2, t=1024, d=768, layers=12)),
           ("gpt2-bf16", "bench/models/gpt2_124m.pbtxt",
            gpt_flops(b=1, d=768, layers=12)),
           ("resnet18-winograd", "bench/models/resnet18_b32.pbtxt", resnet18_flops()),
           ("cnn-winograd", "bench/models/cnn_b64.pbtxt", cnn_flops())]
+SLOW = ["gpt2-1024"]  # run only when named
 BF16 = "-bf16"  # a model name's suffix: bf16 matmul inputs
 WINOGRAD = "-winograd"  # Sinter's Winograd convolutions; the peers' usual ones
 
@@ -196,10 +201,11 @@ def data_setting(name, steps, out_dir):
     import numpy as np
     rng = np.random.default_rng(0)
     n = {"mlp": 256, "resnet18": 32, "resnet18-224": 32, "cnn": 64, "mobilenet": 64,
-         "gpt": 8, "gpt2": 1}[name] * (steps + 2)
+         "gpt": 8, "gpt2": 1, "gpt2-1024": 2}[name] * (steps + 2)
     if name.startswith("gpt"):
         path = os.path.join(out_dir, f"{name}_tokens.bin")
-        rng.integers(0, 50257, n * 128 + 1).astype(np.uint16).tofile(path)
+        t = 1024 if name == "gpt2-1024" else 128
+        rng.integers(0, 50257, n * t + 1).astype(np.uint16).tofile(path)
         return ["--set", f'data.train={{tokens {{ path: "{path}" dtype: UINT16 }}}}',
                 "--set", "data.shuffle=false"]
     size, classes = {"resnet18-224": (224, 1000)}.get(name, (32, 10))
@@ -267,7 +273,7 @@ def main():
     args = sys.argv[1:]
     build = take_build_dir(args)
     names = [m[0] for m in MODELS]
-    wanted = take_models(args, names, names)
+    wanted = take_models(args, names, [n for n in names if n not in SLOW])
     models = [m for m in MODELS if m[0] in wanted]
     steps = int(args[0]) if args else 10
     SINTERC = sinterc_of(build)

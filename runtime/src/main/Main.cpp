@@ -12,6 +12,7 @@
 #include "device/Cuda.h"
 #include "dist/Bootstrap.h"
 #include "main/StartAffinity.h"
+#include "main/Subnormals.h"
 #include "program/DataSources.h"
 #include "program/Evaluator.h"
 #include "program/Parameters.h"
@@ -408,6 +409,7 @@ int runEval(const config::TrainConfig &cfg, const std::string &baseDir,
 
 int main(int argc, char **argv) {
   restoreStartAffinity();
+  flushSubnormals();
   Options opts;
   std::string error;
   if (!parseArgs(argc, argv, opts, error))

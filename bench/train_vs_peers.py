@@ -48,7 +48,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from sinter_build import ROOT, sinterc_of, take_build_dir, take_models  # noqa: E402
-from peer_step import MOBILENET_BLOCKS  # noqa: E402
+from peer_step import BATCH, GPTS, IMAGES, MOBILENET_BLOCKS  # noqa: E402
 
 THREADS = os.cpu_count()
 PEERS = ["torch", "compile", "jax"]
@@ -200,15 +200,13 @@ def data_setting(name, steps, out_dir):
     memory: enough for 1 + steps steps, read without shuffling."""
     import numpy as np
     rng = np.random.default_rng(0)
-    n = {"mlp": 256, "resnet18": 32, "resnet18-224": 32, "cnn": 64, "mobilenet": 64,
-         "gpt": 8, "gpt2": 1, "gpt2-1024": 2}[name] * (steps + 2)
+    n = BATCH[name] * (steps + 2)
     if name.startswith("gpt"):
         path = os.path.join(out_dir, f"{name}_tokens.bin")
-        t = 1024 if name == "gpt2-1024" else 128
-        rng.integers(0, 50257, n * t + 1).astype(np.uint16).tofile(path)
+        rng.integers(0, 50257, n * GPTS[name]["t"] + 1).astype(np.uint16).tofile(path)
         return ["--set", f'data.train={{tokens {{ path: "{path}" dtype: UINT16 }}}}',
                 "--set", "data.shuffle=false"]
-    size, classes = {"resnet18-224": (224, 1000)}.get(name, (32, 10))
+    size, classes = IMAGES.get(name, (32, 10))
     shape = (n, 784) if name == "mlp" else (n, 3, size, size)
     feeds = ""
     for key, array in [("x", rng.standard_normal(shape).astype(np.float32)),
